@@ -1,0 +1,58 @@
+// Package redcoord is a toolkit of distributed coordination primitives on
+// Redis: a reentrant lock (package rlock), built on one Client per process.
+//
+// Every state change is one atomic Lua script; waiters are woken by pub/sub
+// instead of polling; one watchdog per Client keeps every held lease alive.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	c, err := redcoord.New(rdb)
+//	...
+//	defer c.Close(ctx)
+//	mu := rlock.New(c, "orders:42")
+//	if err := mu.Lock(ctx); err != nil { ... }
+//	defer mu.Unlock(ctx)
+//
+// # Owners
+//
+// Go has no thread ids, and redcoord does not fake them: a handle is an
+// owner. rlock.New returns a handle whose owner id is "<client id>:<n>";
+// locking the same handle again re-enters it, and another handle, even in
+// the same process, is another owner and waits.
+//
+// # Leases and the watchdog
+//
+// A hold taken without a fixed lease has the Client's lease TTL (30s by
+// default, WithLeaseTTL), renewed every TTL/3 by the Client's watchdog, in one
+// pipelined round trip per node for all holds. A process that dies holds a
+// lock at most one TTL. A renewal that finds the hold gone closes the
+// handle's Lost channel. Close stops the watchdog without releasing anything.
+//
+// # Fencing tokens
+//
+// Every fresh hold gets a token from a per-name counter that only grows.
+// A store that remembers the highest token it has seen and rejects lower
+// ones is safe against a holder that was paused past its lease (a GC pause,
+// a partition) and wakes believing it still holds the lock.
+//
+// # Waiting
+//
+// A blocked acquire subscribes to the name's channel through the Client's
+// Hub (one connection for every waiter of the Client), re-tries when a
+// release is published, and in any case re-tries within the maximum poll
+// interval (1s by default, WithMaxPollInterval) or when the blocker's lease
+// runs out: a lost message delays a waiter, never strands it. Where
+// SUBSCRIBE is refused, waiters poll. WithPolling makes them always poll.
+//
+// # Keys
+//
+// For a name N and the prefix P ("rc" by default) the keys are
+// P:{N}:lock (a hash: owner, hold count, token, holder metadata) and
+// P:{N}:fence (the token counter; it never expires), and the channel is
+// P:{N}:ch. The {N} hash tag keeps them in one Redis Cluster slot. Names are
+// non-empty, at most 512 bytes, valid UTF-8, and contain no brace.
+//
+// # Errors
+//
+// Every error matches one of the sentinels below with errors.Is. Bad input
+// is ErrInvalidArgument, naming the argument, and leaves Redis unchanged.
+package redcoord

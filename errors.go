@@ -1,0 +1,26 @@
+package redcoord
+
+import "github.com/redcoord/redcoord/internal/errs"
+
+// Sentinel errors shared by every primitive; match them with errors.Is.
+// Errors from Redis are wrapped with %w, never swallowed.
+var (
+	// ErrNotAcquired: a lock or permit was not obtained. A wait that ended
+	// with its context also matches ctx.Err().
+	ErrNotAcquired = errs.ErrNotAcquired
+	// ErrNotHeld: a release named a hold the caller does not have.
+	ErrNotHeld = errs.ErrNotHeld
+	// ErrLeaseLost: a hold the caller had is gone (its lease expired, or it
+	// was deleted). It also matches ErrNotHeld.
+	ErrLeaseLost = errs.ErrLeaseLost
+	// ErrClosed: the Client was closed.
+	ErrClosed = errs.ErrClosed
+	// ErrInvalidArgument: an argument was out of range; the message names it.
+	ErrInvalidArgument = errs.ErrInvalidArgument
+	// ErrWrongType: a key holds another type, or another primitive's data.
+	ErrWrongType = errs.ErrWrongType
+	// ErrNotReplicated: fewer replicas acknowledged a write than required.
+	ErrNotReplicated = errs.ErrNotReplicated
+	// ErrUpgrade: a read hold cannot be upgraded to a write hold.
+	ErrUpgrade = errs.ErrUpgrade
+)

@@ -1,0 +1,49 @@
+package redcoord_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+)
+
+// Replace a spin-wait on your own condition with the Client's Hub: check,
+// then sleep until a message on the channel (or the poll interval), re-check.
+func ExampleClient_Hub() {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(10*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	go func() { // another process finishes a job and says so
+		rdb.Set(ctx, "job:7:state", "done", 0)
+		rdb.Publish(ctx, "job:7:events", "*")
+	}()
+	hub, err := c.Hub()
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = hub.Wait(ctx, "job:7:events", func(ctx context.Context) (bool, error) {
+		state, err := rdb.Get(ctx, "job:7:state").Result()
+		if err == redis.Nil {
+			return false, nil
+		}
+		return state == "done", err
+	})
+	fmt.Println("job done:", err == nil)
+	// Output: job done: true
+}

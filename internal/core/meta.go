@@ -1,0 +1,33 @@
+package core
+
+import (
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Meta is what a hold stores about its holder, msgpack-encoded beside it, so
+// an operator can ask who holds a name.
+type Meta struct {
+	Client string        `msgpack:"c"` // the holder's client id
+	Host   string        `msgpack:"h"`
+	PID    int           `msgpack:"p"`
+	Lease  time.Duration `msgpack:"l"` // the lease the hold was taken with
+	Fixed  bool          `msgpack:"f"` // true: fixed lease; false: renewed by the watchdog
+}
+
+// EncodeMeta returns the msgpack encoding of the calling process's Meta.
+func (s *Session) EncodeMeta(lease time.Duration, fixed bool) []byte {
+	b, err := msgpack.Marshal(Meta{Client: s.ID, Host: s.host, PID: s.pid, Lease: lease, Fixed: fixed})
+	if err != nil { // a fixed struct of plain fields cannot fail to encode
+		panic(err)
+	}
+	return b
+}
+
+// DecodeMeta decodes what EncodeMeta wrote; unknown or empty input gives a zero Meta.
+func DecodeMeta(b []byte) Meta {
+	var m Meta
+	_ = msgpack.Unmarshal(b, &m)
+	return m
+}

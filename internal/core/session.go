@@ -1,0 +1,166 @@
+// Package core is the state one redcoord.Client shares with every primitive
+// built on it: the Redis connection, the client id, key naming, the lazily
+// started pub/sub Hub and watchdog, and the closed signal. Package redcoord
+// wraps it; primitives reach it through (*redcoord.Client).Session.
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/pubsub"
+)
+
+// Redis is what the library needs of a go-redis client. *redis.Client (also
+// as a Sentinel failover client) and *redis.ClusterClient satisfy it.
+type Redis interface {
+	redis.Scripter
+	Process(ctx context.Context, cmd redis.Cmder) error
+	Pipeline() redis.Pipeliner
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
+}
+
+// Key is a value only this module can make: it keeps (*redcoord.Client).Session
+// for the module's own primitives.
+type Key struct{ _ [0]func() }
+
+// Config is the validated configuration of a Session.
+type Config struct {
+	TTL          time.Duration // lease of watchdog-renewed holds and waiter heartbeats
+	Prefix       string        // key prefix
+	Polling      bool          // true: never subscribe, re-check every PollInterval
+	PollInterval time.Duration // the longest wait between re-checks
+	Logger       *slog.Logger
+}
+
+// Session is one Client's shared state. Its zero value is not usable; use New.
+type Session struct {
+	RDB      Redis
+	ID       string // 128 random bits, hex
+	Config   Config
+	Watchdog *lease.Watchdog
+
+	host string // for holder metadata
+	pid  int
+
+	seq    atomic.Uint64 // handle sequence: owner ids are ID:seq
+	closed atomic.Bool
+	done   chan struct{} // closed by Close
+
+	hubMu sync.Mutex  // guards hub
+	hub   *pubsub.Hub // created on the first wait that subscribes
+}
+
+// New returns a Session; it does no I/O.
+func New(rdb Redis, cfg Config) (*Session, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	return &Session{
+		host:     host,
+		pid:      os.Getpid(),
+		RDB:      rdb,
+		ID:       hex.EncodeToString(id[:]),
+		Config:   cfg,
+		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger),
+		done:     make(chan struct{}),
+	}, nil
+}
+
+// NewOwner returns a fresh owner id, "<client id>:<sequence>".
+func (s *Session) NewOwner() string {
+	return s.ID + ":" + strconv.FormatUint(s.seq.Add(1), 10)
+}
+
+// Key returns the key of one part of a primitive: "<prefix>:{<name>}:<part>".
+func (s *Session) Key(name, part string) string {
+	return s.Config.Prefix + ":{" + name + "}:" + part
+}
+
+// Channel returns the notification channel of a name.
+func (s *Session) Channel(name string) string { return s.Key(name, "ch") }
+
+// PublishCommand is the command scripts notify with.
+func (s *Session) PublishCommand() string { return "PUBLISH" }
+
+// Err returns ErrClosed once Close has been called, nil before.
+func (s *Session) Err() error {
+	if s.closed.Load() {
+		return errs.ErrClosed
+	}
+	return nil
+}
+
+// Check returns the first reason an operation must not start: a closed
+// session or a done context.
+func (s *Session) Check(ctx context.Context) error {
+	if err := s.Err(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// Hub returns the Session's Hub, creating it on first use. It returns nil,
+// nil when the Session polls.
+func (s *Session) Hub() (*pubsub.Hub, error) {
+	if s.Config.Polling {
+		return nil, nil
+	}
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	if s.closed.Load() {
+		return nil, errs.ErrClosed
+	}
+	if s.hub == nil {
+		h, err := pubsub.NewHub(s.RDB, pubsub.WithLogger(s.Config.Logger),
+			pubsub.WithPollInterval(s.Config.PollInterval),
+			pubsub.WithProbeChannel(s.Config.Prefix+":hub:probe"))
+		if err != nil {
+			return nil, err
+		}
+		s.hub = h
+	}
+	return s.hub, nil
+}
+
+// Wait returns the wait-loop configuration for a primitive whose longest
+// wait between re-checks is poll (0: the Session's).
+func (s *Session) Wait(poll time.Duration) wait.Config {
+	if poll <= 0 {
+		poll = s.Config.PollInterval
+	}
+	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger}
+}
+
+// Close stops the watchdog and the Hub and waits for their goroutines. Holds
+// are not released: they expire by lease. Calling Close again returns nil.
+func (s *Session) Close(ctx context.Context) error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.done)
+	err := s.Watchdog.Close(ctx)
+	s.hubMu.Lock()
+	h := s.hub
+	s.hubMu.Unlock()
+	if h != nil {
+		err = errors.Join(err, h.Close(ctx))
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+// Package errs holds the sentinel errors shared by every package of the
+// module. Package redcoord re-exports each of them under the same name, so
+// users match them with errors.Is against redcoord.ErrX; internal packages
+// that redcoord itself imports (pubsub, lease, wait) use them from here,
+// which keeps the import graph free of cycles.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotAcquired: a lock or permit was not obtained (busy, or the wait ended).
+	ErrNotAcquired = errors.New("redcoord: not acquired")
+	// ErrNotHeld: a release or extension named a hold the caller does not have.
+	ErrNotHeld = errors.New("redcoord: not held")
+	// ErrLeaseLost: a hold the caller had was found gone (lease expired or deleted).
+	ErrLeaseLost = errors.New("redcoord: lease lost")
+	// ErrClosed: the Client (or its Hub) was closed.
+	ErrClosed = errors.New("redcoord: client closed")
+	// ErrInvalidArgument: an argument was out of range; the detail names it.
+	ErrInvalidArgument = errors.New("redcoord: invalid argument")
+	// ErrWrongType: a key holds data of another type or another primitive.
+	ErrWrongType = errors.New("redcoord: key holds another type")
+	// ErrNotReplicated: fewer replicas acknowledged a write than were required.
+	ErrNotReplicated = errors.New("redcoord: not replicated")
+	// ErrUpgrade: a read hold may not be upgraded to a write hold.
+	ErrUpgrade = errors.New("redcoord: read lock cannot be upgraded")
+	// ErrSubscribeRefused: the server refused SUBSCRIBE (an ACL, a proxy);
+	// waits fall back to polling.
+	ErrSubscribeRefused = errors.New("redcoord: subscribe refused")
+)
+
+// Invalid returns an ErrInvalidArgument that names the argument and what is
+// wrong with it: "redcoord: invalid argument: lease: must be > 0, got -1s".
+func Invalid(arg, format string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, arg, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,32 @@
+// Package redistest starts Redis servers for tests and injects faults into
+// the connections a go-redis client makes to them.
+//
+// # Servers
+//
+// [Real] starts a redis-server child process on a free 127.0.0.1 port, with
+// no persistence, and skips the test when the binary is not installed.
+// [Mini] starts a miniredis on 127.0.0.1. [Both] runs a test body against
+// each. [Bubble] returns a miniredis with no listener at all, for use inside
+// a testing/synctest bubble, where keys expire on the bubble's fake clock.
+//
+// # Round trips
+//
+// [RoundTrips] is a go-redis hook that counts one round trip per command and
+// one per pipeline, so tests and benchmarks can assert "this operation costs
+// exactly two round trips".
+//
+// # Faults
+//
+// [Faults] wraps the connections a client dials (through
+// redis.Options.Dialer) and reads the RESP commands the client writes. It can
+// drop the reply of one chosen command after the server has executed it
+// ([Faults.DropReply]), silently swallow all traffic of subscriber
+// connections ([Faults.Blackhole]) and break every connection at once
+// ([Faults.CloseAll]). A connection broken by a fault behaves like one whose
+// peer went away: writes are accepted and discarded, reads return io.EOF, so
+// go-redis treats the error as retryable and dials a new connection.
+//
+// Nothing here keeps package-level state: every server, hook and fault set
+// belongs to the test that made it and is released by t.Cleanup or by the
+// caller, as each constructor documents.
+package redistest

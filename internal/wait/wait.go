@@ -1,0 +1,190 @@
+// Package wait is the acquire loop every primitive uses:
+//
+//  1. Run the try script. Acquired: return. Otherwise it says how long the
+//     blocker may hold on (its remaining lease, or the soonest expiry).
+//  2. Subscribe to the primitive's channel through the Hub and wait for the
+//     server's confirmation.
+//  3. Try again: this closes the window between 1 and 2, in which a release
+//     would have notified nobody. (Skipped when other waiters of this Client
+//     were already subscribed: the release woke one of them instead.)
+//  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
+//     of the context or of the Client. Then go to 3.
+//  5. When the wait ends unacquired, run the primitive's leave script with a
+//     fresh short context (leave a queue, undo a grant that raced in).
+//
+// Pub/sub is a hint: the timer bounds every wait, so a lost message costs at
+// most MaxPoll. A blocking acquire that finds waiters of its own Client
+// already on the channel skips step 1 and joins them: it does not overtake
+// them, and the next release wakes one of them. When the Hub cannot subscribe (refused by an ACL, or no
+// confirmation in time) the loop polls.
+package wait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/pubsub"
+)
+
+// LeaveTimeout bounds the leave script that runs after a failed wait.
+const LeaveTimeout = 5 * time.Second
+
+// Config is what the loop needs of the Client.
+type Config struct {
+	Hub     func() (*pubsub.Hub, error) // nil, or a nil Hub: poll
+	MaxPoll time.Duration               // the longest wait between tries
+	Done    <-chan struct{}             // closed when the Client closes
+	Logger  *slog.Logger
+}
+
+// Attempt is the outcome of one try.
+type Attempt struct {
+	Acquired bool
+	Hint     time.Duration // how long the blocker may hold on; <= 0: unknown
+}
+
+// Spec is one acquire.
+type Spec struct {
+	Channel string // the primitive's notification channel
+	ID      string // the waiter's id for targeted messages ("" = none)
+	// Try makes one attempt. wake is the payload of a message targeted at ID
+	// that woke this try, "" otherwise.
+	Try func(ctx context.Context, wake string) (Attempt, error)
+	// Leave undoes what a try may have done when the acquire fails (its reply
+	// lost, a queue entry). It runs with a fresh context; nil: nothing to undo.
+	Leave func(ctx context.Context) error
+	// Once makes one attempt and never waits: a busy primitive gives ErrBusy.
+	Once bool
+}
+
+// ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
+var ErrBusy = errors.New("redcoord: busy")
+
+// Acquire runs the loop until a try acquires, a try fails, ctx is done or the
+// Client closes. A wait that ends unacquired returns an error matching both
+// errs.ErrNotAcquired and ctx.Err() (or errs.ErrClosed); a failed try returns
+// its error. In both cases Leave has run.
+func Acquire(ctx context.Context, cfg Config, s Spec) error {
+	var a Attempt
+	if !s.Once && s.ID == "" && queued(cfg, s.Channel) {
+		// Waiters of this Client are ahead: join them rather than overtake
+		// them. One of them is woken by the next release and takes it.
+		return waitFor(ctx, cfg, s, a)
+	}
+	a, err := s.Try(ctx, "")
+	if err != nil || a.Acquired {
+		return settle(ctx, cfg, s, err)
+	}
+	if s.Once {
+		return ErrBusy
+	}
+	return waitFor(ctx, cfg, s, a)
+}
+
+// queued reports whether this Client already has waiters on channel.
+func queued(cfg Config, channel string) bool {
+	if cfg.Hub == nil {
+		return false
+	}
+	hub, err := cfg.Hub()
+	return err == nil && hub != nil && hub.Waiters(channel) > 0
+}
+
+// waitFor is steps 2 to 5; a is the outcome of the last try, if any.
+func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
+	var wake <-chan struct{}
+	sub, err := subscribe(ctx, cfg, s)
+	if err != nil {
+		return settle(ctx, cfg, s, err)
+	}
+	if sub != nil {
+		defer sub.Close()
+		wake = sub.C()
+		// Step 3, unless another waiter here was already subscribed: a
+		// release in the window woke that one (targeted messages excepted).
+		if !sub.Shared() || s.ID != "" {
+			if a, err = s.Try(ctx, ""); err != nil || a.Acquired {
+				return settle(ctx, cfg, s, err)
+			}
+		}
+	}
+	timer := time.NewTimer(interval(a.Hint, cfg.MaxPoll))
+	defer timer.Stop()
+	for {
+		payload := ""
+		select {
+		case <-ctx.Done():
+			return settle(ctx, cfg, s, ended(ctx.Err()))
+		case <-cfg.Done:
+			return settle(ctx, cfg, s, ended(errs.ErrClosed))
+		case <-wake:
+			payload = sub.Payload()
+		case <-timer.C:
+		}
+		if a, err = s.Try(ctx, payload); err != nil || a.Acquired {
+			return settle(ctx, cfg, s, err)
+		}
+		timer.Reset(interval(a.Hint, cfg.MaxPoll))
+	}
+}
+
+// subscribe returns the wait's subscription, or nil to poll.
+func subscribe(ctx context.Context, cfg Config, s Spec) (*pubsub.Subscription, error) {
+	if cfg.Hub == nil {
+		return nil, nil
+	}
+	hub, err := cfg.Hub()
+	if err != nil || hub == nil {
+		return nil, err
+	}
+	sub, err := hub.Subscribe(ctx, s.Channel, s.ID)
+	switch {
+	case err == nil:
+		return sub, nil
+	case errors.Is(err, errs.ErrSubscribeRefused):
+		return nil, nil // Hub logs it; poll
+	case ctx.Err() != nil:
+		return nil, ended(ctx.Err())
+	default:
+		return nil, err
+	}
+}
+
+// settle returns nil for an acquired try; otherwise it runs Leave and
+// returns err.
+func settle(ctx context.Context, cfg Config, s Spec, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, errs.ErrNotAcquired) {
+			err = ended(err)
+		}
+	}
+	if s.Leave != nil && !errors.Is(err, errs.ErrInvalidArgument) && !errors.Is(err, errs.ErrWrongType) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
+		defer cancel()
+		if lerr := s.Leave(lctx); lerr != nil {
+			cfg.Logger.Warn("redcoord: leave after a failed wait", "channel", s.Channel, "err", lerr)
+		}
+	}
+	return err
+}
+
+// ended says why a wait ended unacquired.
+func ended(cause error) error {
+	return fmt.Errorf("%w: %w", errs.ErrNotAcquired, cause)
+}
+
+// interval is how long to wait before the next try: the blocker's hint plus
+// a millisecond of slack for clock granularity, never more than max.
+func interval(hint, max time.Duration) time.Duration {
+	if hint <= 0 || hint+time.Millisecond > max {
+		return max
+	}
+	return hint + time.Millisecond
+}

@@ -1,0 +1,86 @@
+// Package pubsub wakes waiters when something they wait for in Redis may have
+// changed, so that they do not have to poll.
+//
+// A Hub multiplexes every waiter of a process onto one pub/sub connection:
+// redcoord's Client owns one, and every blocking acquire in the library waits
+// through it. Channels are reference-counted: the first waiter of a channel
+// sends SUBSCRIBE, the last one to leave sends UNSUBSCRIBE, and 10,000
+// waiters on 1,000 channels still use one connection. One reader goroutine
+// dispatches each message to the waiters of its channel by a non-blocking
+// send on a wake channel with a buffer of 1, so a slow waiter never holds up
+// the others and several wakes before it looks are one.
+//
+// The Hub is public so that code polling Redis for its own conditions can
+// replace its spin-waits with Hub.Wait.
+//
+// # Messages
+//
+// Publishers (the Lua scripts, or Go code through One, All, N and To) send
+// one of these payloads:
+//
+//	1              wake one waiter of the channel in each process
+//	*              wake every waiter of the channel
+//	n:K            wake up to K waiters (K decimal digits, no sign)
+//	@ID PAYLOAD    give PAYLOAD to the waiters subscribed with ID, wake only them
+//
+// ID contains no space; PAYLOAD runs to the end of the message and may be
+// empty or contain spaces. A message matching none of these is treated as
+// "*". A message targeted at an ID no local waiter has wakes no one.
+//
+// # Wake policy
+//
+// A mutex release publishes "1": only one waiter can take the lock, and
+// waking all of them would send the whole queue to Redis to find out, once
+// per release (a thundering herd). The Hub picks a waiter that has no wake
+// pending, the one that has gone longest without a wake-one first, and moves
+// it to the back; if every waiter already has a wake pending, the message
+// changes nothing. "n:K" does the same for K waiters (K permits released).
+// A reader release or a forced unlock publishes "*": any number of waiters
+// may proceed.
+//
+// The trade-off is that wake-one is a promise kept by the waiter: a waiter
+// that was chosen must try again or pass the wake on. Subscription.Close
+// passes an unreceived wake to another waiter of the channel; a waiter that
+// received a wake and then gives up (its context ended) must leave through
+// the primitive's leave script, which publishes again if the resource is
+// free. And "one waiter" is per process: every process subscribed to the
+// channel wakes one of its own, so the herd is bounded by the number of
+// processes, not of waiters.
+//
+// # Pub/sub is a hint
+//
+// Redis pub/sub is fire-and-forget: a message published while the
+// connection is down or being re-established is lost, and a message can race
+// with a waiter that is just about to wait. So a wake is only a hint to
+// re-check, and every wait also has a timer (Hub.Wait uses the poll
+// interval): a lost message costs at most one interval, never a hang.
+//
+// The Hub narrows the gaps it can. Subscribe returns only after the server
+// has confirmed the subscription, so a waiter that subscribes, then checks,
+// then waits cannot miss a message published after its check. When go-redis
+// re-establishes the connection and resubscribes, the Hub wakes every waiter
+// of each channel as its resubscription is confirmed, and counts a
+// reconnect (Stats.Reconnects).
+//
+// # Refusal and polling
+//
+// When the Hub opens its connection it subscribes to a probe channel
+// (DefaultProbeChannel, see WithProbeChannel) and reads the reply before
+// anything else. If the server answers with an error (an ACL without
+// SUBSCRIBE, a proxy that does not support pub/sub) the Hub is refused for
+// good: every Subscribe returns an error wrapping ErrSubscribeRefused at once
+// and Stats.Refused is true. If the server does not answer within the
+// confirm timeout, or the connection fails, Subscribe returns such an error
+// for the next 30 seconds before it tries again. Callers that get
+// ErrSubscribeRefused poll; Hub.Wait does so by itself.
+//
+// The probe channel stays subscribed for the Hub's life, so PUBSUB CHANNELS
+// on the server lists it beside the channels that have waiters.
+//
+// # Redis Cluster
+//
+// The Hub uses classic SUBSCRIBE, which a Redis Cluster delivers to
+// subscribers on every node, so one connection to any node serves every
+// channel. Sharded pub/sub (SSUBSCRIBE, one connection per shard) would cut
+// cluster-bus traffic and is not implemented yet.
+package pubsub

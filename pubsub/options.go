@@ -1,0 +1,77 @@
+package pubsub
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+// DefaultProbeChannel is the channel a Hub subscribes to first, to learn
+// whether the server accepts SUBSCRIBE at all. See WithProbeChannel.
+const DefaultProbeChannel = "rc:hub:probe"
+
+// Option configures a Hub.
+type Option func(*options)
+
+type options struct {
+	logger         *slog.Logger
+	pollInterval   time.Duration
+	confirmTimeout time.Duration
+	probe          string
+}
+
+func defaultOptions() options {
+	return options{
+		logger:         slog.New(slog.DiscardHandler),
+		pollInterval:   time.Second,
+		confirmTimeout: 5 * time.Second,
+		probe:          DefaultProbeChannel,
+	}
+}
+
+func (o *options) validate() error {
+	switch {
+	case o.pollInterval <= 0:
+		return errs.Invalid("poll interval", "must be > 0, got %v", o.pollInterval)
+	case o.confirmTimeout <= 0:
+		return errs.Invalid("confirm timeout", "must be > 0, got %v", o.confirmTimeout)
+	case o.probe == "":
+		return errs.Invalid("probe channel", "must not be empty")
+	}
+	return nil
+}
+
+// WithLogger sets the logger for refusals, reconnects and failed UNSUBSCRIBEs.
+// A nil logger discards. The default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		o.logger = l
+	}
+}
+
+// WithPollInterval sets how long Hub.Wait waits for a message before it
+// re-checks its condition anyway. It must be > 0. The default is 1s.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) { o.pollInterval = d }
+}
+
+// WithConfirmTimeout sets how long Subscribe waits for the server to confirm
+// a subscription before it gives up with ErrSubscribeRefused. It must be > 0.
+// The default is 5s.
+func WithConfirmTimeout(d time.Duration) Option {
+	return func(o *options) { o.confirmTimeout = d }
+}
+
+// WithProbeChannel sets the channel the Hub subscribes to when it opens its
+// connection, to detect a server that refuses SUBSCRIBE. The Hub stays
+// subscribed to it for its whole life (it is also how reconnects are
+// recognised), so an ACL that restricts channels must allow it. It must not
+// be empty and cannot be used with Subscribe. The default is
+// DefaultProbeChannel.
+func WithProbeChannel(name string) Option {
+	return func(o *options) { o.probe = name }
+}

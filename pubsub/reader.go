@@ -1,0 +1,90 @@
+package pubsub
+
+import "github.com/redis/go-redis/v9"
+
+// read is the reader goroutine: it dispatches until go-redis closes msgs,
+// which it does once the PubSub is closed.
+func (h *Hub) read(msgs <-chan any, done chan struct{}) {
+	defer close(done)
+	for m := range msgs {
+		switch m := m.(type) {
+		case *redis.Message:
+			h.deliver(m.Channel, m.Payload)
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				h.confirm(m.Channel, m.Count)
+			}
+		}
+	}
+}
+
+// deliver wakes the waiters of channel that message payload asks for.
+func (h *Hub) deliver(channel, payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[channel]
+	if t == nil || len(t.waiters) == 0 {
+		return
+	}
+	switch m := parse(payload); m.kind {
+	case wakeN:
+		t.wakeN(m.n)
+	case wakeTo:
+		for _, s := range t.waiters {
+			if s.id == m.id {
+				s.payload.Store(&m.payload)
+				s.wake()
+			}
+		}
+	default:
+		t.wakeAll()
+	}
+}
+
+// confirm handles the server's confirmation of a SUBSCRIBE. count is the
+// number of subscriptions the connection has after it. The probe channel is
+// subscribed first and never left, so count is 1 only for the first
+// confirmation on a new connection: go-redis reconnected and is
+// resubscribing every channel in one command. SUBSCRIBEs written to the old
+// connection were lost, so the pending counts restart at 0; a confirmation
+// that finds pending at 0 is such a resubscription, and wakes every waiter
+// of its channel, since messages may have been lost in the gap.
+//
+// Erring low is safe: a confirmation attributed to an earlier SUBSCRIBE lets
+// a waiter start early, but the later confirmation then finds pending at 0
+// and wakes it. Erring high would leave waiters to the confirm timeout.
+func (h *Hub) confirm(channel string, count int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if count == 1 {
+		h.reconnects++
+		h.opts.logger.Info("pubsub: connection re-established; waiters are woken as their channels are resubscribed")
+		for name, t := range h.topics {
+			t.pending = 0
+			if len(t.waiters) == 0 {
+				delete(h.topics, name)
+			}
+		}
+	}
+	t := h.topics[channel]
+	if t == nil {
+		return // the probe channel, or a channel every waiter has left
+	}
+	if t.pending > 0 {
+		t.pending--
+		switch {
+		case len(t.waiters) == 0:
+			if t.pending == 0 {
+				delete(h.topics, channel)
+			}
+		case t.pending == 0:
+			t.markConfirmed()
+		}
+		return
+	}
+	t.markConfirmed()
+	t.wakeAll()
+}

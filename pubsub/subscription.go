@@ -1,0 +1,234 @@
+package pubsub
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+// topic is the Hub's state for one channel. All fields are guarded by Hub.mu.
+type topic struct {
+	name string
+	// waiters in wake order: the one that has gone longest without a
+	// wake-one first. A waiter woken by "1" or "n:K" moves to the back.
+	waiters []*Subscription
+	// pending counts SUBSCRIBE commands written but not yet confirmed. A
+	// topic without waiters stays in Hub.topics until it is 0, so that a late
+	// confirmation is not taken for the confirmation of a newer SUBSCRIBE.
+	pending   int
+	confirmed bool          // the latest SUBSCRIBE has been confirmed
+	ready     chan struct{} // closed when it is; replaced by each SUBSCRIBE
+}
+
+func (t *topic) markConfirmed() {
+	if !t.confirmed {
+		t.confirmed = true
+		close(t.ready)
+	}
+}
+
+func (t *topic) wakeAll() {
+	for _, s := range t.waiters {
+		s.wake()
+	}
+}
+
+// wakeN wakes up to n waiters that have no pending wake, longest-waiting
+// first, and moves them to the back of the order. Waiters that already have
+// a pending wake are skipped: waking them again would coalesce into nothing.
+func (t *topic) wakeN(n int64) {
+	var woken []*Subscription
+	kept := 0
+	for _, s := range t.waiters {
+		if int64(len(woken)) < n && s.wake() {
+			woken = append(woken, s)
+			continue
+		}
+		t.waiters[kept] = s // kept <= the index being read, so nothing is lost
+		kept++
+	}
+	copy(t.waiters[kept:], woken)
+}
+
+// Subscription is one waiter registered with a Hub. Its methods are safe for
+// concurrent use.
+type Subscription struct {
+	hub     *Hub
+	topic   *topic
+	id      string
+	c       chan struct{}
+	payload atomic.Pointer[string]
+	shared  bool // set at registration; see Shared
+	closed  bool // guarded by hub.mu
+}
+
+// Shared reports whether the channel was already subscribed, and had other
+// waiters here, when this one registered. Then a wake-one message published
+// between the caller's last check and its registration reached one of those
+// waiters, whose check passes the resource on: a caller that waits for
+// untargeted messages need not check again before its first wait.
+func (s *Subscription) Shared() bool { return s.shared }
+
+// C returns the wake channel. It has a buffer of 1 and wakes coalesce: the
+// Hub never blocks on it, and several wakes before a receive are one.
+func (s *Subscription) C() <-chan struct{} { return s.c }
+
+// Payload returns the payload of the last message targeted at this
+// Subscription's id (see To), or "" if none has arrived.
+func (s *Subscription) Payload() string {
+	if p := s.payload.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Close unregisters the waiter; it is idempotent. A wake delivered to it but
+// not received is passed on to another waiter of the channel, so a wake-one
+// message is not swallowed by a waiter that leaves. (A wake already received
+// cannot be passed on: a waiter that receives one and then gives up must
+// let the releaser's protocol hand the resource on.) When the last waiter of
+// a channel leaves, the Hub unsubscribes from it.
+func (s *Subscription) Close() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.removeLocked(s)
+}
+
+func (s *Subscription) wake() bool {
+	select {
+	case s.c <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Subscribe registers a waiter on channel and returns once the server has
+// confirmed the subscription, so a message published after Subscribe returns
+// reaches it. id is optional ("" for none): a message built with To(id, …)
+// wakes only the waiters registered with that id. id must not contain a space.
+//
+// Subscribe returns ErrClosed after Close; an error wrapping
+// ErrSubscribeRefused when the server refuses SUBSCRIBE (an ACL, a proxy) or
+// does not confirm it within the confirm timeout, in which case the caller
+// should poll; or an error wrapping ctx.Err(). On error nothing is left
+// registered.
+//
+// The first Subscribe opens the Hub's connection; that step honours ctx's
+// deadline but not its cancellation, and is bounded by the confirm timeout.
+func (h *Hub) Subscribe(ctx context.Context, channel, id string) (*Subscription, error) {
+	switch {
+	case channel == "":
+		return nil, errs.Invalid("channel", "must not be empty")
+	case channel == h.opts.probe:
+		return nil, errs.Invalid("channel", "%q is the Hub's probe channel", channel)
+	case strings.Contains(id, " "):
+		return nil, errs.Invalid("id", "must not contain a space, got %q", id)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pubsub: subscribe %q: %w", channel, err)
+	}
+	if err := h.start(ctx); err != nil {
+		return nil, err
+	}
+	s, ready, err := h.register(ctx, channel, id)
+	if err != nil || ready == nil {
+		return s, err
+	}
+
+	timer := time.NewTimer(h.opts.confirmTimeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return s, nil
+	case <-h.quit:
+		err = errs.ErrClosed
+	case <-timer.C:
+		err = fmt.Errorf("%w: no confirmation of SUBSCRIBE %q within %v",
+			errs.ErrSubscribeRefused, channel, h.opts.confirmTimeout)
+	case <-ctx.Done():
+		err = fmt.Errorf("pubsub: subscribe %q: %w", channel, ctx.Err())
+	}
+	s.Close()
+	return nil, err
+}
+
+// register adds a waiter to channel, sending SUBSCRIBE if it is the first.
+// It returns the channel to wait on for the confirmation, or nil if the
+// subscription is already confirmed.
+func (h *Hub) register(ctx context.Context, channel, id string) (*Subscription, <-chan struct{}, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, errs.ErrClosed
+	}
+	t := h.topics[channel]
+	if t == nil {
+		t = &topic{name: channel}
+		h.topics[channel] = t
+	}
+	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1)}
+	t.waiters = append(t.waiters, s)
+	if len(t.waiters) == 1 {
+		// Written under h.mu, so that SUBSCRIBE and UNSUBSCRIBE of one
+		// channel reach the server in the order they were decided here.
+		t.pending++
+		t.confirmed = false
+		t.ready = make(chan struct{})
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.confirmTimeout)
+		err := h.ps.Subscribe(wctx, channel)
+		cancel()
+		if err != nil {
+			// Most likely never reached the server; counting low is safe.
+			t.pending--
+			h.removeLocked(s)
+			return nil, nil, fmt.Errorf("%w: SUBSCRIBE %q: %w", errs.ErrSubscribeRefused, channel, err)
+		}
+	}
+	if t.confirmed {
+		s.shared = len(t.waiters) > 1
+		return s, nil, nil
+	}
+	return s, t.ready, nil
+}
+
+// removeLocked unregisters s, passing on an unreceived wake, and
+// unsubscribes when s was the channel's last waiter.
+func (h *Hub) removeLocked(s *Subscription) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if h.closed {
+		return // Close has dropped every topic and closed the connection
+	}
+	t := s.topic
+	if i := slices.Index(t.waiters, s); i >= 0 {
+		t.waiters = slices.Delete(t.waiters, i, i+1)
+	}
+	select {
+	case <-s.c:
+		t.wakeN(1)
+	default:
+	}
+	if len(t.waiters) > 0 {
+		return
+	}
+	t.confirmed = false
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
+	defer cancel()
+	if err := h.ps.Unsubscribe(ctx, t.name); err != nil {
+		// go-redis has forgotten the channel anyway, so a reconnect will not
+		// resubscribe it; at worst the server sends a few unwanted messages.
+		h.opts.logger.Warn("pubsub: UNSUBSCRIBE failed", "channel", t.name, "err", err)
+	}
+	if t.pending == 0 {
+		delete(h.topics, t.name)
+	}
+}

@@ -1,0 +1,105 @@
+package rlock_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// Lock a name across processes, with a fencing token for the store.
+func Example() {
+	srv := miniredis.NewMiniRedis() // any Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	ctx := context.Background()
+	c, err := redcoord.New(rdb) // one per process, shared by every lock
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	mu := rlock.New(c, "orders:42")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("locked, token", mu.Token())
+	if err := mu.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("unlocked")
+	// Output:
+	// locked, token 1
+	// unlocked
+}
+
+// TryLock never waits; a handle is an owner, so a second handle is refused.
+func ExampleMutex_TryLock() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	a, b := rlock.New(c, "report"), rlock.New(c, "report")
+	ok, _ := a.TryLock(ctx)
+	fmt.Println("a:", ok)
+	ok, _ = b.TryLock(ctx)
+	fmt.Println("b:", ok)
+	_ = a.Unlock(ctx)
+	// Output:
+	// a: true
+	// b: false
+}
+
+// Lost reports a hold that vanished (lease expired while the process was
+// paused, or ForceUnlock): stop work that relied on it.
+func ExampleMutex_Lost() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	mu := rlock.New(c, "job")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lost := mu.Lost()
+	_, _ = rlock.New(c, "job").ForceUnlock(ctx) // an operator steps in
+	err := mu.Unlock(ctx)
+	fmt.Println(err)
+	select {
+	case <-lost:
+		fmt.Println("lost")
+	default:
+	}
+	// Output:
+	// redcoord: lease lost: redcoord: not held: lock "job": the hold expired or was deleted before release
+	// lost
+}
+
+// exampleClient returns a Client on a fresh in-memory Redis, and a function
+// that closes both.
+func exampleClient() (*redcoord.Client, func()) {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	c, err := redcoord.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c, func() {
+		_ = c.Close(context.Background())
+		_ = rdb.Close()
+		srv.Close()
+	}
+}

@@ -1,0 +1,291 @@
+package rlock_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+func TestLockUnlock(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		m := rlock.New(c, "orders:42")
+
+		require.NoError(t, m.Lock(ctx))
+		locked, err := m.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, locked)
+		n, err := m.HoldCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+		assert.Equal(t, uint64(1), m.Token())
+
+		h, ok, err := m.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		host, _ := os.Hostname()
+		assert.Equal(t, m.Owner(), h.Owner)
+		assert.Equal(t, c.ID(), h.Client)
+		assert.True(t, strings.HasPrefix(h.Owner, c.ID()+":"))
+		assert.Equal(t, host, h.Host)
+		assert.Equal(t, os.Getpid(), h.PID)
+		assert.Equal(t, c.LeaseTTL(), h.Lease)
+		assert.False(t, h.Fixed)
+		assert.Greater(t, h.Remaining, time.Duration(0))
+		assert.LessOrEqual(t, h.Remaining, c.LeaseTTL())
+		assert.WithinDuration(t, time.Now(), h.AcquiredAt, time.Minute)
+		assert.Equal(t, uint64(1), h.Token)
+
+		require.NoError(t, m.Unlock(ctx))
+		locked, err = m.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked)
+		_, ok, err = m.Holder(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Equal(t, uint64(0), m.Token())
+		assert.Equal(t, []string{"rc:{orders:42}:fence"}, keys(t, rdb), "only the fence counter stays")
+	})
+}
+
+func TestReentry(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		m := rlock.New(c, "stock")
+		for i := 1; i <= 3; i++ {
+			require.NoError(t, m.Lock(ctx))
+			n, err := m.HoldCount(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(i), n)
+			assert.Equal(t, uint64(1), m.Token(), "re-entry keeps the token")
+		}
+		other := rlock.New(c, "stock")
+		ok, err := other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "another handle of the same client is another owner")
+		n, err := other.HoldCount(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+
+		for i := 0; i < 3; i++ {
+			require.NoError(t, m.Unlock(ctx))
+		}
+		err = m.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
+		assert.NotErrorIs(t, err, redcoord.ErrLeaseLost, "released cleanly, not lost")
+
+		ok, err = other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, uint64(2), other.Token(), "the next fresh hold gets the next token")
+		require.NoError(t, other.Unlock(ctx))
+	})
+}
+
+func TestWaiterGetsLockAfterRelease(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		// Two clients: two processes.
+		a := rlock.New(newClient(t, rdb), "job")
+		b := rlock.New(newClient(t, rdb), "job")
+		require.NoError(t, a.Lock(ctx))
+		got := make(chan error, 1)
+		go func() { got <- b.Lock(ctx) }()
+
+		select {
+		case err := <-got:
+			t.Fatalf("b acquired while a holds: %v", err)
+		case <-time.After(50 * time.Millisecond): // b is waiting (or about to)
+		}
+		require.NoError(t, a.Unlock(ctx))
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("b not woken within 10s of the release")
+		}
+		assert.Greater(t, b.Token(), uint64(1))
+		require.NoError(t, b.Unlock(ctx))
+	})
+}
+
+func TestUnlockByNonHolder(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		a, b := rlock.New(c, "n"), rlock.New(c, "n")
+		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
+		require.NoError(t, a.Lock(ctx))
+		before := rdb.HGetAll(ctx, "rc:{n}:lock").Val()
+		err := b.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
+		assert.Contains(t, err.Error(), `lock "n" is not held by this handle`)
+		assert.Equal(t, before, rdb.HGetAll(ctx, "rc:{n}:lock").Val(), "Redis unchanged")
+		require.NoError(t, a.Unlock(ctx))
+	})
+}
+
+// A hold that disappears behind the holder's back (expired, deleted) makes
+// Unlock report ErrLeaseLost, never a silent success, and closes Lost.
+func TestUnlockAfterLoss(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		m := rlock.New(c, "n")
+		require.NoError(t, m.LockWithLease(ctx, time.Minute))
+		lost := m.Lost()
+		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // as if the lease ran out
+		err := m.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
+		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
+		select {
+		case <-lost:
+		default:
+			t.Fatal("Lost not closed by a failed Unlock")
+		}
+		assert.ErrorIs(t, m.Unlock(ctx), redcoord.ErrNotHeld)
+	})
+}
+
+func TestForceUnlock(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		// A short TTL so the holder's watchdog ticks every 100ms.
+		holder := rlock.New(newClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
+		admin := rlock.New(newClient(t, rdb), "n")
+		require.NoError(t, holder.Lock(ctx))
+		lost := holder.Lost()
+		ok, err := admin.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		select {
+		case <-lost:
+		case <-time.After(10 * time.Second):
+			t.Fatal("holder's Lost not closed within 10s of ForceUnlock")
+		}
+		assert.ErrorIs(t, holder.Unlock(ctx), redcoord.ErrNotHeld)
+		ok, err = admin.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "already free")
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		cases := []struct {
+			name string
+			m    *rlock.Mutex
+			arg  string // what the message must name
+		}{
+			{"empty name", rlock.New(c, ""), "name"},
+			{"long name", rlock.New(c, strings.Repeat("x", 513)), "name"},
+			{"brace", rlock.New(c, "a{b}"), "name"},
+			{"bad utf-8", rlock.New(c, "\xff"), "name"},
+			{"nil client", rlock.New(nil, "n"), "nil *redcoord.Client"},
+			{"nil option", rlock.New(c, "n", nil), "opts"},
+			{"bad poll", rlock.New(c, "n", rlock.WithMaxPollInterval(0)), "WithMaxPollInterval"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				for op, err := range map[string]error{
+					"Lock":          tc.m.Lock(ctx),
+					"LockWithLease": tc.m.LockWithLease(ctx, time.Second),
+					"Unlock":        tc.m.Unlock(ctx),
+					"TryLock":       second(tc.m.TryLock(ctx)),
+					"IsLocked":      second(tc.m.IsLocked(ctx)),
+					"HoldCount":     second(tc.m.HoldCount(ctx)),
+					"ForceUnlock":   second(tc.m.ForceUnlock(ctx)),
+				} {
+					assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, op)
+					assert.ErrorContains(t, err, tc.arg, op)
+				}
+			})
+		}
+		m := rlock.New(c, "n")
+		for _, lease := range []time.Duration{0, -time.Second, time.Microsecond} {
+			err := m.LockWithLease(ctx, lease)
+			assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
+			assert.ErrorContains(t, err, "lease")
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		assert.ErrorIs(t, m.Lock(cancelled), context.Canceled)
+		assert.Empty(t, keys(t, rdb), "bad input leaves Redis unchanged")
+
+		closed, err := redcoord.New(rdb)
+		require.NoError(t, err)
+		require.NoError(t, closed.Close(ctx))
+		assert.ErrorIs(t, rlock.New(closed, "n").Lock(ctx), redcoord.ErrClosed)
+		assert.Empty(t, keys(t, rdb))
+
+		require.NoError(t, rdb.Set(ctx, "rc:{str}:lock", "x", 0).Err())
+		err = rlock.New(c, "str").Lock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrWrongType)
+		assert.Equal(t, "x", rdb.Get(ctx, "rc:{str}:lock").Val())
+	})
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// A Lock whose context ends returns an error matching both ErrNotAcquired and
+// the context's error, and leaves no key, subscription or waiter behind.
+func TestLockContextEnds(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		holder := rlock.New(newClient(t, rdb), "n")
+		require.NoError(t, holder.Lock(ctx))
+		c := newClient(t, rdb)
+		waiter := rlock.New(c, "n")
+		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		err := waiter.Lock(tctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		hub, herr := c.Hub()
+		require.NoError(t, herr)
+		assert.Zero(t, hub.Stats().Waiters)
+		require.NoError(t, holder.Unlock(ctx))
+		assert.Equal(t, []string{"rc:{n}:fence"}, keys(t, rdb))
+		eventually(t, func() bool {
+			return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0
+		}, "PUBSUB CHANNELS empty")
+	})
+}
+
+func TestTokensIncrease(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		var last uint64
+		for i := 0; i < 20; i++ {
+			m := rlock.New(c, "fenced")
+			require.NoError(t, m.Lock(ctx))
+			assert.Greater(t, m.Token(), last)
+			last = m.Token()
+			require.NoError(t, m.Unlock(ctx))
+		}
+	})
+}
+

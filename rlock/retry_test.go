@@ -1,0 +1,71 @@
+package rlock_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+// evalsha matches the EVALSHA of one script, for Faults.DropReply.
+func evalsha(name string) func(args []string) bool {
+	sha := scripts.SHA(name)
+	return func(args []string) bool {
+		return len(args) > 1 && strings.EqualFold(args[0], "evalsha") && args[1] == sha
+	}
+}
+
+// go-redis re-sends a command whose reply was lost with its connection, though
+// Redis ran it. 1,000 such lost replies on acquire, re-entry and release:
+// every request is applied exactly once.
+func TestRetriedRequestsApplyOnce(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		faults := redistest.NewFaults()
+		rdb := srv.Client(t, func(o *redis.Options) {
+			o.Dialer = faults.Dialer(nil)
+			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+		})
+		ctx := context.Background()
+		m := rlock.New(newClient(t, rdb), "retry")
+		count := func() int64 {
+			n, err := m.HoldCount(ctx)
+			require.NoError(t, err)
+			return n
+		}
+		const rounds = 250 // 4 injected faults each
+		for i := 0; i < rounds; i++ {
+			faults.DropReply(evalsha("lock_acquire"))
+			require.NoError(t, m.Lock(ctx), "fresh acquire, round %d", i)
+			require.Equal(t, int64(1), count(), "fresh acquire applied twice, round %d", i)
+
+			faults.DropReply(evalsha("lock_acquire"))
+			require.NoError(t, m.Lock(ctx))
+			require.Equal(t, int64(2), count(), "re-entry applied twice, round %d", i)
+
+			faults.DropReply(evalsha("lock_release"))
+			require.NoError(t, m.Unlock(ctx))
+			require.Equal(t, int64(1), count(), "release applied twice, round %d", i)
+
+			faults.DropReply(evalsha("lock_release"))
+			require.NoError(t, m.Unlock(ctx), "a retried final release must not report ErrNotHeld, round %d", i)
+			require.Equal(t, int64(0), count())
+		}
+		assert.Equal(t, 4*rounds, faults.Fired(), "every injected fault fired")
+		assert.Equal(t, uint64(rounds), mustFence(t, rdb, "retry"), "one token per fresh hold")
+	})
+}
+
+func mustFence(t *testing.T, rdb *redis.Client, name string) uint64 {
+	t.Helper()
+	n, err := rdb.HGet(context.Background(), "rc:{"+name+"}:fence", "n").Uint64()
+	require.NoError(t, err)
+	return n
+}

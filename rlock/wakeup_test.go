@@ -1,0 +1,107 @@
+package rlock_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// handoff measures, on the bubble's clock, how long a waiter in another
+// process takes to get the lock after its holder unlocks, with the waiter's
+// subscriber connection delivering or blackholed.
+func handoff(t *testing.T, blackhole bool, poll time.Duration) time.Duration {
+	var gap time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		holderRDB := redis.NewClient(opts)
+		defer holderRDB.Close()
+		faults := redistest.NewFaults()
+		wopts := *opts
+		wopts.Dialer = faults.Dialer(opts.Dialer)
+		waiterRDB := redis.NewClient(&wopts)
+		defer waiterRDB.Close()
+		hc, err := redcoord.New(holderRDB)
+		require.NoError(t, err)
+		defer hc.Close(ctx)
+		wc, err := redcoord.New(waiterRDB, redcoord.WithMaxPollInterval(poll))
+		require.NoError(t, err)
+		defer wc.Close(ctx)
+
+		holder, waiter := rlock.New(hc, "n"), rlock.New(wc, "n")
+		require.NoError(t, holder.Lock(ctx))
+		acquired := make(chan time.Time, 1)
+		go func() {
+			assert.NoError(t, waiter.Lock(ctx))
+			acquired <- time.Now()
+		}()
+		synctest.Wait() // the waiter is subscribed and sleeping
+		hub, err := wc.Hub()
+		require.NoError(t, err)
+		require.Equal(t, 1, hub.Stats().Waiters)
+		if blackhole {
+			faults.Blackhole()
+		}
+		time.Sleep(poll / 3) // release between two of the waiter's checks
+		released := time.Now()
+		require.NoError(t, holder.Unlock(ctx))
+		gap = (<-acquired).Sub(released)
+		require.NoError(t, waiter.Unlock(ctx))
+		faults.Unblackhole()
+	})
+	return gap
+}
+
+// Pub/sub is a hint: with the subscriber connection blackholed while the
+// holder unlocks, the waiter still gets the lock within one poll interval.
+func TestLostWakeUpCostsAtMostOnePollInterval(t *testing.T) {
+	const poll = 2 * time.Second
+	woken := handoff(t, false, poll)
+	lost := handoff(t, true, poll)
+	t.Logf("virtual hand-off: notified %v, notification lost %v (poll interval %v)", woken, lost, poll)
+	assert.Zero(t, woken, "a delivered notification wakes the waiter at once")
+	assert.Greater(t, lost, time.Duration(0), "the notification was not lost: the test proves nothing")
+	assert.LessOrEqual(t, lost, poll, "a lost notification must cost at most one poll interval")
+}
+
+// The same on a real server: the blackholed waiter still acquires.
+func TestLostWakeUpRealServer(t *testing.T) {
+	srv := redistest.Real(t)
+	faults := redistest.NewFaults()
+	holderRDB := srv.Client(t)
+	waiterRDB := srv.Client(t, func(o *redis.Options) { o.Dialer = faults.Dialer(nil) })
+	ctx := context.Background()
+	const poll = 200 * time.Millisecond
+	holder := rlock.New(newClient(t, holderRDB), "n")
+	wc := newClient(t, waiterRDB, redcoord.WithMaxPollInterval(poll))
+	waiter := rlock.New(wc, "n")
+	require.NoError(t, holder.Lock(ctx))
+	acquired := make(chan error, 1)
+	go func() { acquired <- waiter.Lock(ctx) }()
+	eventually(t, func() bool {
+		hub, err := wc.Hub()
+		return err == nil && hub.Stats().Waiters == 1
+	}, "waiter subscribed")
+	faults.Blackhole()
+	defer faults.Unblackhole()
+	released := time.Now()
+	require.NoError(t, holder.Unlock(ctx))
+	select {
+	case err := <-acquired:
+		require.NoError(t, err)
+		t.Logf("acquired %v after the release, poll interval %v", time.Since(released), poll)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter was stranded by a lost notification")
+	}
+	require.NoError(t, waiter.Unlock(ctx))
+}

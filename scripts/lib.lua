@@ -1,0 +1,28 @@
+-- lib.lua: helpers prepended to every script of this package.
+--
+-- A lock hash (P:{N}:lock) has the fields
+--   k  kind of primitive that owns the key ("rlock", "rfairlock", ...)
+--   o  owner id          c  hold count       t  fencing token of this hold
+--   r  id of the last request applied to this hold (retried requests are no-ops)
+--   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
+-- A fence hash (P:{N}:fence) has
+--   n  the last token handed out (never expires)
+--   rel  the id of the last request that released a hold to zero
+
+-- now_ms returns the server's clock in milliseconds.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- check_kind raises WRONGTYPE unless key is absent or a hash written by a
+-- primitive of this kind; kind_seen is the key's 'k' field (false if none).
+local function check_kind(key, kind_seen, kind)
+  if kind_seen == kind then return end
+  if kind_seen then
+    error('WRONGTYPE ' .. key .. ' holds ' .. kind_seen .. ' data, not ' .. kind)
+  end
+  if redis.call('EXISTS', key) == 1 then
+    error('WRONGTYPE ' .. key .. ' holds data redcoord did not write')
+  end
+end

@@ -1,0 +1,146 @@
+package scripts
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The lock-hash scripts, shared by every primitive whose exclusive hold is a
+// lock hash (see lib.lua for its fields).
+var (
+	lockAcquire = load("lock_acquire")
+	lockRelease = load("lock_release")
+	lockLeave   = load("lock_leave")
+	lockRenew   = load("lock_renew")
+	lockForce   = load("lock_force")
+	lockState   = load("lock_state")
+)
+
+// Lock names one lock hash and who acts on it.
+type Lock struct {
+	Lock, Fence string // keys
+	Kind        string // the primitive's kind, checked against the hash's
+	Owner       string
+	Publish     string // PUBLISH or SPUBLISH
+	Channel     string
+}
+
+// Acquired is the reply of an acquire attempt.
+type Acquired struct {
+	OK    bool
+	Token uint64        // the hold's fencing token, when OK
+	Count int64         // the owner's hold count, when OK
+	Wait  time.Duration // the blocker's remaining lease, when not OK
+}
+
+// Acquire takes the lock or re-enters it; req makes a retried request a no-op.
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte) (Acquired, error) {
+	v, err := lockAcquire.Run(ctx, rdb, []string{l.Lock, l.Fence},
+		l.Owner, req, lease.Milliseconds(), meta, l.Kind)
+	if err != nil {
+		return Acquired{}, err
+	}
+	r, err := ints(v, 2)
+	if err != nil {
+		return Acquired{}, err
+	}
+	if r[0] == 0 {
+		return Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, nil
+	}
+	if len(r) < 3 {
+		return Acquired{}, errUnexpected(v)
+	}
+	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
+}
+
+// Release drops one hold and returns the remaining count; -1: not held.
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+	v, err := lockRelease.Run(ctx, rdb, []string{l.Lock, l.Fence},
+		l.Owner, req, l.Kind, l.Publish, l.Channel)
+	if err != nil {
+		return 0, err
+	}
+	return integer(v)
+}
+
+// Leave undoes the acquire request req if it was applied.
+func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock},
+		l.Owner, req, l.Kind, l.Publish, l.Channel)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Force deletes the lock whoever holds it; it reports whether it was held.
+func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
+	v, err := lockForce.Run(ctx, rdb, []string{l.Lock}, l.Kind, l.Publish, l.Channel)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Renewal returns the watchdog's renewal of the owner's hold: the script,
+// its keys and its arguments. The script replies 1 (renewed) or 0 (lost).
+func (l Lock) Renewal(lease time.Duration) (*redis.Script, []string, []any) {
+	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds()}
+}
+
+// State is who holds a lock.
+type State struct {
+	Held       bool
+	Owner      string
+	Count      int64
+	Token      uint64
+	Meta       []byte
+	AcquiredAt time.Time     // server time
+	Remaining  time.Duration // the hold's remaining lease
+}
+
+// State reads who holds the lock.
+func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
+	v, err := lockState.Run(ctx, rdb, []string{l.Lock}, l.Kind)
+	if err != nil {
+		return State{}, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return State{}, errUnexpected(v)
+	}
+	if len(arr) == 0 {
+		return State{}, nil
+	}
+	if len(arr) != 6 {
+		return State{}, errUnexpected(v)
+	}
+	owner, ok1 := arr[0].(string)
+	meta, ok2 := arr[3].(string)
+	nums, err := ints([]any{arr[1], arr[2], arr[4], arr[5]}, 4)
+	if !ok1 || !ok2 || err != nil {
+		return State{}, errUnexpected(v)
+	}
+	return State{
+		Held: true, Owner: owner, Count: nums[0], Token: uint64(nums[1]), Meta: []byte(meta),
+		AcquiredAt: time.UnixMilli(nums[2]), Remaining: time.Duration(nums[3]) * time.Millisecond,
+	}, nil
+}
+
+// all lists every script, for SHA.
+var all = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}
+
+// SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
+// or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
+func SHA(name string) string {
+	for _, s := range all {
+		if s.name == name {
+			return s.Hash()
+		}
+	}
+	return ""
+}

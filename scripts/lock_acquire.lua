@@ -1,0 +1,26 @@
+-- lock_acquire: take a lock hash for an owner, or re-enter it.
+-- KEYS[1] lock hash   KEYS[2] fence hash
+-- ARGV[1] owner   ARGV[2] request id   ARGV[3] lease (ms)   ARGV[4] holder metadata
+-- ARGV[5] kind
+-- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
+--                           was already applied (a retry after a lost reply)
+--        {0, pttl}          held by another owner for pttl more ms
+-- Writes happen only after every check, so an error leaves the keys unchanged.
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
+check_kind(KEYS[1], h[1], ARGV[5])
+if not h[2] then
+  local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
+  redis.call('HSET', KEYS[1], 'k', ARGV[5], 'o', ARGV[1], 'c', 1, 't', token,
+    'r', ARGV[2], 'm', ARGV[4], 'a', now_ms())
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {1, token, 1}
+end
+if h[2] == ARGV[1] then
+  if h[5] == ARGV[2] then
+    return {1, tonumber(h[4]), tonumber(h[3])}
+  end
+  local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
+  redis.call('HSET', KEYS[1], 'r', ARGV[2])
+  return {1, tonumber(h[4]), c}
+end
+return {0, redis.call('PTTL', KEYS[1])}

@@ -1,0 +1,19 @@
+-- lock_leave: undo one acquire request if it was applied (its reply was lost
+-- to a cancelled context or a failed connection); otherwise do nothing.
+-- KEYS[1] lock hash
+-- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
+-- ARGV[4] publish command   ARGV[5] channel
+-- Reply: 1 undone; 0 the request was not applied (or was already undone).
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+check_kind(KEYS[1], h[1], ARGV[3])
+if h[2] ~= ARGV[1] or h[4] ~= ARGV[2] then
+  return 0
+end
+local c = tonumber(h[3]) - 1
+if c > 0 then
+  redis.call('HSET', KEYS[1], 'c', c, 'r', '')
+  return 1
+end
+redis.call('DEL', KEYS[1])
+redis.call(ARGV[4], ARGV[5], '1')
+return 1

@@ -1,0 +1,26 @@
+-- lock_release: drop one hold of a lock hash; at zero delete it and notify.
+-- KEYS[1] lock hash   KEYS[2] fence hash
+-- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
+-- ARGV[4] publish command   ARGV[5] channel
+-- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
+-- A retried request that was already applied replies as the first run did.
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+check_kind(KEYS[1], h[1], ARGV[3])
+if h[2] ~= ARGV[1] then
+  if redis.call('HGET', KEYS[2], 'rel') == ARGV[2] then
+    return 0
+  end
+  return -1
+end
+if h[4] == ARGV[2] then
+  return tonumber(h[3])
+end
+local c = tonumber(h[3]) - 1
+if c > 0 then
+  redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[2])
+  return c
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'rel', ARGV[2])
+redis.call(ARGV[4], ARGV[5], '1')
+return 0

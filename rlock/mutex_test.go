@@ -288,4 +288,3 @@ func TestTokensIncrease(t *testing.T) {
 		}
 	})
 }
-

@@ -1,0 +1,182 @@
+package wait_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/pubsub"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fake is a primitive that is free once free is closed; it records its tries
+// on the bubble's clock and whether Leave ran with a live context.
+type fake struct {
+	free   chan struct{}
+	hint   time.Duration
+	tries  []time.Duration
+	start  time.Time
+	left   int
+	leftOK bool
+}
+
+func newFake(hint time.Duration) *fake {
+	return &fake{free: make(chan struct{}), hint: hint, start: time.Now()}
+}
+
+func (f *fake) spec() wait.Spec {
+	return wait.Spec{
+		Channel: "ch",
+		Try: func(ctx context.Context, _ string) (wait.Attempt, error) {
+			f.tries = append(f.tries, time.Since(f.start))
+			select {
+			case <-f.free:
+				return wait.Attempt{Acquired: true}, nil
+			default:
+				return wait.Attempt{Hint: f.hint}, nil
+			}
+		},
+		Leave: func(ctx context.Context) error {
+			f.left++
+			f.leftOK = ctx.Err() == nil
+			return nil
+		},
+	}
+}
+
+func polling(max time.Duration, done <-chan struct{}) wait.Config {
+	return wait.Config{MaxPoll: max, Done: done, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// Without a Hub the loop polls every min(hint + 1ms, MaxPoll).
+func TestPollsAtHintOrMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(50 * time.Millisecond)
+		time.AfterFunc(120*time.Millisecond, func() { close(f.free) })
+		require.NoError(t, wait.Acquire(context.Background(), polling(time.Second, nil), f.spec()))
+		assert.Equal(t, []time.Duration{0, 51 * time.Millisecond, 102 * time.Millisecond, 153 * time.Millisecond}, f.tries)
+		assert.Zero(t, f.left, "an acquired wait leaves nothing")
+
+		g := newFake(time.Hour)
+		time.AfterFunc(2500*time.Millisecond, func() { close(g.free) })
+		require.NoError(t, wait.Acquire(context.Background(), polling(time.Second, nil), g.spec()))
+		assert.Equal(t, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, g.tries)
+	})
+}
+
+func TestContextEndsWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(time.Hour)
+		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+		defer cancel()
+		err := wait.Acquire(ctx, polling(time.Second, nil), f.spec())
+		assert.ErrorIs(t, err, errs.ErrNotAcquired)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 1, f.left)
+		assert.True(t, f.leftOK, "Leave must run with a live context")
+		assert.Len(t, f.tries, 3)
+	})
+}
+
+func TestClientCloseEndsWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(time.Hour)
+		done := make(chan struct{})
+		time.AfterFunc(1500*time.Millisecond, func() { close(done) })
+		err := wait.Acquire(context.Background(), polling(time.Second, done), f.spec())
+		assert.ErrorIs(t, err, errs.ErrNotAcquired)
+		assert.ErrorIs(t, err, errs.ErrClosed)
+		assert.Equal(t, 1, f.left)
+	})
+}
+
+func TestOnceAndTryErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(time.Hour)
+		s := f.spec()
+		s.Once = true
+		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), wait.ErrBusy)
+		assert.Zero(t, f.left, "a busy attempt changed nothing")
+
+		boom := errors.New("boom")
+		s.Try = func(context.Context, string) (wait.Attempt, error) { return wait.Attempt{}, boom }
+		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), boom)
+		assert.Equal(t, 1, f.left, "a failed try may have been applied: Leave runs")
+
+		s.Try = func(context.Context, string) (wait.Attempt, error) { return wait.Attempt{}, errs.ErrWrongType }
+		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), errs.ErrWrongType)
+		assert.Equal(t, 1, f.left, "a refused try changed nothing: no Leave")
+	})
+}
+
+// With a Hub, a message wakes the waiter at once; without one, the timer.
+func TestWokenByMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		hub, err := pubsub.NewHub(rdb)
+		require.NoError(t, err)
+		defer hub.Close(context.Background())
+		cfg := wait.Config{Hub: func() (*pubsub.Hub, error) { return hub, nil }, MaxPoll: time.Hour,
+			Logger: slog.New(slog.DiscardHandler)}
+
+		f := newFake(time.Hour)
+		time.AfterFunc(3*time.Second, func() {
+			close(f.free)
+			rdb.Publish(context.Background(), "ch", pubsub.One())
+		})
+		require.NoError(t, wait.Acquire(context.Background(), cfg, f.spec()))
+		assert.Equal(t, []time.Duration{0, 0, 3 * time.Second}, f.tries, "try, subscribe and try, woken try")
+		assert.Zero(t, hub.Stats().Waiters)
+	})
+}
+
+// A second waiter of the same Client does not overtake the first: it joins
+// without trying, and the next release wakes the first.
+func TestNewWaiterJoinsQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		hub, err := pubsub.NewHub(rdb)
+		require.NoError(t, err)
+		defer hub.Close(context.Background())
+		cfg := wait.Config{Hub: func() (*pubsub.Hub, error) { return hub, nil }, MaxPoll: time.Hour,
+			Logger: slog.New(slog.DiscardHandler)}
+
+		first := newFake(time.Hour)
+		go func() { assert.NoError(t, wait.Acquire(context.Background(), cfg, first.spec())) }()
+		synctest.Wait()
+		second := newFake(time.Hour)
+		close(second.free) // it would win if it tried
+		got := make(chan error)
+		go func() { got <- wait.Acquire(context.Background(), cfg, second.spec()) }()
+		synctest.Wait()
+		assert.Empty(t, second.tries, "the newcomer did not try ahead of the waiter")
+		assert.Equal(t, 2, hub.Stats().Waiters)
+
+		close(first.free)
+		rdb.Publish(context.Background(), "ch", pubsub.One()) // wakes the longest waiting
+		synctest.Wait()
+		assert.Len(t, first.tries, 3, "the first waiter was woken and acquired")
+		assert.Empty(t, second.tries)
+		rdb.Publish(context.Background(), "ch", pubsub.One())
+		require.NoError(t, <-got)
+		assert.Len(t, second.tries, 1)
+	})
+}

@@ -131,16 +131,5 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 	}, nil
 }
 
-// all lists every script, for SHA.
-var all = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}
-
-// SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
-// or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
-func SHA(name string) string {
-	for _, s := range all {
-		if s.name == name {
-			return s.Hash()
-		}
-	}
-	return ""
-}
+// lockScripts lists this file's scripts, for SHA.
+var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}

@@ -94,3 +94,16 @@ func integer(v any) (int64, error) {
 func errUnexpected(v any) error {
 	return fmt.Errorf("redcoord: unexpected script reply %v", v)
 }
+
+// SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
+// or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
+func SHA(name string) string {
+	for _, list := range [][]*Script{lockScripts} {
+		for _, s := range list {
+			if s.name == name {
+				return s.Hash()
+			}
+		}
+	}
+	return ""
+}

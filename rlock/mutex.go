@@ -111,14 +111,17 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	req := m.nextRequest()
 	meta := m.s.EncodeMeta(leaseTTL, fixed > 0)
-	since := time.Now()
-	var got scripts.Acquired
+	var (
+		got   scripts.Acquired
+		since time.Time // when the successful try was sent: the lease starts no earlier
+	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+		sent := time.Now()
 		a, err := m.lock.Acquire(ctx, m.s.RDB, req, leaseTTL, meta)
 		if err != nil {
 			return wait.Attempt{}, err
 		}
-		got = a
+		got, since = a, sent
 		return wait.Attempt{Acquired: a.OK, Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {

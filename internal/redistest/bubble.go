@@ -80,8 +80,8 @@ func dialBubble(m *miniredis.Miniredis) (net.Conn, error) {
 			return nil, errors.New("redistest: miniredis closed while dialing")
 		}
 	}
-	client, server := memConnPair("bubble-client", "bubble-server")
-	srv.ServeConn(server)
+	client, serverEnd := memConnPair("bubble-client", "bubble-server")
+	srv.ServeConn(serverEnd)
 	return client, nil
 }
 

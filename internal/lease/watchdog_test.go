@@ -1,0 +1,139 @@
+package lease_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// renew extends KEYS[1] if it exists: 1, else 0.
+var renew = redis.NewScript(`if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1]) return 1 end
+return 0`)
+
+const ttl = 30 * time.Second
+
+func bubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog)) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		rt := &redistest.RoundTrips{}
+		rdb.AddHook(rt)
+		w := lease.New(rdb, ttl, slog.New(slog.DiscardHandler))
+		defer func() { require.NoError(t, w.Close(context.Background())) }()
+		f(t, m, rdb, rt, w)
+	})
+}
+
+func add(t *testing.T, rdb *redis.Client, w *lease.Watchdog, key string, lost *atomic.Int32) *lease.Lease {
+	t.Helper()
+	require.NoError(t, rdb.Set(context.Background(), key, "x", ttl).Err())
+	l, err := w.Add(lease.Renewal{Script: renew, Keys: []string{key}, Args: []any{ttl.Milliseconds()}},
+		time.Now(), func() { lost.Add(1) })
+	require.NoError(t, err)
+	return l
+}
+
+// 100 leases cost one round trip per tick, and all stay alive.
+func TestOnePipelinePerTick(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var lost atomic.Int32
+		for i := 0; i < 100; i++ {
+			add(t, rdb, w, fmt.Sprintf("k%d", i), &lost)
+		}
+		rt.Reset()
+		time.Sleep(10*w.Interval() + time.Millisecond)
+		synctest.Wait()
+		// The first tick also loads the script (NOSCRIPT, then EVAL): one more.
+		assert.Equal(t, int64(11), rt.Load(), "round trips for 10 ticks")
+		assert.Equal(t, int64(10*100), rt.Commands("evalsha"))
+		assert.Zero(t, lost.Load())
+		assert.Equal(t, 100, w.Len())
+		assert.Equal(t, int64(100), rdb.Exists(context.Background(), keys(100)...).Val())
+	})
+}
+
+func keys(n int) []string {
+	k := make([]string, n)
+	for i := range k {
+		k[i] = fmt.Sprintf("k%d", i)
+	}
+	return k
+}
+
+// After SCRIPT FLUSH (a restart, a failover) the next tick reloads the script.
+func TestReloadsFlushedScript(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var lost atomic.Int32
+		add(t, rdb, w, "k", &lost)
+		time.Sleep(w.Interval() + time.Millisecond)
+		require.NoError(t, rdb.ScriptFlush(context.Background()).Err())
+		time.Sleep(3 * w.Interval()) // past the TTL measured from the start
+		synctest.Wait()
+		assert.Zero(t, lost.Load())
+		assert.Greater(t, rdb.PTTL(context.Background(), "k").Val(), 2*w.Interval())
+	})
+}
+
+// A gone key is lost at the next tick; a removed lease is never renewed and
+// never reported lost.
+func TestLossAndRemove(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var lostA, lostB atomic.Int32
+		require.NoError(t, renew.Load(context.Background(), rdb).Err()) // no NOSCRIPT round
+		add(t, rdb, w, "a", &lostA)
+		b := add(t, rdb, w, "b", &lostB)
+		m.Del("a")
+		b.Remove()
+		b.Remove()
+		m.Del("b")
+		rt.Reset()
+		time.Sleep(w.Interval() + time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(1), lostA.Load())
+		assert.Zero(t, lostB.Load(), "a removed lease is not reported")
+		assert.Zero(t, w.Len())
+		assert.Equal(t, int64(1), rt.Commands("evalsha"), "only a was renewed")
+		rt.Reset()
+		time.Sleep(10 * w.Interval())
+		assert.Zero(t, rt.Load(), "nothing left to renew")
+	})
+}
+
+func TestCloseStopsAndRefuses(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var lost atomic.Int32
+		add(t, rdb, w, "k", &lost)
+		require.NoError(t, w.Close(context.Background()))
+		require.NoError(t, w.Close(context.Background()))
+		_, err := w.Add(lease.Renewal{Script: renew, Keys: []string{"k"}}, time.Now(), func() {})
+		assert.ErrorIs(t, err, errs.ErrClosed)
+		rt.Reset()
+		time.Sleep(10 * w.Interval())
+		assert.Zero(t, rt.Load(), "a closed watchdog sends nothing")
+		assert.Zero(t, lost.Load(), "Close reports nothing lost")
+	})
+}
+
+func TestCloseBeforeStart(t *testing.T) {
+	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler))
+	require.NoError(t, w.Close(context.Background()))
+}

@@ -87,9 +87,12 @@ func (h *Hub) Stats() Stats {
 	return st
 }
 
-// Waiters returns the number of waiters registered on channel.
+// Waiters returns the number of waiters registered on channel. It never
+// blocks: while the Hub is busy (writing SUBSCRIBE, say) it reports 0.
 func (h *Hub) Waiters(channel string) int {
-	h.mu.Lock()
+	if !h.mu.TryLock() {
+		return 0
+	}
 	defer h.mu.Unlock()
 	if t := h.topics[channel]; t != nil {
 		return len(t.waiters)

@@ -100,6 +100,24 @@ func (s *Subscription) Close() {
 	h.removeLocked(s)
 }
 
+// PassOn wakes one other waiter of the channel that has no pending wake:
+// for a waiter that received a wake-one but gives up before acting on it.
+func (s *Subscription) PassOn() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || h.closed {
+		return
+	}
+	t := s.topic
+	for i, w := range t.waiters {
+		if w != s && w.wake() {
+			t.waiters = append(slices.Delete(t.waiters, i, i+1), w) // to the back
+			return
+		}
+	}
+}
+
 func (s *Subscription) wake() bool {
 	select {
 	case s.c <- struct{}{}:

@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -57,9 +58,10 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 			return m
 		}
 	}
+	owner := m.s.NewOwner()
 	m.lock = scripts.Lock{
-		Lock: m.s.Key(name, "lock"), Fence: m.s.Key(name, "fence"), Kind: kind,
-		Owner: m.s.NewOwner(), Publish: m.s.PublishCommand(), Channel: m.s.Channel(name),
+		Lock: m.s.Key(name, "lock"), Fence: m.s.Key(name, "fence"), Released: m.s.Key(name, "rel:"+owner),
+		Kind: kind, Owner: owner, Publish: m.s.PublishCommand(), Channel: m.s.Channel(name),
 	}
 	return m
 }
@@ -103,6 +105,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
 	if err := m.check(ctx); err != nil {
+		if m.err == nil { // closed, or ctx done: not acquired, and why
+			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		}
 		return err
 	}
 	leaseTTL := fixed
@@ -128,7 +133,10 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		_, err := m.lock.Leave(ctx, m.s.RDB, req)
 		return err
 	}
-	spec := wait.Spec{Channel: m.lock.Channel, Try: try, Leave: leave, Once: !block}
+	// A handle that holds the lock re-enters at once; one that does not
+	// queues behind this Client's waiters instead of overtaking them.
+	spec := wait.Spec{Channel: m.lock.Channel, Try: try, Leave: leave, Once: !block,
+		Join: m.hold.Count() == 0}
 	if err := wait.Acquire(ctx, m.s.Wait(m.opt.maxPoll), spec); err != nil {
 		return err
 	}

@@ -15,10 +15,18 @@ import (
 	"github.com/redcoord/redcoord/rlock"
 )
 
+// Blackhole modes for handoff.
+const (
+	delivering = iota
+	deadAfterSubscribe
+	deadBeforeSubscribe
+)
+
 // handoff measures, on the bubble's clock, how long a waiter in another
 // process takes to get the lock after its holder unlocks, with the waiter's
-// subscriber connection delivering or blackholed.
-func handoff(t *testing.T, blackhole bool, poll time.Duration) time.Duration {
+// subscriber connection delivering, or blackholed after or before the
+// waiter subscribed.
+func handoff(t *testing.T, mode int, poll time.Duration) time.Duration {
 	var gap time.Duration
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -38,6 +46,17 @@ func handoff(t *testing.T, blackhole bool, poll time.Duration) time.Duration {
 		require.NoError(t, err)
 		defer wc.Close(ctx)
 
+		if mode == deadBeforeSubscribe { // open the Hub's connection, then kill it
+			h, w := rlock.New(hc, "warm"), rlock.New(wc, "warm")
+			require.NoError(t, h.Lock(ctx))
+			done := make(chan error)
+			go func() { done <- w.Lock(ctx) }()
+			synctest.Wait()
+			require.NoError(t, h.Unlock(ctx))
+			require.NoError(t, <-done)
+			require.NoError(t, w.Unlock(ctx))
+			faults.Blackhole()
+		}
 		holder, waiter := rlock.New(hc, "n"), rlock.New(wc, "n")
 		require.NoError(t, holder.Lock(ctx))
 		acquired := make(chan time.Time, 1)
@@ -45,11 +64,11 @@ func handoff(t *testing.T, blackhole bool, poll time.Duration) time.Duration {
 			assert.NoError(t, waiter.Lock(ctx))
 			acquired <- time.Now()
 		}()
-		synctest.Wait() // the waiter is subscribed and sleeping
+		synctest.Wait() // the waiter is subscribed (or subscribing) and sleeping
 		hub, err := wc.Hub()
 		require.NoError(t, err)
 		require.Equal(t, 1, hub.Stats().Waiters)
-		if blackhole {
+		if mode == deadAfterSubscribe {
 			faults.Blackhole()
 		}
 		time.Sleep(poll / 3) // release between two of the waiter's checks
@@ -63,15 +82,21 @@ func handoff(t *testing.T, blackhole bool, poll time.Duration) time.Duration {
 }
 
 // Pub/sub is a hint: with the subscriber connection blackholed while the
-// holder unlocks, the waiter still gets the lock within one poll interval.
+// holder unlocks, the waiter still gets the lock within one poll interval;
+// likewise when the connection was dead before the waiter subscribed (its
+// subscription is never confirmed).
 func TestLostWakeUpCostsAtMostOnePollInterval(t *testing.T) {
 	const poll = 2 * time.Second
-	woken := handoff(t, false, poll)
-	lost := handoff(t, true, poll)
-	t.Logf("virtual hand-off: notified %v, notification lost %v (poll interval %v)", woken, lost, poll)
+	woken := handoff(t, delivering, poll)
+	lost := handoff(t, deadAfterSubscribe, poll)
+	dead := handoff(t, deadBeforeSubscribe, poll)
+	t.Logf("virtual hand-off: notified %v, notification lost %v, connection dead before subscribing %v (poll interval %v)",
+		woken, lost, dead, poll)
 	assert.Zero(t, woken, "a delivered notification wakes the waiter at once")
 	assert.Greater(t, lost, time.Duration(0), "the notification was not lost: the test proves nothing")
 	assert.LessOrEqual(t, lost, poll, "a lost notification must cost at most one poll interval")
+	assert.Greater(t, dead, time.Duration(0))
+	assert.LessOrEqual(t, dead, poll, "a dead subscriber connection must cost at most one poll interval")
 }
 
 // The same on a real server: the blackholed waiter still acquires.

@@ -7,7 +7,8 @@
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
 -- A fence hash (P:{N}:fence) has
 --   n  the last token handed out (never expires)
---   rel  the id of the last request that released a hold to zero
+-- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
+-- id of the owner's last request that released a hold to zero.
 
 -- now_ms returns the server's clock in milliseconds.
 local function now_ms()

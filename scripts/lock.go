@@ -21,11 +21,16 @@ var (
 // Lock names one lock hash and who acts on it.
 type Lock struct {
 	Lock, Fence string // keys
+	Released    string // key of the owner's release marker
 	Kind        string // the primitive's kind, checked against the hash's
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
 	Channel     string
 }
+
+// MarkerTTL is how long a release marker lets a retried final release be
+// recognised: longer than go-redis's retries of one command take.
+const MarkerTTL = 60 * time.Second
 
 // Acquired is the reply of an acquire attempt.
 type Acquired struct {
@@ -57,8 +62,8 @@ func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease
 
 // Release drops one hold and returns the remaining count; -1: not held.
 func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
-	v, err := lockRelease.Run(ctx, rdb, []string{l.Lock, l.Fence},
-		l.Owner, req, l.Kind, l.Publish, l.Channel)
+	v, err := lockRelease.Run(ctx, rdb, []string{l.Lock, l.Released},
+		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 	if err != nil {
 		return 0, err
 	}

@@ -1,13 +1,15 @@
 -- lock_release: drop one hold of a lock hash; at zero delete it and notify.
--- KEYS[1] lock hash   KEYS[2] fence hash
+-- KEYS[1] lock hash   KEYS[2] the owner's release marker (a string, P:{N}:rel:<owner>)
 -- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
--- ARGV[4] publish command   ARGV[5] channel
+-- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
--- A retried request that was already applied replies as the first run did.
+-- A retried request that was already applied replies as the first run did:
+-- the marker remembers the owner's last release to zero for a while, so a
+-- retry still recognises it after other owners have taken and released the lock.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], ARGV[3])
 if h[2] ~= ARGV[1] then
-  if redis.call('HGET', KEYS[2], 'rel') == ARGV[2] then
+  if redis.call('GET', KEYS[2]) == ARGV[2] then
     return 0
   end
   return -1
@@ -20,7 +22,7 @@ if c > 0 then
   redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[2])
   return c
 end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[6])
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[2], 'rel', ARGV[2])
 redis.call(ARGV[4], ARGV[5], '1')
 return 0

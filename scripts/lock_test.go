@@ -15,8 +15,8 @@ import (
 )
 
 func testLock(owner string) Lock {
-	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Kind: "rlock", Owner: owner,
-		Publish: "PUBLISH", Channel: "t:{n}:ch"}
+	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Released: "t:{n}:rel:" + owner,
+		Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
 }
 
 // step is one script call against the lock and what it must reply.
@@ -66,6 +66,14 @@ func TestLockScripts(t *testing.T) {
 			{"release", "b", "1", int64(-1)},
 		}, 1},
 		{"release of a free lock is refused", []step{{"release", "a", "1", int64(-1)}}, 0},
+		{"retried final release is recognised after other owners took and released", []step{
+			{"acquire", "a", "1", Acquired{OK: true, Token: 1, Count: 1}},
+			{"release", "a", "2", int64(0)},
+			{"acquire", "b", "1", Acquired{OK: true, Token: 2, Count: 1}},
+			{"release", "b", "2", int64(0)},
+			{"release", "a", "2", int64(0)},
+			{"release", "a", "3", int64(-1)},
+		}, 0},
 		{"next hold gets the next token", []step{
 			{"acquire", "a", "1", Acquired{OK: true, Token: 1, Count: 1}},
 			{"release", "a", "2", int64(0)},

@@ -24,6 +24,8 @@ type Tracker struct {
 	timer *time.Timer   // fires at the end of a fixed lease
 	lost  chan struct{} // the current hold's; closed by loss
 	loss  func()        // closes lost, once
+	keep  Lease         // how the current hold is kept, to watch it again
+	watch func()        // the current hold's onLost, for the watchdog
 }
 
 // New returns a Tracker holding nothing.
@@ -67,8 +69,13 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count > 0 && token == t.token {
-		t.count = count // a re-entry
+		// A re-entry. Replies of concurrent calls on one handle may arrive
+		// out of order: keep the highest count (see Released for the rest).
+		t.count = max(t.count, count)
 		return nil
+	}
+	if t.count > 0 { // the previous hold is gone: a new token replaced it
+		t.loss()
 	}
 	t.dropLocked()
 	lost := make(chan struct{})
@@ -91,7 +98,7 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 		}
 		t.lease = ls
 	}
-	t.count, t.token, t.lost, t.loss = count, token, lost, loss
+	t.count, t.token, t.lost, t.loss, t.keep, t.watch = count, token, lost, loss, l, onLost
 	return nil
 }
 
@@ -116,6 +123,12 @@ func (t *Tracker) Released(n int64, what string) error {
 		t.count = n
 		if n == 0 {
 			t.dropLocked()
+		} else if t.lease == nil && t.keep.Fixed == 0 && t.keep.Watchdog != nil {
+			// Releasing stopped the renewals expecting the last release, but
+			// holds remain (concurrent Locks on one handle): watch again.
+			if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, time.Now(), t.watch); err == nil {
+				t.lease = ls
+			}
 		}
 		return nil
 	}

@@ -59,6 +59,9 @@ type Spec struct {
 	Leave func(ctx context.Context) error
 	// Once makes one attempt and never waits: a busy primitive gives ErrBusy.
 	Once bool
+	// Join: when waiters of this Client are already on the channel, wait
+	// behind them without trying first (untargeted waits only).
+	Join bool
 }
 
 // ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
@@ -70,7 +73,7 @@ var ErrBusy = errors.New("redcoord: busy")
 // its error. In both cases Leave has run.
 func Acquire(ctx context.Context, cfg Config, s Spec) error {
 	var a Attempt
-	if !s.Once && s.ID == "" && queued(cfg, s.Channel) {
+	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
 		return waitFor(ctx, cfg, s, a)
@@ -97,60 +100,68 @@ func queued(cfg Config, channel string) bool {
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any.
 func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
 	var wake <-chan struct{}
-	sub, err := subscribe(ctx, cfg, s)
+	sub, tried, err := subscribe(ctx, cfg, s)
 	if err != nil {
 		return settle(ctx, cfg, s, err)
 	}
 	if sub != nil {
 		defer sub.Close()
 		wake = sub.C()
-		// Step 3, unless another waiter here was already subscribed: a
-		// release in the window woke that one (targeted messages excepted).
-		if !sub.Shared() || s.ID != "" {
-			if a, err = s.Try(ctx, ""); err != nil || a.Acquired {
-				return settle(ctx, cfg, s, err)
-			}
+	}
+	// Step 3, unless another waiter here was already subscribed: a release
+	// in the window woke that one (targeted messages excepted).
+	if tried && (sub == nil || !sub.Shared() || s.ID != "") {
+		if a, err = s.Try(ctx, ""); err != nil || a.Acquired {
+			return settle(ctx, cfg, s, err)
 		}
 	}
 	timer := time.NewTimer(interval(a.Hint, cfg.MaxPoll))
 	defer timer.Stop()
 	for {
-		payload := ""
+		payload, woken := "", false
 		select {
 		case <-ctx.Done():
 			return settle(ctx, cfg, s, ended(ctx.Err()))
 		case <-cfg.Done:
 			return settle(ctx, cfg, s, ended(errs.ErrClosed))
 		case <-wake:
-			payload = sub.Payload()
+			payload, woken = sub.Payload(), true
 		case <-timer.C:
 		}
 		if a, err = s.Try(ctx, payload); err != nil || a.Acquired {
+			if err != nil && woken {
+				sub.PassOn() // the wake was meant for a waiter that will try
+			}
 			return settle(ctx, cfg, s, err)
 		}
 		timer.Reset(interval(a.Hint, cfg.MaxPoll))
 	}
 }
 
-// subscribe returns the wait's subscription, or nil to poll.
-func subscribe(ctx context.Context, cfg Config, s Spec) (*pubsub.Subscription, error) {
+// subscribe returns the wait's subscription, or nil to poll; tried says a
+// subscription was attempted (and time may have passed). A subscription
+// that is refused, or not confirmed within MaxPoll (a dead connection), is
+// given up for this wait, which polls.
+func subscribe(ctx context.Context, cfg Config, s Spec) (sub *pubsub.Subscription, tried bool, err error) {
 	if cfg.Hub == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	hub, err := cfg.Hub()
 	if err != nil || hub == nil {
-		return nil, err
+		return nil, false, err
 	}
-	sub, err := hub.Subscribe(ctx, s.Channel, s.ID)
+	sctx, cancel := context.WithTimeout(ctx, cfg.MaxPoll)
+	defer cancel()
+	sub, err = hub.Subscribe(sctx, s.Channel, s.ID)
 	switch {
 	case err == nil:
-		return sub, nil
-	case errors.Is(err, errs.ErrSubscribeRefused):
-		return nil, nil // Hub logs it; poll
+		return sub, true, nil
 	case ctx.Err() != nil:
-		return nil, ended(ctx.Err())
-	default:
-		return nil, err
+		return nil, true, ended(ctx.Err())
+	case errors.Is(err, errs.ErrClosed):
+		return nil, true, ended(err)
+	default: // refused, or unconfirmed: the Hub logs it
+		return nil, true, nil
 	}
 }
 

@@ -39,6 +39,7 @@ func newFake(hint time.Duration) *fake {
 func (f *fake) spec() wait.Spec {
 	return wait.Spec{
 		Channel: "ch",
+		Join:    true,
 		Try: func(ctx context.Context, _ string) (wait.Attempt, error) {
 			f.tries = append(f.tries, time.Since(f.start))
 			select {

@@ -37,7 +37,7 @@ func Real(t testing.TB, args ...string) *Server {
 	if err != nil {
 		const msg = "redistest: redis-server not found on PATH; install it (apt-get install redis-server) to run this test"
 		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI is set: CI installs it, so nothing may skip)")
+			t.Fatalf("%s (CI is set: CI installs it, so nothing may skip)", msg)
 		}
 		t.Skip(msg)
 	}

@@ -77,6 +77,7 @@ func TestOptionsMutatorsRunLast(t *testing.T) {
 
 func TestRealSkipsWithoutBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CI", "")
 	var skipped bool
 	t.Run("no redis-server", func(t *testing.T) {
 		defer func() { skipped = t.Skipped() }()
@@ -84,6 +85,22 @@ func TestRealSkipsWithoutBinary(t *testing.T) {
 	})
 	if !skipped {
 		t.Fatal("Real did not skip with redis-server missing from PATH")
+	}
+}
+
+// In CI nothing may skip: a missing redis-server fails the test.
+func TestRealFailsWithoutBinaryInCI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CI", "true")
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Real(rec)
+	}()
+	<-done
+	if !strings.Contains(rec.msg, "CI is set") {
+		t.Fatalf("Real did not fail with redis-server missing and CI set: %q", rec.msg)
 	}
 }
 

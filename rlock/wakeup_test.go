@@ -130,3 +130,27 @@ func TestLostWakeUpRealServer(t *testing.T) {
 	}
 	require.NoError(t, waiter.Unlock(ctx))
 }
+
+// Where an ACL refuses SUBSCRIBE, waiters fall back to polling by themselves.
+func TestSubscribeRefusedFallsBackToPolling(t *testing.T) {
+	srv := redistest.Real(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "nopubsub", "on", ">pw", "~*", "+@all", "-@pubsub").Err())
+	limited := srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "nopubsub", "pw" })
+	holder := rlock.New(newClient(t, admin), "acl")
+	wc := newClient(t, limited, redcoord.WithMaxPollInterval(100*time.Millisecond))
+	waiter := rlock.New(wc, "acl")
+	require.NoError(t, holder.Lock(ctx))
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(ctx) }()
+	eventually(t, func() bool { h, _ := wc.Hub(); return h != nil && h.Stats().Refused }, "the Hub saw SUBSCRIBE refused")
+	require.NoError(t, holder.Unlock(ctx))
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiter that cannot subscribe was stranded")
+	}
+	require.NoError(t, waiter.Unlock(ctx))
+}

@@ -1,0 +1,252 @@
+package rfairlock_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rfairlock"
+)
+
+// These tests run in a synctest bubble on a miniredis whose clock is the
+// bubble's, so durations are exact. The Client defaults hold: lease TTL and
+// heartbeat 30s, renewed every 10s; poll interval 1s.
+
+// proc is one process: its own connections and Client.
+type proc struct {
+	rdb    *redis.Client
+	c      *redcoord.Client
+	faults *redistest.Faults
+	rt     *redistest.RoundTrips
+}
+
+func newProc(t *testing.T, opts *redis.Options, copts ...redcoord.Option) *proc {
+	p := &proc{faults: redistest.NewFaults(), rt: &redistest.RoundTrips{}}
+	o := *opts
+	o.Dialer = p.faults.Dialer(opts.Dialer)
+	p.rdb = redis.NewClient(&o)
+	p.rdb.AddHook(p.rt)
+	c, err := redcoord.New(p.rdb, copts...)
+	require.NoError(t, err)
+	p.c = c
+	return p
+}
+
+// kill stops the process without any clean-up reaching Redis: its
+// connections are closed first, so the leave script of a wait in progress
+// fails, then its Client stops (and with it the watchdog's heartbeats).
+func (p *proc) kill() {
+	_ = p.rdb.Close()
+	_ = p.c.Close(context.Background())
+}
+
+// bubbleProcs runs f in a bubble with n processes on one miniredis.
+func bubbleProcs(t *testing.T, n int, f func(t *testing.T, m *miniredis.Miniredis, ps []*proc)) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		ps := make([]*proc, n)
+		for i := range ps {
+			ps[i] = newProc(t, opts)
+			defer ps[i].kill()
+		}
+		f(t, m, ps)
+	})
+}
+
+// lockAsync starts m.Lock and returns where its result arrives, with the
+// bubble time at which it returned.
+func lockAsync(m *rfairlock.Mutex) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		err := m.Lock(context.Background())
+		ch <- result{err, time.Now()}
+	}()
+	return ch
+}
+
+type result struct {
+	err error
+	at  time.Time
+}
+
+// A waiter killed while queued is skipped once its heartbeat lapses; a
+// release before that grants it the lock, which passes on when the grant's
+// lease runs out. Either way the queue moves at most one heartbeat TTL and
+// one renew interval after the release.
+func TestDeadWaiterIsSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		afterKill time.Duration // when the holder releases
+		delayed   bool          // whether the dead waiter still holds up the queue
+	}{
+		{"released at once", 0, true},
+		{"released half a TTL later", 15 * time.Second, true},
+		{"released after its heartbeat lapsed", 30 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+				ctx := context.Background()
+				holder := rfairlock.New(ps[0].c, "n")
+				dead := rfairlock.New(ps[1].c, "n")
+				next := rfairlock.New(ps[2].c, "n")
+				require.NoError(t, holder.Lock(ctx))
+				deadDone := lockAsync(dead)
+				synctest.Wait()
+				nextDone := lockAsync(next)
+				synctest.Wait()
+				n, err := holder.QueueLength(ctx)
+				require.NoError(t, err)
+				require.Equal(t, 2, n)
+
+				time.Sleep(5 * time.Second) // between two heartbeat ticks
+				ps[1].kill()
+				require.Error(t, (<-deadDone).err)
+				assert.Equal(t, 2, mustQueueLength(t, holder), "the dead waiter's clean-up reached Redis")
+				time.Sleep(tc.afterKill)
+				released := time.Now()
+				require.NoError(t, holder.Unlock(ctx))
+				r := <-nextDone
+				require.NoError(t, r.err)
+				delay := r.at.Sub(released)
+				ttl := ps[2].c.LeaseTTL()
+				t.Logf("the next waiter acquired %v after the release", delay)
+				if tc.delayed {
+					assert.GreaterOrEqual(t, delay, ttl, "the dead waiter was not granted the lock: the test proves nothing")
+				} else {
+					assert.Zero(t, delay, "a lapsed waiter was not skipped at once")
+				}
+				assert.LessOrEqual(t, delay, ttl+ttl/3, "the queue was held up longer than one heartbeat TTL and one renew interval")
+				n64, err := next.HoldCount(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, int64(1), n64)
+				require.NoError(t, next.Unlock(ctx))
+				assert.Equal(t, []string{"rc:{n}:fence"}, withoutMarkers(mr.Keys()), "the queue is empty")
+			})
+		})
+	}
+}
+
+// A waiter granted the lock that dies before it sees the grant holds the
+// queue up for the grant's lease, then the lock passes on.
+func TestGrantToDeadWaiterPassesOn(t *testing.T) {
+	bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+		ctx := context.Background()
+		holder := rfairlock.New(ps[0].c, "n")
+		dead := rfairlock.New(ps[1].c, "n")
+		next := rfairlock.New(ps[2].c, "n")
+		require.NoError(t, holder.Lock(ctx))
+		deadDone := lockAsync(dead)
+		synctest.Wait()
+		nextDone := lockAsync(next)
+		synctest.Wait()
+		ps[1].faults.Blackhole() // the grant message never arrives
+		time.Sleep(time.Second / 3)
+
+		released := time.Now()
+		require.NoError(t, holder.Unlock(ctx))
+		h, ok, err := holder.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, dead.Owner(), h.Owner, "granted to the first waiter")
+		ps[1].kill() // before its next re-check
+		require.Error(t, (<-deadDone).err)
+
+		r := <-nextDone
+		require.NoError(t, r.err)
+		delay := r.at.Sub(released)
+		ttl := ps[2].c.LeaseTTL()
+		t.Logf("the next waiter acquired %v after the release", delay)
+		assert.GreaterOrEqual(t, delay, ttl, "the grant did not last its lease")
+		assert.LessOrEqual(t, delay, ttl+ttl/3, "the queue was held up longer than one lease TTL and one renew interval")
+		assert.Equal(t, uint64(3), next.Token())
+		require.NoError(t, next.Unlock(ctx))
+	})
+}
+
+// A holder that dies keeps the lock for its lease; then the first waiter is
+// granted it by the next script that finds it free.
+func TestDeadHolderPassesToTheHead(t *testing.T) {
+	bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+		ctx := context.Background()
+		holder := rfairlock.New(ps[0].c, "n")
+		first := rfairlock.New(ps[1].c, "n")
+		second := rfairlock.New(ps[2].c, "n")
+		require.NoError(t, holder.Lock(ctx))
+		firstDone := lockAsync(first)
+		synctest.Wait()
+		secondDone := lockAsync(second)
+		synctest.Wait()
+		time.Sleep(5 * time.Second)
+
+		killed := time.Now()
+		ps[0].kill()
+		r := <-firstDone
+		require.NoError(t, r.err)
+		ttl := ps[1].c.LeaseTTL()
+		delay := r.at.Sub(killed)
+		t.Logf("the first waiter acquired %v after the holder died", delay)
+		assert.GreaterOrEqual(t, delay, ttl-5*time.Second, "before the dead holder's lease ran out")
+		assert.LessOrEqual(t, delay, ttl+ttl/3)
+		require.NoError(t, first.Unlock(ctx))
+		r = <-secondDone
+		require.NoError(t, r.err)
+		require.NoError(t, second.Unlock(ctx))
+	})
+}
+
+// A grant message that is lost (the waiter's subscriber connection
+// blackholed) costs at most one poll interval: the waiter's re-check finds
+// it holds the lock, once. A delivered one needs no round trip at all.
+func TestLostGrantCostsAtMostOnePollInterval(t *testing.T) {
+	const poll = time.Second
+	for _, lost := range []bool{false, true} {
+		bubbleProcs(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+			ctx := context.Background()
+			holder := rfairlock.New(ps[0].c, "n")
+			waiter := rfairlock.New(ps[1].c, "n", rfairlock.WithMaxPollInterval(poll))
+			require.NoError(t, holder.Lock(ctx))
+			done := lockAsync(waiter)
+			synctest.Wait() // queued, subscribed, asleep
+			if lost {
+				ps[1].faults.Blackhole()
+			}
+			time.Sleep(poll / 3) // release between two of the waiter's checks
+			ps[1].rt.Reset()
+			released := time.Now()
+			require.NoError(t, holder.Unlock(ctx))
+			r := <-done
+			require.NoError(t, r.err)
+			gap := r.at.Sub(released)
+			t.Logf("grant message lost: %v; acquired %v after the release", lost, gap)
+			if lost {
+				assert.Greater(t, gap, time.Duration(0), "the message was not lost: the test proves nothing")
+				assert.LessOrEqual(t, gap, poll)
+			} else {
+				assert.Zero(t, gap, "a delivered grant wakes the waiter at once")
+				assert.Zero(t, ps[1].rt.Load(), "a delivered grant needs no round trip")
+			}
+			n, err := waiter.HoldCount(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), n, "the grant was counted twice")
+			assert.Equal(t, uint64(2), waiter.Token())
+			require.NoError(t, waiter.Unlock(ctx))
+			ps[1].faults.Unblackhole()
+		})
+	}
+}
+
+func mustQueueLength(t *testing.T, m *rfairlock.Mutex) int {
+	t.Helper()
+	n, err := m.QueueLength(context.Background())
+	require.NoError(t, err)
+	return n
+}

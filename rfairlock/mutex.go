@@ -1,0 +1,232 @@
+package rfairlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+const kind = "rfairlock"
+
+// Mutex is a handle on a reentrant, first-come-first-served lock named in
+// Redis. The handle is the owner: locking it again re-enters, another handle
+// queues. It is safe for concurrent use, but goroutines sharing one handle
+// share its hold, so give each goroutine that must exclude the others its
+// own handle.
+//
+// A Mutex must not be copied after first use.
+type Mutex struct {
+	_ noCopy
+
+	s    *core.Session
+	name string
+	err  error // from New: a bad name or option, reported by every method
+	fair scripts.Fair
+	opt  options
+	req  atomic.Uint64 // request sequence: request ids are "<owner>:<seq>"
+	hold *hold.Tracker
+}
+
+// New returns a handle on the fair lock named name. It does no I/O; a bad
+// name or option is reported by every method of the handle, as
+// ErrInvalidArgument.
+func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
+	m := &Mutex{name: name, hold: hold.New()}
+	if c == nil {
+		m.err = errs.Invalid("c", "nil *redcoord.Client")
+		return m
+	}
+	m.s = c.Session(core.Key{})
+	if m.err = core.CheckName(name); m.err != nil {
+		return m
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			m.err = errs.Invalid("opts", "nil Option")
+			return m
+		}
+		if m.err = opt(&m.opt); m.err != nil {
+			return m
+		}
+	}
+	owner := m.s.NewOwner()
+	m.fair = scripts.Fair{
+		Lock: scripts.Lock{
+			Lock: m.s.Key(name, "lock"), Fence: m.s.Key(name, "fence"), Released: m.s.Key(name, "rel:"+owner),
+			Kind: kind, Owner: owner, Publish: m.s.PublishCommand(), Channel: m.s.Channel(name),
+		},
+		Queue: m.s.Key(name, "queue"), Alive: m.s.Key(name, "alive"), Waiting: m.s.Key(name, "waiting"),
+	}
+	return m
+}
+
+// Name returns the lock's name.
+func (m *Mutex) Name() string { return m.name }
+
+// Owner returns the handle's owner id, as Holder reports it.
+func (m *Mutex) Owner() string { return m.fair.Owner }
+
+// Lock blocks until it holds the lock or ctx is done. Waiters are served in
+// the order they first asked, across processes. The hold's lease is the
+// Client's lease TTL, renewed by the watchdog until Unlock. Locking a handle
+// that holds the lock re-enters it at once, without queueing. A wait that
+// ends returns an error matching both ErrNotAcquired and ctx.Err(); it
+// leaves the queue, or passes on a grant that raced in.
+func (m *Mutex) Lock(ctx context.Context) error {
+	return m.acquire(ctx, 0, true)
+}
+
+// LockWithLease is Lock with a fixed lease that the watchdog does not renew:
+// the hold ends at Unlock or when lease runs out, whichever is first; Lost
+// is closed then. A lease granted by a release runs from the grant. A
+// re-entry keeps the first hold's lease. lease must be at least 1ms.
+func (m *Mutex) LockWithLease(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return m.acquire(ctx, lease, true)
+}
+
+// TryLock makes one attempt, in one round trip, and never waits or queues:
+// it takes the lock only if it is free and nobody is queued for it (or
+// re-enters it), and reports whether the handle now holds it. A busy lock
+// is (false, nil); a failure is (false, err).
+func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
+	err := m.acquire(ctx, 0, false)
+	if errors.Is(err, wait.ErrBusy) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	if err := m.check(ctx); err != nil {
+		if m.err == nil { // closed, or ctx done: not acquired, and why
+			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		}
+		return err
+	}
+	ttl := m.s.Config.TTL
+	leaseTTL := fixed
+	if fixed == 0 {
+		leaseTTL = ttl
+	}
+	req := m.nextRequest()
+	meta := m.s.EncodeMeta(leaseTTL, fixed > 0)
+	script, keys, args := m.fair.Heartbeat(req, ttl)
+	hb := &heartbeat{w: m.s.Watchdog, r: lease.Renewal{Script: script, Keys: keys, Args: args}}
+	defer hb.stop()
+
+	var (
+		got   scripts.Acquired
+		since time.Time // no later than when the hold was taken, by the local clock
+		sent  time.Time // when the last try that did not acquire was sent,
+		at    int64     // and the server's clock (ms) when it ran
+	)
+	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
+		if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
+			// The release script made req the holder, after the last try ran.
+			got = scripts.Acquired{OK: true, Token: token, Count: 1}
+			since = dated(sent, at, grantedAt)
+			return wait.Attempt{Acquired: true}, nil
+		}
+		now := time.Now()
+		a, err := m.fair.Acquire(ctx, m.s.RDB, req, leaseTTL, meta, block, ttl)
+		if err != nil {
+			return wait.Attempt{}, err
+		}
+		got = a.Acquired
+		if a.OK {
+			since = now.Add(-a.Age) // a grant found by a re-check is a.Age old
+			return wait.Attempt{Acquired: true}, nil
+		}
+		sent, at = now, a.Now
+		if block {
+			if err := hb.watch(now); err != nil {
+				return wait.Attempt{}, err
+			}
+		}
+		return wait.Attempt{Hint: a.Wait}, nil
+	}
+	leave := func(ctx context.Context) error {
+		hb.stop()
+		_, err := m.fair.Leave(ctx, m.s.RDB, req)
+		return err
+	}
+	spec := wait.Spec{Channel: m.fair.Channel, ID: req, Try: try, Leave: leave, Once: !block}
+	if err := wait.Acquire(ctx, m.s.Wait(m.opt.maxPoll), spec); err != nil {
+		return err
+	}
+	hb.stop()
+	script, keys, args = m.fair.Renewal(ttl)
+	err := m.hold.Took(got.Token, got.Count, hold.Lease{
+		Watchdog: m.s.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
+		Fixed: fixed, Since: since,
+	})
+	if err != nil { // the Client closed meanwhile: give the hold back
+		_ = leave(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// dated returns the earliest local time at which a grant made at server
+// time grantedAt can have happened, given that a try sent at sent ran at
+// server time tryAt; the grant's lease runs from then. Dating it from sent
+// alone would be safe too, but a waiter re-checks only every poll interval
+// (or less often, up to the blocker's lease), and a fixed lease dated that
+// early could be reported lost at once. Should the server's clock step,
+// the result stays between sent and now.
+func dated(sent time.Time, tryAt, grantedAt int64) time.Time {
+	if grantedAt <= tryAt {
+		return sent
+	}
+	t := sent.Add(time.Duration(grantedAt-tryAt) * time.Millisecond)
+	if now := time.Now(); now.Before(t) {
+		return now
+	}
+	return t
+}
+
+// Unlock releases one hold. The last one hands the lock to the first live
+// waiter inside the same script, so the next holder needs no further round
+// trip. A handle that does not hold the lock gets ErrNotHeld, and
+// ErrLeaseLost (matching ErrNotHeld too) if its hold expired or was deleted;
+// Redis is left unchanged. An Unlock that go-redis retries after a lost
+// reply is applied once. If Unlock fails for another reason, the hold is no
+// longer renewed and expires within one lease, then passes to the queue.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	m.hold.Releasing()
+	n, err := m.fair.Release(ctx, m.s.RDB, m.nextRequest())
+	if err != nil {
+		return err
+	}
+	return m.hold.Released(n, "lock "+strconv.Quote(m.name))
+}
+
+// ForceUnlock deletes the lock whoever holds it, hands it to the first live
+// waiter, and reports whether it was held. The holder's handle sees Lost
+// closed at its next renewal, and ErrLeaseLost from Unlock.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	ok, err := m.fair.Force(ctx, m.s.RDB)
+	if err == nil && ok {
+		m.hold.Forced()
+	}
+	return ok, err
+}

@@ -1,0 +1,280 @@
+package rfairlock_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rfairlock"
+)
+
+func TestLockUnlock(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		m := rfairlock.New(c, "orders:42")
+
+		require.NoError(t, m.Lock(ctx))
+		locked, err := m.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, locked)
+		n, err := m.HoldCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+		assert.Equal(t, uint64(1), m.Token())
+
+		h, ok, err := m.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		host, _ := os.Hostname()
+		assert.Equal(t, m.Owner(), h.Owner)
+		assert.Equal(t, c.ID(), h.Client)
+		assert.True(t, strings.HasPrefix(h.Owner, c.ID()+":"))
+		assert.Equal(t, host, h.Host)
+		assert.Equal(t, os.Getpid(), h.PID)
+		assert.Equal(t, c.LeaseTTL(), h.Lease)
+		assert.False(t, h.Fixed)
+		assert.Greater(t, h.Remaining, time.Duration(0))
+		assert.LessOrEqual(t, h.Remaining, c.LeaseTTL())
+		assert.Equal(t, uint64(1), h.Token)
+
+		require.NoError(t, m.Unlock(ctx))
+		locked, err = m.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked)
+		assert.Equal(t, uint64(0), m.Token())
+		assert.Equal(t, []string{"rc:{orders:42}:fence"}, keys(t, rdb), "only the fence counter stays")
+	})
+}
+
+func TestReentryDoesNotQueue(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		m := rfairlock.New(newClient(t, rdb), "stock")
+		waiter := rfairlock.New(newClient(t, rdb), "stock")
+		require.NoError(t, m.Lock(ctx))
+		got := make(chan error, 1)
+		go func() { got <- waiter.Lock(ctx) }()
+		eventually(t, func() bool { n, _ := m.QueueLength(ctx); return n == 1 }, "waiter queued")
+
+		for i := 2; i <= 3; i++ {
+			require.NoError(t, m.Lock(ctx), "re-entry while another handle waits")
+			n, err := m.HoldCount(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(i), n)
+			assert.Equal(t, uint64(1), m.Token(), "re-entry keeps the token")
+		}
+		ok, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok, "TryLock re-enters too")
+		pos, err := m.Position(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, pos, "the holder never queued")
+
+		for i := 0; i < 4; i++ {
+			require.NoError(t, m.Unlock(ctx))
+		}
+		require.NoError(t, <-got)
+		assert.Equal(t, uint64(2), waiter.Token())
+		assert.ErrorIs(t, m.Unlock(ctx), redcoord.ErrNotHeld)
+		require.NoError(t, waiter.Unlock(ctx))
+	})
+}
+
+// A release hands the lock to the waiter, which holds it once with the next
+// token, and the queue's keys are gone.
+func TestReleaseGrantsTheWaiter(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a := rfairlock.New(newClient(t, rdb), "job")
+		b := rfairlock.New(newClient(t, rdb), "job")
+		require.NoError(t, a.Lock(ctx))
+		got := make(chan error, 1)
+		go func() { got <- b.LockWithLease(ctx, time.Minute) }()
+		eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b first in the queue")
+		n, err := a.QueueLength(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+
+		require.NoError(t, a.Unlock(ctx))
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("b not granted within 10s of the release")
+		}
+		assert.Equal(t, uint64(2), b.Token())
+		n64, err := b.HoldCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n64)
+		h, ok, err := b.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.True(t, h.Fixed, "the grant carries b's own lease")
+		assert.Equal(t, time.Minute, h.Lease)
+		assert.ElementsMatch(t, []string{"rc:{job}:fence", "rc:{job}:lock"}, keys(t, rdb))
+		require.NoError(t, b.Unlock(ctx))
+	})
+}
+
+// TryLock never queues and never overtakes a waiter, even when the lock is
+// free because its holder's lease ran out: that lock goes to the waiter.
+func TestTryLockNeverOvertakes(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		holder := rfairlock.New(newClient(t, rdb), "n")
+		waiter := rfairlock.New(newClient(t, rdb), "n")
+		other := rfairlock.New(newClient(t, rdb), "n")
+		require.NoError(t, holder.LockWithLease(ctx, time.Hour))
+		ok, err := other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		n, err := other.QueueLength(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "TryLock does not queue")
+
+		got := make(chan error, 1)
+		go func() { got <- waiter.Lock(ctx) }()
+		eventually(t, func() bool { p, _ := waiter.Position(ctx); return p == 1 }, "waiter queued")
+		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // the holder's lease runs out
+		ok, err = other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "TryLock took a free lock from a waiter")
+		require.NoError(t, <-got, "the waiter was granted the expired lock")
+		assert.Equal(t, uint64(2), waiter.Token())
+		require.NoError(t, waiter.Unlock(ctx))
+
+		ok, err = other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok, "free, nobody queued")
+		require.NoError(t, other.Unlock(ctx))
+	})
+}
+
+func TestUnlockByNonHolder(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		a, b := rfairlock.New(c, "n"), rfairlock.New(c, "n")
+		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
+		require.NoError(t, a.Lock(ctx))
+		before := rdb.HGetAll(ctx, "rc:{n}:lock").Val()
+		err := b.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
+		assert.NotErrorIs(t, err, redcoord.ErrLeaseLost)
+		assert.Contains(t, err.Error(), `lock "n" is not held by this handle`)
+		assert.Equal(t, before, rdb.HGetAll(ctx, "rc:{n}:lock").Val(), "Redis unchanged")
+		require.NoError(t, a.Unlock(ctx))
+	})
+}
+
+func TestUnlockAfterLoss(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		m := rfairlock.New(newClient(t, rdb), "n")
+		require.NoError(t, m.LockWithLease(ctx, time.Minute))
+		lost := m.Lost()
+		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // as if the lease ran out
+		err := m.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
+		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
+		select {
+		case <-lost:
+		default:
+			t.Fatal("Lost not closed by a failed Unlock")
+		}
+	})
+}
+
+// ForceUnlock frees the lock and hands it to the first waiter.
+func TestForceUnlockGrantsTheHead(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		holder := rfairlock.New(newClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
+		waiter := rfairlock.New(newClient(t, rdb), "n")
+		admin := rfairlock.New(newClient(t, rdb), "n")
+		require.NoError(t, holder.Lock(ctx))
+		lost := holder.Lost()
+		got := make(chan error, 1)
+		go func() { got <- waiter.Lock(ctx) }()
+		eventually(t, func() bool { n, _ := admin.QueueLength(ctx); return n == 1 }, "waiter queued")
+
+		ok, err := admin.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		require.NoError(t, <-got)
+		h, ok, err := admin.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, waiter.Owner(), h.Owner)
+		select {
+		case <-lost:
+		case <-time.After(10 * time.Second):
+			t.Fatal("holder's Lost not closed within 10s of ForceUnlock")
+		}
+		assert.ErrorIs(t, holder.Unlock(ctx), redcoord.ErrNotHeld)
+		require.NoError(t, waiter.Unlock(ctx))
+		ok, err = admin.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "already free")
+	})
+}
+
+// A Lock whose context ends returns an error matching both ErrNotAcquired and
+// the context's error, and leaves no queue entry, subscription or waiter.
+func TestLockContextEnds(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		holder := rfairlock.New(newClient(t, rdb), "n")
+		require.NoError(t, holder.Lock(ctx))
+		c := newClient(t, rdb)
+		waiter := rfairlock.New(c, "n")
+		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		err := waiter.Lock(tctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		hub, herr := c.Hub()
+		require.NoError(t, herr)
+		assert.Zero(t, hub.Stats().Waiters)
+		n, err := holder.QueueLength(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		assert.ElementsMatch(t, []string{"rc:{n}:fence", "rc:{n}:lock"}, keys(t, rdb), "queue keys gone")
+		require.NoError(t, holder.Unlock(ctx))
+		eventually(t, func() bool {
+			return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0
+		}, "PUBSUB CHANNELS empty")
+	})
+}
+
+func TestTokensIncrease(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		c := newClient(t, rdb)
+		ctx := context.Background()
+		var last uint64
+		for i := 0; i < 20; i++ {
+			m := rfairlock.New(c, "fenced")
+			require.NoError(t, m.Lock(ctx))
+			assert.Greater(t, m.Token(), last)
+			last = m.Token()
+			require.NoError(t, m.Unlock(ctx))
+		}
+	})
+}

@@ -1,0 +1,156 @@
+package scripts
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The fair lock's scripts: lib.lua, then fair_lib.lua, then the operation.
+var (
+	fairAcquire   = loadFair("fair_acquire")
+	fairRelease   = loadFair("fair_release")
+	fairLeave     = loadFair("fair_leave")
+	fairHeartbeat = loadFair("fair_heartbeat")
+	fairForce     = loadFair("fair_force")
+	fairQueue     = loadFair("fair_queue")
+)
+
+// fairScripts lists this file's scripts, for SHA.
+var fairScripts = []*Script{fairAcquire, fairRelease, fairLeave, fairHeartbeat, fairForce, fairQueue}
+
+func loadFair(name string) *Script {
+	var src string
+	for _, f := range []string{"lib.lua", "fair_lib.lua", name + ".lua"} {
+		b, err := files.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		src += string(b) + "\n"
+	}
+	return &Script{name: name, Script: redis.NewScript(src)}
+}
+
+// Fair names one FIFO lock: a lock hash, whose State and Renewal are those
+// of any lock hash, and the queue of requests waiting for it (see
+// fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's.
+type Fair struct {
+	Lock
+	Queue, Alive, Waiting string // keys
+}
+
+func (f Fair) keys() []string {
+	return []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released}
+}
+
+// args prepends the arguments every fair script takes.
+func (f Fair) args(more ...any) []any {
+	return append([]any{f.Kind, f.Publish, f.Channel}, more...)
+}
+
+// Attempt is the reply of a fair acquire attempt.
+type Attempt struct {
+	Acquired
+	Age time.Duration // when OK: how long ago the hold was taken (0: just now)
+	Now int64         // when not OK: the server's clock when the script ran, ms
+}
+
+// Acquire takes the lock, re-enters it, or finds that req holds it already
+// (a retry, or a grant). When it does not, and queue is true, req joins the
+// queue (once) and its heartbeat deadline is set to heartbeat from now.
+func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte, queue bool, heartbeat time.Duration) (Attempt, error) {
+	q := "0"
+	if queue {
+		q = "1"
+	}
+	v, err := fairAcquire.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, lease.Milliseconds(), meta, q, heartbeat.Milliseconds())...)
+	if err != nil {
+		return Attempt{}, err
+	}
+	r, err := ints(v, 3)
+	switch {
+	case err != nil:
+		return Attempt{}, err
+	case r[0] == 0:
+		return Attempt{Acquired: Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, Now: r[2]}, nil
+	case len(r) < 4:
+		return Attempt{}, errUnexpected(v)
+	}
+	return Attempt{Acquired: Acquired{OK: true, Token: uint64(r[1]), Count: r[2]},
+		Age: time.Duration(r[3]) * time.Millisecond}, nil
+}
+
+// ParseGrant decodes the payload of a grant message, "<token> <server ms>"
+// (see hand_on in fair_lib.lua): the grantee's token, and the server's clock
+// when the grant was made. ok is false for anything else.
+func ParseGrant(payload string) (token uint64, at int64, ok bool) {
+	t, a, found := strings.Cut(payload, " ")
+	token, err1 := strconv.ParseUint(t, 10, 64)
+	at, err2 := strconv.ParseInt(a, 10, 64)
+	if !found || err1 != nil || err2 != nil || token == 0 {
+		return 0, 0, false
+	}
+	return token, at, true
+}
+
+// Release drops one hold and returns the remaining count; -1: not held. At
+// zero the lock goes to the first live waiter. A retried final release is
+// recognised by the owner's release marker, as Lock.Release's.
+func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+	v, err := fairRelease.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
+	if err != nil {
+		return 0, err
+	}
+	return integer(v)
+}
+
+// Leave undoes what the acquire request req did: its queue entry, or the
+// hold it took or was granted. It reports whether there was anything to undo.
+func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
+	v, err := fairLeave.Run(ctx, rdb, f.keys(), f.args(f.Owner, req)...)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Force deletes the lock whoever holds it and hands it to the first live
+// waiter; it reports whether it was held.
+func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
+	v, err := fairForce.Run(ctx, rdb, f.keys(), f.args()...)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Heartbeat returns the watchdog's renewal of req's place in the queue: the
+// script, its keys and its arguments. The script replies 1 (still waiting,
+// or granted) or 0 (gone from the queue).
+func (f Fair) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []string, []any) {
+	return fairHeartbeat.Script, f.keys(), f.args(req, heartbeat.Milliseconds())
+}
+
+// Queue is the state of a fair lock's queue.
+type Queue struct {
+	Len      int64 // live waiters
+	Position int64 // 1-based place of the owner's first live request; 0: not waiting
+}
+
+// QueueState reads the queue, as the owner sees it.
+func (f Fair) QueueState(ctx context.Context, rdb redis.Scripter) (Queue, error) {
+	v, err := fairQueue.Run(ctx, rdb, f.keys(), f.args(f.Owner)...)
+	if err != nil {
+		return Queue{}, err
+	}
+	r, err := ints(v, 2)
+	if err != nil {
+		return Queue{}, err
+	}
+	return Queue{Len: r[0], Position: r[1]}, nil
+}

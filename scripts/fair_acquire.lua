@@ -1,0 +1,51 @@
+-- fair_acquire: one attempt to take a fair lock, or re-enter it; a blocking
+-- attempt that fails joins the queue (once) and refreshes its heartbeat.
+-- KEYS, ARGV[1..3] as in fair_lib.lua
+-- ARGV[4] owner   ARGV[5] request id   ARGV[6] lease (ms)   ARGV[7] holder metadata
+-- ARGV[8] "1": queue if not acquired (Lock); "0": never queue (TryLock)
+-- ARGV[9] heartbeat (ms): how long the queue entry lives without renewal
+-- Reply: {1, token, count, age}  held: a fresh hold, a re-entry, or this
+--                      request was already applied or granted (a retry, or a
+--                      grant whose message was lost); age: ms since the hold
+--                      was taken (0 for a fresh one)
+--        {0, pttl, now}  held by another owner for pttl more ms; now: the
+--                        server's clock in ms
+-- A free lock goes to this request only if no live waiter is ahead of it;
+-- a free lock with a live waiter ahead (its holder's lease ran out) is
+-- granted to that waiter. Writes happen only after every check, so an
+-- error leaves the keys unchanged.
+local owner, req = ARGV[4], ARGV[5]
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r', 'a')
+check_keys(h[1])
+check_fence(true)
+local now = now_ms()
+if h[2] == owner then
+  if h[5] == req then
+    return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
+  end
+  if redis.call('ZSCORE', KEYS[4], req) then
+    forget(req) -- a re-entry does not queue
+  end
+  local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
+  redis.call('HSET', KEYS[1], 'r', req)
+  return {1, tonumber(h[4]), c, now - tonumber(h[6])}
+end
+local head = live_head(now)
+if not h[2] then
+  if not head or head == req then
+    if head then
+      forget(req)
+    end
+    return {1, take(req, ARGV[6], ARGV[7], now), 1, 0}
+  end
+  hand_on(now)
+end
+if ARGV[8] == '1' then
+  if not redis.call('ZSCORE', KEYS[4], req) then
+    redis.call('RPUSH', KEYS[3], req)
+    redis.call('HSET', KEYS[5], req, ARGV[6] .. ' ' .. ARGV[7])
+  end
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[9]), req)
+  keep(tonumber(ARGV[9]))
+end
+return {0, redis.call('PTTL', KEYS[1]), now}

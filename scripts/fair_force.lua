@@ -1,0 +1,9 @@
+-- fair_force: delete a fair lock whoever holds it, and hand it to the first
+-- live waiter.
+-- KEYS, ARGV[1..3] as in fair_lib.lua
+-- Reply: 1 a hold was deleted; 0 the lock was free.
+check_keys(redis.call('HGET', KEYS[1], 'k'))
+check_fence(false)
+local held = redis.call('DEL', KEYS[1])
+hand_on(now_ms())
+return held

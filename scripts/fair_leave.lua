@@ -1,0 +1,31 @@
+-- fair_leave: after a wait that ended unacquired, undo what its request did:
+-- leave the queue, or give back the hold it was granted or took (its reply
+-- or grant message was not seen), handing the lock on to the next waiter.
+-- KEYS, ARGV[1..3] as in fair_lib.lua
+-- ARGV[4] owner   ARGV[5] request id
+-- Like every script that finds the lock free, it hands it to the first live
+-- waiter.
+-- Reply: 1 something was undone; 0 the request had left no trace.
+local owner, req = ARGV[4], ARGV[5]
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+check_keys(h[1])
+check_fence(false)
+if h[2] == owner and h[4] == req then
+  local c = tonumber(h[3]) - 1
+  if c > 0 then -- the request re-entered
+    redis.call('HSET', KEYS[1], 'c', c, 'r', '')
+    return 1
+  end
+  redis.call('DEL', KEYS[1])
+  hand_on(now_ms())
+  return 1
+end
+local left = 0
+if redis.call('ZSCORE', KEYS[4], req) then
+  forget(req)
+  left = 1
+end
+if not h[2] then -- its holder's lease ran out
+  hand_on(now_ms())
+end
+return left

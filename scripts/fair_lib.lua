@@ -1,0 +1,105 @@
+-- fair_lib.lua: helpers of the fair lock's scripts, prepended after lib.lua.
+--
+-- Every fair script takes the same KEYS and the same first three ARGV:
+--   KEYS[1] lock hash (fields as in lib.lua; kind "rfairlock")
+--   KEYS[2] fence hash
+--   KEYS[3] queue: a list of waiting request ids "<owner>:<seq>", oldest first
+--   KEYS[4] alive: a zset, request id -> heartbeat deadline (server time, ms)
+--   KEYS[5] waiting: a hash, request id -> "<lease ms> <holder metadata>",
+--           what a grant to that request needs
+--   KEYS[6] the caller's release marker (see lib.lua)
+--   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+-- The queue, alive and waiting keys always hold the same request ids: every
+-- script adds or removes an id in all three at once.
+local KIND, PUBLISH, CHANNEL = ARGV[1], ARGV[2], ARGV[3]
+
+-- check_keys raises WRONGTYPE unless the lock hash is absent or of this
+-- kind (kind_seen: its 'k' field) and the queue's keys are absent or of
+-- their types, so that a script fails before its first write.
+local function check_keys(kind_seen)
+  check_kind(KEYS[1], kind_seen, KIND)
+  redis.call('LLEN', KEYS[3])
+  redis.call('ZCARD', KEYS[4])
+  redis.call('HLEN', KEYS[5])
+end
+
+-- check_fence raises WRONGTYPE unless the fence is absent or a hash. A
+-- script that may hand the lock on calls it before its first write when
+-- anyone is queued; one that takes the lock, always.
+local function check_fence(always)
+  if always or redis.call('LLEN', KEYS[3]) > 0 then
+    redis.call('HEXISTS', KEYS[2], 'n')
+  end
+end
+
+-- owner_of returns the owner part of a request id.
+local function owner_of(req)
+  return string.match(req, '^(.*):%d+$')
+end
+
+-- forget removes a request from the queue.
+local function forget(req)
+  redis.call('LREM', KEYS[3], 1, req)
+  redis.call('ZREM', KEYS[4], req)
+  redis.call('HDEL', KEYS[5], req)
+end
+
+-- live_head returns the first request whose heartbeat deadline is still
+-- ahead, popping the dead ones before it; nil when there is none.
+local function live_head(now)
+  while true do
+    local req = redis.call('LINDEX', KEYS[3], 0)
+    if not req then
+      return nil
+    end
+    local deadline = redis.call('ZSCORE', KEYS[4], req)
+    if deadline and tonumber(deadline) > now then
+      return req
+    end
+    redis.call('LPOP', KEYS[3])
+    redis.call('ZREM', KEYS[4], req)
+    redis.call('HDEL', KEYS[5], req)
+  end
+end
+
+-- take makes req's owner the holder: a fresh hold with the next token.
+local function take(req, lease, meta, now)
+  local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
+  redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner_of(req), 'c', 1, 't', token,
+    'r', req, 'm', meta, 'a', now)
+  redis.call('PEXPIRE', KEYS[1], lease)
+  return token
+end
+
+-- hand_on grants the free lock to the first live waiter, if any, and
+-- publishes the grant to it alone: "@<req> <token> <now>" (see pubsub.To;
+-- now is the server's clock in ms, from which the grantee dates its lease).
+-- A retried acquire with the same request id then finds r == req.
+local function hand_on(now)
+  while true do
+    local req = live_head(now)
+    if not req then
+      return
+    end
+    local w = redis.call('HGET', KEYS[5], req)
+    local sp = w and string.find(w, ' ', 1, true)
+    forget(req)
+    if sp then
+      local token = take(req, string.sub(w, 1, sp - 1), string.sub(w, sp + 1), now)
+      -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
+      redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' ' .. token .. ' ' .. now)
+      return
+    end
+  end
+end
+
+-- keep makes the queue's keys outlive the latest heartbeat deadline, ms
+-- from now, so that the queue of waiters that all died disappears by itself.
+local function keep(ms)
+  for i = 3, 5 do
+    local pttl = redis.call('PTTL', KEYS[i])
+    if pttl == -1 or (pttl >= 0 and pttl < ms) then
+      redis.call('PEXPIRE', KEYS[i], ms)
+    end
+  end
+end

@@ -1,0 +1,29 @@
+-- fair_release: drop one hold of a fair lock; at zero hand it to the first
+-- live waiter inside this script, or delete it if none waits.
+-- KEYS, ARGV[1..3] as in fair_lib.lua
+-- ARGV[4] owner   ARGV[5] request id   ARGV[6] release marker lifetime (ms)
+-- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
+-- A retried request that was already applied replies as the first run did,
+-- by the owner's release marker, as lock_release does.
+local owner, req = ARGV[4], ARGV[5]
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+check_keys(h[1])
+if h[2] ~= owner then
+  if redis.call('GET', KEYS[6]) == req then
+    return 0
+  end
+  return -1
+end
+if h[4] == req then
+  return tonumber(h[3])
+end
+local c = tonumber(h[3]) - 1
+if c > 0 then
+  redis.call('HSET', KEYS[1], 'c', c, 'r', req)
+  return c
+end
+check_fence(false)
+redis.call('SET', KEYS[6], req, 'PX', ARGV[6])
+redis.call('DEL', KEYS[1])
+hand_on(now_ms())
+return 0

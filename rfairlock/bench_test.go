@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
@@ -131,7 +132,7 @@ func contend(b *testing.B, srv *redistest.Server, handle func(*redcoord.Client) 
 			require.NoError(b, rdb.FlushAll(ctx).Err())
 		}
 		rdb.AddHook(rt)
-		c := newClient(b, rdb)
+		c := locktest.NewClient(b, rdb)
 		for w := p; w < workers; w += procs {
 			handles[w] = handle(c)
 		}

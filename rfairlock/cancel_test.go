@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
@@ -37,7 +38,7 @@ func TestCancelledWaitsLeaveNothing(t *testing.T) {
 		for i := 0; i < procs; i++ {
 			rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 2 * workers / procs })
 			rdbs = append(rdbs, rdb)
-			clients = append(clients, newClient(t, rdb))
+			clients = append(clients, locktest.NewClient(t, rdb))
 		}
 		var (
 			gaveUp, got, holders atomic.Int32
@@ -86,13 +87,13 @@ func TestCancelledWaitsLeaveNothing(t *testing.T) {
 		assert.Greater(t, got.Load(), int32(0), "no wait succeeded: the test proves little")
 
 		rdb := rdbs[0]
-		assert.Equal(t, []string{"rc:{cancel}:fence"}, keys(t, rdb), "queue, heartbeats and lock all gone")
+		assert.Equal(t, []string{"rc:{cancel}:fence"}, locktest.Keys(t, rdb), "queue, heartbeats and lock all gone")
 		for _, c := range clients {
 			if h, _ := c.Hub(); h != nil {
 				assert.Zero(t, h.Stats().Waiters)
 			}
 		}
-		eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0 }, "PUBSUB CHANNELS empty")
+		locktest.Eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0 }, "PUBSUB CHANNELS empty")
 		ok, err := rfairlock.New(clients[0], "cancel").TryLock(ctx)
 		require.NoError(t, err)
 		assert.True(t, ok, "the lock is free and nobody queued")

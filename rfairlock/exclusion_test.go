@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/scripts"
@@ -41,7 +42,7 @@ func TestExclusionAndOrderUnderContention(t *testing.T) {
 	for i := range clients {
 		rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 2 * workers / procs })
 		rdb.AddHook(log)
-		clients[i] = newClient(t, rdb)
+		clients[i] = locktest.NewClient(t, rdb)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

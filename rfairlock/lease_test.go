@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
 
@@ -48,26 +49,17 @@ func TestGrantedFixedLeaseRunsFromTheGrant(t *testing.T) {
 
 			time.Sleep(lease - r.at.Sub(granted) - time.Millisecond)
 			synctest.Wait()
-			assert.False(t, isClosed(lost), "Lost closed while the lease still runs in Redis")
+			assert.False(t, locktest.IsClosed(lost), "Lost closed while the lease still runs in Redis")
 			locked, err := waiter.IsLocked(ctx)
 			require.NoError(t, err)
 			assert.True(t, locked)
 			time.Sleep(2 * time.Millisecond)
 			synctest.Wait()
-			assert.True(t, isClosed(lost), "Lost not closed when the lease ended")
+			assert.True(t, locktest.IsClosed(lost), "Lost not closed when the lease ended")
 			locked, err = waiter.IsLocked(ctx)
 			require.NoError(t, err)
 			assert.False(t, locked)
 			ps[1].faults.Unblackhole()
 		})
-	}
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
@@ -129,7 +130,7 @@ func TestDeadWaiterIsSkipped(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, int64(1), n64)
 				require.NoError(t, next.Unlock(ctx))
-				assert.Equal(t, []string{"rc:{n}:fence"}, withoutMarkers(mr.Keys()), "the queue is empty")
+				assert.Equal(t, []string{"rc:{n}:fence"}, locktest.WithoutMarkers(mr.Keys()), "the queue is empty")
 			})
 		})
 	}

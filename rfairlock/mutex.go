@@ -2,15 +2,10 @@ package rfairlock
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
-	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -29,53 +24,28 @@ const kind = "rfairlock"
 type Mutex struct {
 	_ noCopy
 
-	s    *core.Session
-	name string
-	err  error // from New: a bad name or option, reported by every method
-	fair scripts.Fair
-	opt  options
-	req  atomic.Uint64 // request sequence: request ids are "<owner>:<seq>"
-	hold *hold.Tracker
+	h    *hold.Handle
+	fair scripts.Fair // h.Lock and the queue's keys; zero when h.Err is set
 }
 
 // New returns a handle on the fair lock named name. It does no I/O; a bad
 // name or option is reported by every method of the handle, as
 // ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
-	m := &Mutex{name: name, hold: hold.New()}
-	if c == nil {
-		m.err = errs.Invalid("c", "nil *redcoord.Client")
-		return m
-	}
-	m.s = c.Session(core.Key{})
-	if m.err = core.CheckName(name); m.err != nil {
-		return m
-	}
-	for _, opt := range opts {
-		if opt == nil {
-			m.err = errs.Invalid("opts", "nil Option")
-			return m
-		}
-		if m.err = opt(&m.opt); m.err != nil {
-			return m
-		}
-	}
-	owner := m.s.NewOwner()
-	m.fair = scripts.Fair{
-		Lock: scripts.Lock{
-			Lock: m.s.Key(name, "lock"), Fence: m.s.Key(name, "fence"), Released: m.s.Key(name, "rel:"+owner),
-			Kind: kind, Owner: owner, Publish: m.s.PublishCommand(), Channel: m.s.Channel(name),
-		},
-		Queue: m.s.Key(name, "queue"), Alive: m.s.Key(name, "alive"), Waiting: m.s.Key(name, "waiting"),
+	h := hold.NewHandle(c, name, kind, opts)
+	m := &Mutex{h: h}
+	if h.Err == nil {
+		m.fair = scripts.Fair{Lock: h.Lock,
+			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting")}
 	}
 	return m
 }
 
 // Name returns the lock's name.
-func (m *Mutex) Name() string { return m.name }
+func (m *Mutex) Name() string { return m.h.Name }
 
 // Owner returns the handle's owner id, as Holder reports it.
-func (m *Mutex) Owner() string { return m.fair.Owner }
+func (m *Mutex) Owner() string { return m.h.Lock.Owner }
 
 // Lock blocks until it holds the lock or ctx is done. Waiters are served in
 // the order they first asked, across processes. The hold's lease is the
@@ -103,29 +73,23 @@ func (m *Mutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 // re-enters it), and reports whether the handle now holds it. A busy lock
 // is (false, nil); a failure is (false, err).
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
-	err := m.acquire(ctx, 0, false)
-	if errors.Is(err, wait.ErrBusy) {
-		return false, nil
-	}
-	return err == nil, err
+	return hold.Tried(m.acquire(ctx, 0, false))
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	if err := m.check(ctx); err != nil {
-		if m.err == nil { // closed, or ctx done: not acquired, and why
-			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-		}
+	h := m.h
+	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
-	ttl := m.s.Config.TTL
+	ttl := h.S.Config.TTL
 	leaseTTL := fixed
 	if fixed == 0 {
 		leaseTTL = ttl
 	}
-	req := m.nextRequest()
-	meta := m.s.EncodeMeta(leaseTTL, fixed > 0)
+	req := h.NextRequest()
+	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
 	script, keys, args := m.fair.Heartbeat(req, ttl)
-	hb := &heartbeat{w: m.s.Watchdog, r: lease.Renewal{Script: script, Keys: keys, Args: args}}
+	hb := &heartbeat{w: h.S.Watchdog, r: lease.Renewal{Script: script, Keys: keys, Args: args}}
 	defer hb.stop()
 
 	var (
@@ -142,7 +106,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 			return wait.Attempt{Acquired: true}, nil
 		}
 		now := time.Now()
-		a, err := m.fair.Acquire(ctx, m.s.RDB, req, leaseTTL, meta, block, ttl)
+		a, err := m.fair.Acquire(ctx, h.S.RDB, req, leaseTTL, meta, block, ttl)
 		if err != nil {
 			return wait.Attempt{}, err
 		}
@@ -161,23 +125,15 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	leave := func(ctx context.Context) error {
 		hb.stop()
-		_, err := m.fair.Leave(ctx, m.s.RDB, req)
+		_, err := m.fair.Leave(ctx, h.S.RDB, req)
 		return err
 	}
 	spec := wait.Spec{Channel: m.fair.Channel, ID: req, Try: try, Leave: leave, Once: !block}
-	if err := wait.Acquire(ctx, m.s.Wait(m.opt.maxPoll), spec); err != nil {
+	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
 		return err
 	}
 	hb.stop()
-	script, keys, args = m.fair.Renewal(ttl)
-	err := m.hold.Took(got.Token, got.Count, hold.Lease{
-		Watchdog: m.s.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
-		Fixed: fixed, Since: since,
-	})
-	if err != nil { // the Client closed meanwhile: give the hold back
-		_ = leave(context.WithoutCancel(ctx))
-	}
-	return err
+	return h.Took(ctx, got, fixed, since, leave)
 }
 
 // dated returns the earliest local time at which a grant made at server
@@ -206,27 +162,12 @@ func dated(sent time.Time, tryAt, grantedAt int64) time.Time {
 // reply is applied once. If Unlock fails for another reason, the hold is no
 // longer renewed and expires within one lease, then passes to the queue.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.check(ctx); err != nil {
-		return err
-	}
-	m.hold.Releasing()
-	n, err := m.fair.Release(ctx, m.s.RDB, m.nextRequest())
-	if err != nil {
-		return err
-	}
-	return m.hold.Released(n, "lock "+strconv.Quote(m.name))
+	return m.h.Unlock(ctx, m.fair.Release)
 }
 
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
 // closed at its next renewal, and ErrLeaseLost from Unlock.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := m.check(ctx); err != nil {
-		return false, err
-	}
-	ok, err := m.fair.Force(ctx, m.s.RDB)
-	if err == nil && ok {
-		m.hold.Forced()
-	}
-	return ok, err
+	return m.h.ForceUnlock(ctx, m.fair.Force)
 }

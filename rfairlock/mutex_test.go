@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
@@ -18,7 +19,7 @@ import (
 func TestLockUnlock(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		m := rfairlock.New(c, "orders:42")
 
@@ -51,7 +52,7 @@ func TestLockUnlock(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, locked)
 		assert.Equal(t, uint64(0), m.Token())
-		assert.Equal(t, []string{"rc:{orders:42}:fence"}, keys(t, rdb), "only the fence counter stays")
+		assert.Equal(t, []string{"rc:{orders:42}:fence"}, locktest.Keys(t, rdb), "only the fence counter stays")
 	})
 }
 
@@ -59,12 +60,12 @@ func TestReentryDoesNotQueue(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		m := rfairlock.New(newClient(t, rdb), "stock")
-		waiter := rfairlock.New(newClient(t, rdb), "stock")
+		m := rfairlock.New(locktest.NewClient(t, rdb), "stock")
+		waiter := rfairlock.New(locktest.NewClient(t, rdb), "stock")
 		require.NoError(t, m.Lock(ctx))
 		got := make(chan error, 1)
 		go func() { got <- waiter.Lock(ctx) }()
-		eventually(t, func() bool { n, _ := m.QueueLength(ctx); return n == 1 }, "waiter queued")
+		locktest.Eventually(t, func() bool { n, _ := m.QueueLength(ctx); return n == 1 }, "waiter queued")
 
 		for i := 2; i <= 3; i++ {
 			require.NoError(t, m.Lock(ctx), "re-entry while another handle waits")
@@ -96,12 +97,12 @@ func TestReleaseGrantsTheWaiter(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		a := rfairlock.New(newClient(t, rdb), "job")
-		b := rfairlock.New(newClient(t, rdb), "job")
+		a := rfairlock.New(locktest.NewClient(t, rdb), "job")
+		b := rfairlock.New(locktest.NewClient(t, rdb), "job")
 		require.NoError(t, a.Lock(ctx))
 		got := make(chan error, 1)
 		go func() { got <- b.LockWithLease(ctx, time.Minute) }()
-		eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b first in the queue")
+		locktest.Eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b first in the queue")
 		n, err := a.QueueLength(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
@@ -122,7 +123,7 @@ func TestReleaseGrantsTheWaiter(t *testing.T) {
 		require.True(t, ok)
 		assert.True(t, h.Fixed, "the grant carries b's own lease")
 		assert.Equal(t, time.Minute, h.Lease)
-		assert.ElementsMatch(t, []string{"rc:{job}:fence", "rc:{job}:lock"}, keys(t, rdb))
+		assert.ElementsMatch(t, []string{"rc:{job}:fence", "rc:{job}:lock"}, locktest.Keys(t, rdb))
 		require.NoError(t, b.Unlock(ctx))
 	})
 }
@@ -133,9 +134,9 @@ func TestTryLockNeverOvertakes(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		holder := rfairlock.New(newClient(t, rdb), "n")
-		waiter := rfairlock.New(newClient(t, rdb), "n")
-		other := rfairlock.New(newClient(t, rdb), "n")
+		holder := rfairlock.New(locktest.NewClient(t, rdb), "n")
+		waiter := rfairlock.New(locktest.NewClient(t, rdb), "n")
+		other := rfairlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, holder.LockWithLease(ctx, time.Hour))
 		ok, err := other.TryLock(ctx)
 		require.NoError(t, err)
@@ -146,7 +147,7 @@ func TestTryLockNeverOvertakes(t *testing.T) {
 
 		got := make(chan error, 1)
 		go func() { got <- waiter.Lock(ctx) }()
-		eventually(t, func() bool { p, _ := waiter.Position(ctx); return p == 1 }, "waiter queued")
+		locktest.Eventually(t, func() bool { p, _ := waiter.Position(ctx); return p == 1 }, "waiter queued")
 		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // the holder's lease runs out
 		ok, err = other.TryLock(ctx)
 		require.NoError(t, err)
@@ -165,7 +166,7 @@ func TestTryLockNeverOvertakes(t *testing.T) {
 func TestUnlockByNonHolder(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		a, b := rfairlock.New(c, "n"), rfairlock.New(c, "n")
 		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
@@ -184,7 +185,7 @@ func TestUnlockAfterLoss(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		m := rfairlock.New(newClient(t, rdb), "n")
+		m := rfairlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, m.LockWithLease(ctx, time.Minute))
 		lost := m.Lost()
 		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // as if the lease ran out
@@ -204,14 +205,14 @@ func TestForceUnlockGrantsTheHead(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		holder := rfairlock.New(newClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
-		waiter := rfairlock.New(newClient(t, rdb), "n")
-		admin := rfairlock.New(newClient(t, rdb), "n")
+		holder := rfairlock.New(locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
+		waiter := rfairlock.New(locktest.NewClient(t, rdb), "n")
+		admin := rfairlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, holder.Lock(ctx))
 		lost := holder.Lost()
 		got := make(chan error, 1)
 		go func() { got <- waiter.Lock(ctx) }()
-		eventually(t, func() bool { n, _ := admin.QueueLength(ctx); return n == 1 }, "waiter queued")
+		locktest.Eventually(t, func() bool { n, _ := admin.QueueLength(ctx); return n == 1 }, "waiter queued")
 
 		ok, err := admin.ForceUnlock(ctx)
 		require.NoError(t, err)
@@ -240,9 +241,9 @@ func TestLockContextEnds(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		holder := rfairlock.New(newClient(t, rdb), "n")
+		holder := rfairlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, holder.Lock(ctx))
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		waiter := rfairlock.New(c, "n")
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
@@ -255,9 +256,9 @@ func TestLockContextEnds(t *testing.T) {
 		n, err := holder.QueueLength(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n)
-		assert.ElementsMatch(t, []string{"rc:{n}:fence", "rc:{n}:lock"}, keys(t, rdb), "queue keys gone")
+		assert.ElementsMatch(t, []string{"rc:{n}:fence", "rc:{n}:lock"}, locktest.Keys(t, rdb), "queue keys gone")
 		require.NoError(t, holder.Unlock(ctx))
-		eventually(t, func() bool {
+		locktest.Eventually(t, func() bool {
 			return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0
 		}, "PUBSUB CHANNELS empty")
 	})
@@ -266,7 +267,7 @@ func TestLockContextEnds(t *testing.T) {
 func TestTokensIncrease(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		var last uint64
 		for i := 0; i < 20; i++ {

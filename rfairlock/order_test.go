@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
@@ -32,7 +33,7 @@ func TestStartOrderIsAcquireOrder(t *testing.T) {
 	defer cancel()
 	clients := make([]*redcoord.Client, slots+1) // the last one holds
 	for i := range clients {
-		clients[i] = newClient(t, srv.Client(t, func(o *redis.Options) { o.PoolSize = rounds / 2 }))
+		clients[i] = locktest.NewClient(t, srv.Client(t, func(o *redis.Options) { o.PoolSize = rounds / 2 }))
 	}
 	name := func(r int) string { return fmt.Sprintf("order:%d", r) }
 	holders := make([]*rfairlock.Mutex, rounds)
@@ -65,7 +66,7 @@ func TestStartOrderIsAcquireOrder(t *testing.T) {
 		}
 		time.Sleep(gap)
 		for r := 0; r < rounds; r++ {
-			eventually(t, func() bool {
+			locktest.Eventually(t, func() bool {
 				n, err := holders[r].QueueLength(ctx)
 				return err == nil && n == i+1
 			}, fmt.Sprintf("slot %d queued on %s", i, name(r)))

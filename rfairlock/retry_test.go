@@ -3,7 +3,6 @@ package rfairlock_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,18 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
-	"github.com/redcoord/redcoord/scripts"
 )
-
-// evalsha matches the EVALSHA of one script, for Faults.DropReply.
-func evalsha(name string) func(args []string) bool {
-	sha := scripts.SHA(name)
-	return func(args []string) bool {
-		return len(args) > 1 && strings.EqualFold(args[0], "evalsha") && args[1] == sha
-	}
-}
 
 // go-redis re-sends a command whose reply was lost with its connection, though
 // Redis ran it. Lost replies on acquire, re-entry, release, and on the try
@@ -35,8 +26,8 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
 		}
 		ctx := context.Background()
-		m := rfairlock.New(newClient(t, srv.Client(t, retrying)), "retry")
-		other := rfairlock.New(newClient(t, srv.Client(t)), "retry")
+		m := rfairlock.New(locktest.NewClient(t, srv.Client(t, retrying)), "retry")
+		other := rfairlock.New(locktest.NewClient(t, srv.Client(t)), "retry")
 		count := func(m *rfairlock.Mutex) int64 {
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
@@ -44,28 +35,28 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 		}
 		const rounds = 100 // 5 injected faults each
 		for i := 0; i < rounds; i++ {
-			faults.DropReply(evalsha("fair_acquire"))
+			faults.DropReply(locktest.EvalSHA("fair_acquire"))
 			require.NoError(t, m.Lock(ctx), "fresh acquire, round %d", i)
 			require.Equal(t, int64(1), count(m), "fresh acquire applied twice, round %d", i)
 
-			faults.DropReply(evalsha("fair_acquire"))
+			faults.DropReply(locktest.EvalSHA("fair_acquire"))
 			require.NoError(t, m.Lock(ctx))
 			require.Equal(t, int64(2), count(m), "re-entry applied twice, round %d", i)
 
-			faults.DropReply(evalsha("fair_release"))
+			faults.DropReply(locktest.EvalSHA("fair_release"))
 			require.NoError(t, m.Unlock(ctx))
 			require.Equal(t, int64(1), count(m), "release applied twice, round %d", i)
 
-			faults.DropReply(evalsha("fair_release"))
+			faults.DropReply(locktest.EvalSHA("fair_release"))
 			require.NoError(t, m.Unlock(ctx), "a retried final release must not report ErrNotHeld, round %d", i)
 			require.Equal(t, int64(0), count(m))
 
 			// m queues behind other; the reply of the try that queues it is lost.
 			require.NoError(t, other.Lock(ctx))
-			faults.DropReply(evalsha("fair_acquire"))
+			faults.DropReply(locktest.EvalSHA("fair_acquire"))
 			done := make(chan error, 1)
 			go func() { done <- m.Lock(ctx) }()
-			eventually(t, func() bool { p, _ := m.Position(ctx); return p == 1 }, "m queued")
+			locktest.Eventually(t, func() bool { p, _ := m.Position(ctx); return p == 1 }, "m queued")
 			n, err := other.QueueLength(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 1, n, "queued twice, round %d", i)
@@ -75,7 +66,7 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 			require.NoError(t, m.Unlock(ctx))
 		}
 		assert.Equal(t, 5*rounds, faults.Fired(), "every injected fault fired")
-		assert.Equal(t, []string{"rc:{retry}:fence"}, keys(t, srv.Client(t)))
+		assert.Equal(t, []string{"rc:{retry}:fence"}, locktest.Keys(t, srv.Client(t)))
 	})
 }
 
@@ -86,7 +77,7 @@ func TestUncontendedCostsTwoRoundTrips(t *testing.T) {
 		rt := &redistest.RoundTrips{}
 		rdb.AddHook(rt)
 		ctx := context.Background()
-		m := rfairlock.New(newClient(t, rdb), "rt")
+		m := rfairlock.New(locktest.NewClient(t, rdb), "rt")
 		require.NoError(t, m.Lock(ctx)) // loads the scripts
 		require.NoError(t, m.Unlock(ctx))
 		rt.Reset()
@@ -109,8 +100,8 @@ func TestRetriedReleaseAfterTheNextHolderReleased(t *testing.T) {
 			o.MinRetryBackoff, o.MaxRetryBackoff = 200*time.Millisecond, 200*time.Millisecond
 		})
 		ctx := context.Background()
-		a := rfairlock.New(newClient(t, rdb), "r")
-		b := rfairlock.New(newClient(t, srv.Client(t)), "r")
+		a := rfairlock.New(locktest.NewClient(t, rdb), "r")
+		b := rfairlock.New(locktest.NewClient(t, srv.Client(t)), "r")
 		require.NoError(t, a.Lock(ctx))
 		bDone := make(chan error, 1)
 		go func() {
@@ -120,8 +111,8 @@ func TestRetriedReleaseAfterTheNextHolderReleased(t *testing.T) {
 			}
 			bDone <- b.Unlock(ctx) // within a's retry backoff
 		}()
-		eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b queued")
-		isRelease, owner := evalsha("fair_release"), a.Owner()
+		locktest.Eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b queued")
+		isRelease, owner := locktest.EvalSHA("fair_release"), a.Owner()
 		// EVALSHA sha numkeys keys... kind publish channel owner ...
 		faults.DropReply(func(args []string) bool {
 			n, _ := strconv.Atoi(args[2])

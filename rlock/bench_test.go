@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -24,7 +25,7 @@ func TestUncontendedCostsTwoRoundTrips(t *testing.T) {
 		rt := &redistest.RoundTrips{}
 		rdb.AddHook(rt)
 		ctx := context.Background()
-		m := rlock.New(newClient(t, rdb), "rt")
+		m := rlock.New(locktest.NewClient(t, rdb), "rt")
 		require.NoError(t, m.Lock(ctx)) // loads the scripts
 		require.NoError(t, m.Unlock(ctx))
 		rt.Reset()
@@ -42,7 +43,7 @@ func BenchmarkUncontended(b *testing.B) {
 	rdb.AddHook(rt)
 	ctx := context.Background()
 	b.Run("rlock", func(b *testing.B) {
-		m := rlock.New(newClient(b, rdb), "bench:uncontended")
+		m := rlock.New(locktest.NewClient(b, rdb), "bench:uncontended")
 		require.NoError(b, m.Lock(ctx))
 		require.NoError(b, m.Unlock(ctx))
 		rt.Reset()
@@ -92,7 +93,7 @@ func BenchmarkContended(b *testing.B) {
 			c    *redcoord.Client
 		)
 		return func(b *testing.B, rdb *redis.Client) (func(context.Context) error, func(context.Context) error) {
-			once.Do(func() { c = newClient(b, rdb, opts...) })
+			once.Do(func() { c = locktest.NewClient(b, rdb, opts...) })
 			m := rlock.New(c, "bench:contended")
 			return m.Lock, m.Unlock
 		}

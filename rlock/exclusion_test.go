@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -31,7 +32,7 @@ func TestMutualExclusion(t *testing.T) {
 		deadline = 5 * time.Minute
 	)
 	rdb := redistest.Real(t).Client(t, func(o *redis.Options) { o.PoolSize = workers + 8 })
-	c := newClient(t, rdb)
+	c := locktest.NewClient(t, rdb)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -34,7 +35,7 @@ func TestNoLeaksAfterContention(t *testing.T) {
 	second := rlock.New(c, "leak")
 	done := make(chan error)
 	go func() { done <- second.Lock(ctx) }() // start the Hub
-	eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "hub started")
+	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "hub started")
 	require.NoError(t, warm.Unlock(ctx))
 	require.NoError(t, <-done)
 	require.NoError(t, second.Unlock(ctx))
@@ -72,12 +73,12 @@ func TestNoLeaksAfterContention(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0 }, "lock channels unsubscribed")
-	eventually(t, func() bool { return runtime.NumGoroutine() <= baseline }, "goroutines back to baseline")
+	locktest.Eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0 }, "lock channels unsubscribed")
+	locktest.Eventually(t, func() bool { return runtime.NumGoroutine() <= baseline }, "goroutines back to baseline")
 	h, _ := c.Hub()
 	require.Zero(t, h.Stats().Waiters)
-	require.Equal(t, []string{"rc:{leak}:fence"}, keys(t, rdb))
+	require.Equal(t, []string{"rc:{leak}:fence"}, locktest.Keys(t, rdb))
 
 	require.NoError(t, c.Close(ctx))
-	eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "*").Val()) == 0 }, "no subscription after Close")
+	locktest.Eventually(t, func() bool { return len(rdb.PubSubChannels(ctx, "*").Val()) == 0 }, "no subscription after Close")
 }

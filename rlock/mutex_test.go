@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -18,7 +19,7 @@ import (
 func TestLockUnlock(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		m := rlock.New(c, "orders:42")
 
@@ -55,14 +56,14 @@ func TestLockUnlock(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok)
 		assert.Equal(t, uint64(0), m.Token())
-		assert.Equal(t, []string{"rc:{orders:42}:fence"}, keys(t, rdb), "only the fence counter stays")
+		assert.Equal(t, []string{"rc:{orders:42}:fence"}, locktest.Keys(t, rdb), "only the fence counter stays")
 	})
 }
 
 func TestReentry(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		m := rlock.New(c, "stock")
 		for i := 1; i <= 3; i++ {
@@ -100,8 +101,8 @@ func TestWaiterGetsLockAfterRelease(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		// Two clients: two processes.
-		a := rlock.New(newClient(t, rdb), "job")
-		b := rlock.New(newClient(t, rdb), "job")
+		a := rlock.New(locktest.NewClient(t, rdb), "job")
+		b := rlock.New(locktest.NewClient(t, rdb), "job")
 		require.NoError(t, a.Lock(ctx))
 		got := make(chan error, 1)
 		go func() { got <- b.Lock(ctx) }()
@@ -126,7 +127,7 @@ func TestWaiterGetsLockAfterRelease(t *testing.T) {
 func TestUnlockByNonHolder(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		a, b := rlock.New(c, "n"), rlock.New(c, "n")
 		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
@@ -145,7 +146,7 @@ func TestUnlockByNonHolder(t *testing.T) {
 func TestUnlockAfterLoss(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		m := rlock.New(c, "n")
 		require.NoError(t, m.LockWithLease(ctx, time.Minute))
@@ -168,8 +169,8 @@ func TestForceUnlock(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		// A short TTL so the holder's watchdog ticks every 100ms.
-		holder := rlock.New(newClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
-		admin := rlock.New(newClient(t, rdb), "n")
+		holder := rlock.New(locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond)), "n")
+		admin := rlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, holder.Lock(ctx))
 		lost := holder.Lost()
 		ok, err := admin.ForceUnlock(ctx)
@@ -187,65 +188,11 @@ func TestForceUnlock(t *testing.T) {
 	})
 }
 
+// Bad input, a done ctx, a closed Client and another primitive's key are
+// refused and change nothing in Redis: see locktest.BadInput.
 func TestBadInput(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := newClient(t, rdb)
-		ctx := context.Background()
-		cases := []struct {
-			name string
-			m    *rlock.Mutex
-			arg  string // what the message must name
-		}{
-			{"empty name", rlock.New(c, ""), "name"},
-			{"long name", rlock.New(c, strings.Repeat("x", 513)), "name"},
-			{"brace", rlock.New(c, "a{b}"), "name"},
-			{"bad utf-8", rlock.New(c, "\xff"), "name"},
-			{"nil client", rlock.New(nil, "n"), "nil *redcoord.Client"},
-			{"nil option", rlock.New(c, "n", nil), "opts"},
-			{"bad poll", rlock.New(c, "n", rlock.WithMaxPollInterval(0)), "WithMaxPollInterval"},
-		}
-		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				for op, err := range map[string]error{
-					"Lock":          tc.m.Lock(ctx),
-					"LockWithLease": tc.m.LockWithLease(ctx, time.Second),
-					"Unlock":        tc.m.Unlock(ctx),
-					"TryLock":       second(tc.m.TryLock(ctx)),
-					"IsLocked":      second(tc.m.IsLocked(ctx)),
-					"HoldCount":     second(tc.m.HoldCount(ctx)),
-					"ForceUnlock":   second(tc.m.ForceUnlock(ctx)),
-				} {
-					assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, op)
-					assert.ErrorContains(t, err, tc.arg, op)
-				}
-			})
-		}
-		m := rlock.New(c, "n")
-		for _, lease := range []time.Duration{0, -time.Second, time.Microsecond} {
-			err := m.LockWithLease(ctx, lease)
-			assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
-			assert.ErrorContains(t, err, "lease")
-		}
-		cancelled, cancel := context.WithCancel(ctx)
-		cancel()
-		assert.ErrorIs(t, m.Lock(cancelled), context.Canceled)
-		assert.Empty(t, keys(t, rdb), "bad input leaves Redis unchanged")
-
-		closed, err := redcoord.New(rdb)
-		require.NoError(t, err)
-		require.NoError(t, closed.Close(ctx))
-		assert.ErrorIs(t, rlock.New(closed, "n").Lock(ctx), redcoord.ErrClosed)
-		assert.Empty(t, keys(t, rdb))
-
-		require.NoError(t, rdb.Set(ctx, "rc:{str}:lock", "x", 0).Err())
-		err = rlock.New(c, "str").Lock(ctx)
-		assert.ErrorIs(t, err, redcoord.ErrWrongType)
-		assert.Equal(t, "x", rdb.Get(ctx, "rc:{str}:lock").Val())
-	})
+	locktest.BadInput(t, rlock.New, rlock.WithMaxPollInterval(0), "rfairlock", nil)
 }
-
-func second[T any](_ T, err error) error { return err }
 
 // A Lock whose context ends returns an error matching both ErrNotAcquired and
 // the context's error, and leaves no key, subscription or waiter behind.
@@ -253,9 +200,9 @@ func TestLockContextEnds(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		holder := rlock.New(newClient(t, rdb), "n")
+		holder := rlock.New(locktest.NewClient(t, rdb), "n")
 		require.NoError(t, holder.Lock(ctx))
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		waiter := rlock.New(c, "n")
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
@@ -266,8 +213,8 @@ func TestLockContextEnds(t *testing.T) {
 		require.NoError(t, herr)
 		assert.Zero(t, hub.Stats().Waiters)
 		require.NoError(t, holder.Unlock(ctx))
-		assert.Equal(t, []string{"rc:{n}:fence"}, keys(t, rdb))
-		eventually(t, func() bool {
+		assert.Equal(t, []string{"rc:{n}:fence"}, locktest.Keys(t, rdb))
+		locktest.Eventually(t, func() bool {
 			return len(rdb.PubSubChannels(ctx, "rc:{*").Val()) == 0
 		}, "PUBSUB CHANNELS empty")
 	})
@@ -276,7 +223,7 @@ func TestLockContextEnds(t *testing.T) {
 func TestTokensIncrease(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
 		var last uint64
 		for i := 0; i < 20; i++ {

@@ -3,25 +3,13 @@ package rlock
 import (
 	"time"
 
-	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 )
 
 // Option configures a Mutex.
-type Option func(*options) error
-
-type options struct {
-	maxPoll time.Duration // 0: the Client's
-}
+type Option func(*hold.Options) error
 
 // WithMaxPollInterval bounds the wait between two checks of this lock's
 // waiters, overriding the Client's WithMaxPollInterval (or WithPolling
 // interval) for this handle. It must be > 0. The default is the Client's.
-func WithMaxPollInterval(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return errs.Invalid("WithMaxPollInterval", "must be > 0, got %v", d)
-		}
-		o.maxPoll = d
-		return nil
-	}
-}
+func WithMaxPollInterval(d time.Duration) Option { return hold.MaxPoll(d) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -26,7 +27,7 @@ func TestRetriedReleaseAfterOthersReleased(t *testing.T) {
 		o.MinRetryBackoff, o.MaxRetryBackoff = 200*time.Millisecond, 200*time.Millisecond
 	})
 	ctx := context.Background()
-	c := newClient(t, rdb)
+	c := locktest.NewClient(t, rdb)
 	a, b := rlock.New(c, "r1"), rlock.New(c, "r1")
 	require.NoError(t, a.Lock(ctx))
 	require.NoError(t, a.Unlock(ctx)) // load the scripts
@@ -39,8 +40,8 @@ func TestRetriedReleaseAfterOthersReleased(t *testing.T) {
 		}
 		bDone <- b.Unlock(ctx) // within a's retry backoff
 	}()
-	eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
-	isRelease, owner := evalsha("lock_release"), a.Owner()
+	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
+	isRelease, owner := locktest.EvalSHA("lock_release"), a.Owner()
 	faults.DropReply(func(args []string) bool { return isRelease(args) && len(args) > 5 && args[5] == owner })
 	require.NoError(t, a.Unlock(ctx), "the release was applied; its retry must say so")
 	require.NoError(t, <-bDone)
@@ -52,14 +53,14 @@ func TestRetriedReleaseAfterOthersReleased(t *testing.T) {
 func TestReentryDoesNotQueueBehindLocalWaiters(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
 	ctx := context.Background()
-	c := newClient(t, rdb, redcoord.WithMaxPollInterval(time.Hour))
+	c := locktest.NewClient(t, rdb, redcoord.WithMaxPollInterval(time.Hour))
 	a, b := rlock.New(c, "r2"), rlock.New(c, "r2")
 	require.NoError(t, a.Lock(ctx))
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bDone := make(chan error, 1)
 	go func() { bDone <- b.Lock(bctx) }()
-	eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
+	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
 	tctx, tcancel := context.WithTimeout(ctx, 10*time.Second) // a bound, not a timing
 	defer tcancel()
 	require.NoError(t, a.Lock(tctx), "re-entry must not wait for a release only it can make")
@@ -73,11 +74,11 @@ func TestReentryDoesNotQueueBehindLocalWaiters(t *testing.T) {
 // An acquire with a context that is already done says both why and what.
 func TestDoneContextIsNotAcquired(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
-	c := newClient(t, rdb)
+	c := locktest.NewClient(t, rdb)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	m := rlock.New(c, "r3")
-	for name, err := range map[string]error{"Lock": m.Lock(ctx), "TryLock": second(m.TryLock(ctx)),
+	for name, err := range map[string]error{"Lock": m.Lock(ctx), "TryLock": locktest.Second(m.TryLock(ctx)),
 		"LockWithLease": m.LockWithLease(ctx, time.Second)} {
 		assert.ErrorIs(t, err, context.Canceled, name)
 		assert.ErrorIs(t, err, redcoord.ErrNotAcquired, name)
@@ -89,7 +90,7 @@ func TestDoneContextIsNotAcquired(t *testing.T) {
 func TestReplacedHoldReportsLoss(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
 	ctx := context.Background()
-	c := newClient(t, rdb)
+	c := locktest.NewClient(t, rdb)
 	a, admin := rlock.New(c, "r4"), rlock.New(c, "r4")
 	require.NoError(t, a.Lock(ctx))
 	lost, token := a.Lost(), a.Token()
@@ -98,8 +99,8 @@ func TestReplacedHoldReportsLoss(t *testing.T) {
 	require.True(t, ok)
 	require.NoError(t, a.Lock(ctx)) // the caller may think this re-enters
 	assert.Greater(t, a.Token(), token, "a fresh hold")
-	assert.True(t, isClosed(lost), "the replaced hold's Lost must close")
-	assert.False(t, isClosed(a.Lost()))
+	assert.True(t, locktest.IsClosed(lost), "the replaced hold's Lost must close")
+	assert.False(t, locktest.IsClosed(a.Lost()))
 	n, err := a.HoldCount(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
@@ -110,7 +111,7 @@ func TestReplacedHoldReportsLoss(t *testing.T) {
 func TestSharedHandleStaysWatched(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
 	ctx := context.Background()
-	c := newClient(t, rdb)
+	c := locktest.NewClient(t, rdb)
 	m := rlock.New(c, "r5")
 	const n = 8
 	errs := make(chan error, n)
@@ -138,7 +139,7 @@ func TestWrongTypeFence(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		c := newClient(t, rdb)
+		c := locktest.NewClient(t, rdb)
 		a := rlock.New(c, "r6")
 		require.NoError(t, a.Lock(ctx))
 		require.NoError(t, rdb.Del(ctx, "rc:{r6}:fence").Err())
@@ -146,7 +147,7 @@ func TestWrongTypeFence(t *testing.T) {
 		require.NoError(t, a.Unlock(ctx))
 		err := a.Lock(ctx)
 		assert.ErrorIs(t, err, redcoord.ErrWrongType)
-		assert.Equal(t, []string{"rc:{r6}:fence"}, keys(t, rdb))
+		assert.Equal(t, []string{"rc:{r6}:fence"}, locktest.Keys(t, rdb))
 		assert.Equal(t, "x", rdb.Get(ctx, "rc:{r6}:fence").Val())
 	})
 }

@@ -2,7 +2,6 @@ package rlock_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,18 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
-	"github.com/redcoord/redcoord/scripts"
 )
-
-// evalsha matches the EVALSHA of one script, for Faults.DropReply.
-func evalsha(name string) func(args []string) bool {
-	sha := scripts.SHA(name)
-	return func(args []string) bool {
-		return len(args) > 1 && strings.EqualFold(args[0], "evalsha") && args[1] == sha
-	}
-}
 
 // go-redis re-sends a command whose reply was lost with its connection, though
 // Redis ran it. 1,000 such lost replies on acquire, re-entry and release:
@@ -34,7 +25,7 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
 		})
 		ctx := context.Background()
-		m := rlock.New(newClient(t, rdb), "retry")
+		m := rlock.New(locktest.NewClient(t, rdb), "retry")
 		count := func() int64 {
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
@@ -44,19 +35,19 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 		require.NoError(t, m.Unlock(ctx))
 		const rounds = 250 // 4 injected faults each
 		for i := 0; i < rounds; i++ {
-			faults.DropReply(evalsha("lock_acquire"))
+			faults.DropReply(locktest.EvalSHA("lock_acquire"))
 			require.NoError(t, m.Lock(ctx), "fresh acquire, round %d", i)
 			require.Equal(t, int64(1), count(), "fresh acquire applied twice, round %d", i)
 
-			faults.DropReply(evalsha("lock_acquire"))
+			faults.DropReply(locktest.EvalSHA("lock_acquire"))
 			require.NoError(t, m.Lock(ctx))
 			require.Equal(t, int64(2), count(), "re-entry applied twice, round %d", i)
 
-			faults.DropReply(evalsha("lock_release"))
+			faults.DropReply(locktest.EvalSHA("lock_release"))
 			require.NoError(t, m.Unlock(ctx))
 			require.Equal(t, int64(1), count(), "release applied twice, round %d", i)
 
-			faults.DropReply(evalsha("lock_release"))
+			faults.DropReply(locktest.EvalSHA("lock_release"))
 			require.NoError(t, m.Unlock(ctx), "a retried final release must not report ErrNotHeld, round %d", i)
 			require.Equal(t, int64(0), count())
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -107,13 +108,13 @@ func TestLostWakeUpRealServer(t *testing.T) {
 	waiterRDB := srv.Client(t, func(o *redis.Options) { o.Dialer = faults.Dialer(nil) })
 	ctx := context.Background()
 	const poll = 200 * time.Millisecond
-	holder := rlock.New(newClient(t, holderRDB), "n")
-	wc := newClient(t, waiterRDB, redcoord.WithMaxPollInterval(poll))
+	holder := rlock.New(locktest.NewClient(t, holderRDB), "n")
+	wc := locktest.NewClient(t, waiterRDB, redcoord.WithMaxPollInterval(poll))
 	waiter := rlock.New(wc, "n")
 	require.NoError(t, holder.Lock(ctx))
 	acquired := make(chan error, 1)
 	go func() { acquired <- waiter.Lock(ctx) }()
-	eventually(t, func() bool {
+	locktest.Eventually(t, func() bool {
 		hub, err := wc.Hub()
 		return err == nil && hub.Stats().Waiters == 1
 	}, "waiter subscribed")
@@ -138,13 +139,13 @@ func TestSubscribeRefusedFallsBackToPolling(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "nopubsub", "on", ">pw", "~*", "+@all", "-@pubsub").Err())
 	limited := srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "nopubsub", "pw" })
-	holder := rlock.New(newClient(t, admin), "acl")
-	wc := newClient(t, limited, redcoord.WithMaxPollInterval(100*time.Millisecond))
+	holder := rlock.New(locktest.NewClient(t, admin), "acl")
+	wc := locktest.NewClient(t, limited, redcoord.WithMaxPollInterval(100*time.Millisecond))
 	waiter := rlock.New(wc, "acl")
 	require.NoError(t, holder.Lock(ctx))
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(ctx) }()
-	eventually(t, func() bool { h, _ := wc.Hub(); return h != nil && h.Stats().Refused }, "the Hub saw SUBSCRIBE refused")
+	locktest.Eventually(t, func() bool { h, _ := wc.Hub(); return h != nil && h.Stats().Refused }, "the Hub saw SUBSCRIBE refused")
 	require.NoError(t, holder.Unlock(ctx))
 	select {
 	case err := <-got:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -33,15 +34,6 @@ func bubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redi
 	})
 }
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 func TestWatchdogKeepsHoldForAnHour(t *testing.T) {
 	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, c *redcoord.Client) {
 		ctx := context.Background()
@@ -57,14 +49,14 @@ func TestWatchdogKeepsHoldForAnHour(t *testing.T) {
 		assert.Equal(t, mu.Owner(), h.Owner)
 		assert.Equal(t, uint64(1), h.Token)
 		assert.Greater(t, h.Remaining, 2*c.LeaseTTL()/3-time.Second)
-		assert.False(t, isClosed(lost))
+		assert.False(t, locktest.IsClosed(lost))
 		assert.Equal(t, int64(360), rt.Commands("evalsha")-1, "one renewal per 10s tick (and the Holder call)")
 
 		require.NoError(t, mu.Unlock(ctx))
 		rt.Reset()
 		time.Sleep(time.Hour)
 		assert.Zero(t, rt.Load(), "a released hold is never renewed again")
-		assert.False(t, isClosed(lost), "a released hold is not lost")
+		assert.False(t, locktest.IsClosed(lost), "a released hold is not lost")
 	})
 }
 
@@ -78,7 +70,7 @@ func TestWatchdogReportsDeletedHold(t *testing.T) {
 		m.Del("rc:{n}:lock")
 		time.Sleep(c.LeaseTTL()/3 + time.Millisecond) // one renew interval
 		synctest.Wait()
-		assert.True(t, isClosed(lost), "Lost not closed within one renew interval")
+		assert.True(t, locktest.IsClosed(lost), "Lost not closed within one renew interval")
 		assert.Zero(t, mu.Token(), "the handle no longer believes it holds")
 		err := mu.Unlock(ctx)
 		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
@@ -99,13 +91,13 @@ func TestFixedLeaseExpires(t *testing.T) {
 		rt.Reset()
 
 		time.Sleep(5*time.Second - time.Millisecond)
-		assert.False(t, isClosed(lost))
+		assert.False(t, locktest.IsClosed(lost))
 		locked, err := mu.IsLocked(ctx)
 		require.NoError(t, err)
 		assert.True(t, locked)
 		time.Sleep(2 * time.Millisecond)
 		synctest.Wait()
-		assert.True(t, isClosed(lost), "Lost not closed when the fixed lease ended")
+		assert.True(t, locktest.IsClosed(lost), "Lost not closed when the fixed lease ended")
 		locked, err = mu.IsLocked(ctx)
 		require.NoError(t, err)
 		assert.False(t, locked, "Redis expired the key")
@@ -129,10 +121,10 @@ func TestWatchdogGivesUpAfterTTL(t *testing.T) {
 		m.SetError("LOADING Redis is loading the dataset in memory")
 		time.Sleep(c.LeaseTTL() - time.Second)
 		synctest.Wait()
-		assert.False(t, isClosed(lost), "lost before its TTL ran out")
+		assert.False(t, locktest.IsClosed(lost), "lost before its TTL ran out")
 		time.Sleep(c.LeaseTTL()/3 + time.Second)
 		synctest.Wait()
-		assert.True(t, isClosed(lost), "Lost not closed one renew interval after the TTL ran out")
+		assert.True(t, locktest.IsClosed(lost), "Lost not closed one renew interval after the TTL ran out")
 		m.SetError("")
 	})
 }

@@ -1,6 +1,8 @@
-// Package hold is a lock handle's view of its own exclusive hold: count,
-// fencing token, the watchdog lease or fixed-lease timer, and the channel
-// that reports the hold lost. rlock and rfairlock share it.
+// Package hold is what rlock and rfairlock share: a lock handle's view of
+// its own exclusive hold (Tracker: count, fencing token, the watchdog lease
+// or fixed-lease timer, and the channel that reports the hold lost), and the
+// Handle around it (argument checks, the lock hash's keys, request ids,
+// Unlock, ForceUnlock and the state reads).
 package hold
 
 import (

@@ -136,11 +136,14 @@ func TestWokenByMessage(t *testing.T) {
 			Logger: slog.New(slog.DiscardHandler)}
 
 		f := newFake(time.Hour)
-		time.AfterFunc(3*time.Second, func() {
+		published := make(chan error)
+		go func() {
+			time.Sleep(3 * time.Second)
 			close(f.free)
-			rdb.Publish(context.Background(), "ch", pubsub.One())
-		})
+			published <- rdb.Publish(context.Background(), "ch", pubsub.One()).Err()
+		}()
 		require.NoError(t, wait.Acquire(context.Background(), cfg, f.spec()))
+		require.NoError(t, <-published) // the publisher ends inside the bubble
 		assert.Equal(t, []time.Duration{0, 0, 3 * time.Second}, f.tries, "try, subscribe and try, woken try")
 		assert.Zero(t, hub.Stats().Waiters)
 	})

@@ -1,0 +1,195 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+// Options are what a lock handle's options set. Each lock package has its
+// own Option type, a func(*Options) error, so that its docs stay its own.
+type Options struct {
+	MaxPoll time.Duration // 0: the Client's
+}
+
+// MaxPoll is the option behind each lock package's WithMaxPollInterval.
+func MaxPoll(d time.Duration) func(*Options) error {
+	return func(o *Options) error {
+		if d <= 0 {
+			return errs.Invalid("WithMaxPollInterval", "must be > 0, got %v", d)
+		}
+		o.MaxPoll = d
+		return nil
+	}
+}
+
+// Handle is what a handle on an exclusive lock is made of, whatever its
+// queueing policy: the Session, the lock hash, the hold and the request
+// sequence. rlock and rfairlock wrap it and keep their acquire loops. Its
+// zero value is not usable; use NewHandle. A Handle must not be copied.
+type Handle struct {
+	S       *core.Session // nil when New was given a nil Client
+	Name    string
+	Err     error         // from New: a bad name or option, reported by every method
+	Lock    scripts.Lock  // the lock hash; zero when Err is set
+	MaxPoll time.Duration // 0: the Client's
+	Hold    *Tracker
+
+	req atomic.Uint64 // request sequence: request ids are "<owner>:<seq>"
+}
+
+// NewHandle does what New does for every lock kind: it checks c, name and
+// opts, applies opts, and names the lock hash of kind for a fresh owner. It
+// does no I/O. A bad argument is recorded in Err, and the lock is then left
+// unnamed; the caller names any keys of its own with Key only if Err is nil.
+func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
+	h := &Handle{Name: name, Hold: New()}
+	if c == nil {
+		h.Err = errs.Invalid("c", "nil *redcoord.Client")
+		return h
+	}
+	h.S = c.Session(core.Key{})
+	if h.Err = core.CheckName(name); h.Err != nil {
+		return h
+	}
+	var o Options
+	for _, opt := range opts {
+		if opt == nil {
+			h.Err = errs.Invalid("opts", "nil Option")
+			return h
+		}
+		if h.Err = opt(&o); h.Err != nil {
+			return h
+		}
+	}
+	h.MaxPoll = o.MaxPoll
+	owner := h.S.NewOwner()
+	h.Lock = scripts.Lock{
+		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner),
+		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
+	}
+	return h
+}
+
+// Key returns the key of one part of the lock.
+func (h *Handle) Key(part string) string { return h.S.Key(h.Name, part) }
+
+// Check returns the first reason an operation must not start: a bad
+// argument to New, a closed Client, or a done ctx.
+func (h *Handle) Check(ctx context.Context) error {
+	if h.Err != nil {
+		return h.Err
+	}
+	return h.S.Check(ctx)
+}
+
+// CheckAcquire is Check for an acquire: a closed Client or a done ctx also
+// matches ErrNotAcquired, which says what did not happen beside why.
+func (h *Handle) CheckAcquire(ctx context.Context) error {
+	err := h.Check(ctx)
+	if err != nil && h.Err == nil {
+		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
+	return err
+}
+
+// NextRequest returns a fresh request id, for idempotent retries.
+func (h *Handle) NextRequest() string {
+	return h.Lock.Owner + ":" + strconv.FormatUint(h.req.Add(1), 10)
+}
+
+// Took records a successful acquire, as Tracker.Took, with the watchdog
+// renewing the lock hash (fixed == 0) or a timer ending it. If that fails
+// (the Client closed meanwhile) it gives the hold back with leave.
+func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Duration, since time.Time,
+	leave func(context.Context) error) error {
+	script, keys, args := h.Lock.Renewal(h.S.Config.TTL)
+	err := h.Hold.Took(got.Token, got.Count, Lease{
+		Watchdog: h.S.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
+		Fixed: fixed, Since: since,
+	})
+	if err != nil {
+		_ = leave(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// Tried turns the error of a single acquire attempt into TryLock's reply:
+// a busy lock is (false, nil).
+func Tried(err error) (bool, error) {
+	if errors.Is(err, wait.ErrBusy) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Unlock releases one hold with release, which returns the remaining count
+// (-1: not held), and reports ErrNotHeld or ErrLeaseLost as Tracker.Released.
+func (h *Handle) Unlock(ctx context.Context, release func(context.Context, redis.Scripter, string) (int64, error)) error {
+	if err := h.Check(ctx); err != nil {
+		return err
+	}
+	h.Hold.Releasing()
+	n, err := release(ctx, h.S.RDB, h.NextRequest())
+	if err != nil {
+		return err
+	}
+	return h.Hold.Released(n, "lock "+strconv.Quote(h.Name))
+}
+
+// ForceUnlock deletes the lock with force, which reports whether it was
+// held; a hold of this handle is then lost.
+func (h *Handle) ForceUnlock(ctx context.Context, force func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
+	if err := h.Check(ctx); err != nil {
+		return false, err
+	}
+	ok, err := force(ctx, h.S.RDB)
+	if err == nil && ok {
+		h.Hold.Forced()
+	}
+	return ok, err
+}
+
+// State reads who holds the lock.
+func (h *Handle) State(ctx context.Context) (scripts.State, error) {
+	if err := h.Check(ctx); err != nil {
+		return scripts.State{}, err
+	}
+	return h.Lock.State(ctx, h.S.RDB)
+}
+
+// IsLocked reports whether any owner holds the lock.
+func (h *Handle) IsLocked(ctx context.Context) (bool, error) {
+	st, err := h.State(ctx)
+	return st.Held, err
+}
+
+// HoldCount returns how many times this handle holds the lock, as Redis sees it.
+func (h *Handle) HoldCount(ctx context.Context) (int64, error) {
+	st, err := h.State(ctx)
+	if err != nil || st.Owner != h.Lock.Owner {
+		return 0, err
+	}
+	return st.Count, nil
+}
+
+// Holder returns who holds the lock; ok is false when it is free.
+func (h *Handle) Holder(ctx context.Context) (redcoord.Holder, bool, error) {
+	st, err := h.State(ctx)
+	if err != nil || !st.Held {
+		return redcoord.Holder{}, false, err
+	}
+	return Holder(st), true, nil
+}

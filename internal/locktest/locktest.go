@@ -1,0 +1,86 @@
+// Package locktest holds the test helpers that rlock's and rfairlock's tests
+// share: a Client closed by t.Cleanup, the keys a test may expect, a bounded
+// wait for asynchronous effects, and the bad-input test both packages run.
+// Only _test.go files import it.
+package locktest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+// NewClient returns a redcoord Client on rdb, closed by t.Cleanup.
+func NewClient(t testing.TB, rdb redcoord.Redis, opts ...redcoord.Option) *redcoord.Client {
+	t.Helper()
+	c, err := redcoord.New(rdb, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, c.Close(ctx))
+	})
+	return c
+}
+
+// Keys returns every key in the server but release markers (rc:{N}:rel:<owner>),
+// which outlive a release by scripts.MarkerTTL so a retried release is recognised.
+func Keys(t testing.TB, rdb *redis.Client) []string {
+	t.Helper()
+	all, err := rdb.Keys(context.Background(), "*").Result()
+	require.NoError(t, err)
+	return WithoutMarkers(all)
+}
+
+// WithoutMarkers returns all but the release markers, as Keys.
+func WithoutMarkers(all []string) []string {
+	var k []string
+	for _, key := range all {
+		if !strings.Contains(key, "}:rel:") {
+			k = append(k, key)
+		}
+	}
+	return k
+}
+
+// Eventually polls cond every 10ms for at most 10s: for effects that happen
+// asynchronously (a waiter reaching the queue, UNSUBSCRIBE). It bounds the
+// test, it does not time it.
+func Eventually(t testing.TB, cond func() bool, msg string) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("not within 10s: %s", msg)
+}
+
+// IsClosed reports whether ch is closed, without waiting.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Second returns the error of a call that returns a value and an error.
+func Second[T any](_ T, err error) error { return err }
+
+// EvalSHA matches the EVALSHA of one script, for Faults.DropReply.
+func EvalSHA(name string) func(args []string) bool {
+	sha := scripts.SHA(name)
+	return func(args []string) bool {
+		return len(args) > 1 && strings.EqualFold(args[0], "evalsha") && args[1] == sha
+	}
+}

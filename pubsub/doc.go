@@ -81,6 +81,8 @@
 //
 // The Hub uses classic SUBSCRIBE, which a Redis Cluster delivers to
 // subscribers on every node, so one connection to any node serves every
-// channel. Sharded pub/sub (SSUBSCRIBE, one connection per shard) would cut
-// cluster-bus traffic and is not implemented yet.
+// channel. The cost is cluster-bus traffic: every release is broadcast to
+// every node. Sharded pub/sub (SSUBSCRIBE, one connection per shard), which
+// confines it to the shard that owns the name, is planned with Cluster
+// support.
 package pubsub

@@ -2,8 +2,6 @@ package rfairlock_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,46 +13,6 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
-
-func TestLockUnlock(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		m := rfairlock.New(c, "orders:42")
-
-		require.NoError(t, m.Lock(ctx))
-		locked, err := m.IsLocked(ctx)
-		require.NoError(t, err)
-		assert.True(t, locked)
-		n, err := m.HoldCount(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), n)
-		assert.Equal(t, uint64(1), m.Token())
-
-		h, ok, err := m.Holder(ctx)
-		require.NoError(t, err)
-		require.True(t, ok)
-		host, _ := os.Hostname()
-		assert.Equal(t, m.Owner(), h.Owner)
-		assert.Equal(t, c.ID(), h.Client)
-		assert.True(t, strings.HasPrefix(h.Owner, c.ID()+":"))
-		assert.Equal(t, host, h.Host)
-		assert.Equal(t, os.Getpid(), h.PID)
-		assert.Equal(t, c.LeaseTTL(), h.Lease)
-		assert.False(t, h.Fixed)
-		assert.Greater(t, h.Remaining, time.Duration(0))
-		assert.LessOrEqual(t, h.Remaining, c.LeaseTTL())
-		assert.Equal(t, uint64(1), h.Token)
-
-		require.NoError(t, m.Unlock(ctx))
-		locked, err = m.IsLocked(ctx)
-		require.NoError(t, err)
-		assert.False(t, locked)
-		assert.Equal(t, uint64(0), m.Token())
-		assert.Equal(t, []string{"rc:{orders:42}:fence"}, locktest.Keys(t, rdb), "only the fence counter stays")
-	})
-}
 
 func TestReentryDoesNotQueue(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
@@ -163,43 +121,6 @@ func TestTryLockNeverOvertakes(t *testing.T) {
 	})
 }
 
-func TestUnlockByNonHolder(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		a, b := rfairlock.New(c, "n"), rfairlock.New(c, "n")
-		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
-		require.NoError(t, a.Lock(ctx))
-		before := rdb.HGetAll(ctx, "rc:{n}:lock").Val()
-		err := b.Unlock(ctx)
-		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
-		assert.NotErrorIs(t, err, redcoord.ErrLeaseLost)
-		assert.Contains(t, err.Error(), `lock "n" is not held by this handle`)
-		assert.Equal(t, before, rdb.HGetAll(ctx, "rc:{n}:lock").Val(), "Redis unchanged")
-		require.NoError(t, a.Unlock(ctx))
-	})
-}
-
-func TestUnlockAfterLoss(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		ctx := context.Background()
-		m := rfairlock.New(locktest.NewClient(t, rdb), "n")
-		require.NoError(t, m.LockWithLease(ctx, time.Minute))
-		lost := m.Lost()
-		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // as if the lease ran out
-		err := m.Unlock(ctx)
-		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
-		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
-		select {
-		case <-lost:
-		default:
-			t.Fatal("Lost not closed by a failed Unlock")
-		}
-	})
-}
-
 // ForceUnlock frees the lock and hands it to the first waiter.
 func TestForceUnlockGrantsTheHead(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
@@ -264,18 +185,7 @@ func TestLockContextEnds(t *testing.T) {
 	})
 }
 
-func TestTokensIncrease(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		var last uint64
-		for i := 0; i < 20; i++ {
-			m := rfairlock.New(c, "fenced")
-			require.NoError(t, m.Lock(ctx))
-			assert.Greater(t, m.Token(), last)
-			last = m.Token()
-			require.NoError(t, m.Unlock(ctx))
-		}
-	})
+// The behaviour every lock with this method set shares (internal/locktest).
+func TestBasics(t *testing.T) {
+	locktest.Basics(t, func(c *redcoord.Client, name string) *rfairlock.Mutex { return rfairlock.New(c, name) })
 }

@@ -70,25 +70,6 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 	})
 }
 
-// An uncontended Lock+Unlock costs exactly two round trips, as rlock's.
-func TestUncontendedCostsTwoRoundTrips(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		rt := &redistest.RoundTrips{}
-		rdb.AddHook(rt)
-		ctx := context.Background()
-		m := rfairlock.New(locktest.NewClient(t, rdb), "rt")
-		require.NoError(t, m.Lock(ctx)) // loads the scripts
-		require.NoError(t, m.Unlock(ctx))
-		rt.Reset()
-		for i := 0; i < 10; i++ {
-			require.NoError(t, m.Lock(ctx))
-			require.NoError(t, m.Unlock(ctx))
-		}
-		require.Equal(t, int64(20), rt.Load())
-	})
-}
-
 // A final release whose reply is lost hands the lock to a waiter, which
 // takes and releases it during go-redis's retry backoff: the retry still
 // reports success, not ErrLeaseLost.

@@ -18,25 +18,6 @@ import (
 	"github.com/redcoord/redcoord/rlock"
 )
 
-// An uncontended Lock+Unlock costs exactly two round trips.
-func TestUncontendedCostsTwoRoundTrips(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		rt := &redistest.RoundTrips{}
-		rdb.AddHook(rt)
-		ctx := context.Background()
-		m := rlock.New(locktest.NewClient(t, rdb), "rt")
-		require.NoError(t, m.Lock(ctx)) // loads the scripts
-		require.NoError(t, m.Unlock(ctx))
-		rt.Reset()
-		for i := 0; i < 10; i++ {
-			require.NoError(t, m.Lock(ctx))
-			require.NoError(t, m.Unlock(ctx))
-		}
-		require.Equal(t, int64(20), rt.Load())
-	})
-}
-
 func BenchmarkUncontended(b *testing.B) {
 	rdb := redistest.Real(b).Client(b)
 	rt := &redistest.RoundTrips{}

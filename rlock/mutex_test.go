@@ -2,8 +2,6 @@ package rlock_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,50 +13,6 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
-
-func TestLockUnlock(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		m := rlock.New(c, "orders:42")
-
-		require.NoError(t, m.Lock(ctx))
-		locked, err := m.IsLocked(ctx)
-		require.NoError(t, err)
-		assert.True(t, locked)
-		n, err := m.HoldCount(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), n)
-		assert.Equal(t, uint64(1), m.Token())
-
-		h, ok, err := m.Holder(ctx)
-		require.NoError(t, err)
-		require.True(t, ok)
-		host, _ := os.Hostname()
-		assert.Equal(t, m.Owner(), h.Owner)
-		assert.Equal(t, c.ID(), h.Client)
-		assert.True(t, strings.HasPrefix(h.Owner, c.ID()+":"))
-		assert.Equal(t, host, h.Host)
-		assert.Equal(t, os.Getpid(), h.PID)
-		assert.Equal(t, c.LeaseTTL(), h.Lease)
-		assert.False(t, h.Fixed)
-		assert.Greater(t, h.Remaining, time.Duration(0))
-		assert.LessOrEqual(t, h.Remaining, c.LeaseTTL())
-		assert.WithinDuration(t, time.Now(), h.AcquiredAt, time.Minute)
-		assert.Equal(t, uint64(1), h.Token)
-
-		require.NoError(t, m.Unlock(ctx))
-		locked, err = m.IsLocked(ctx)
-		require.NoError(t, err)
-		assert.False(t, locked)
-		_, ok, err = m.Holder(ctx)
-		require.NoError(t, err)
-		assert.False(t, ok)
-		assert.Equal(t, uint64(0), m.Token())
-		assert.Equal(t, []string{"rc:{orders:42}:fence"}, locktest.Keys(t, rdb), "only the fence counter stays")
-	})
-}
 
 func TestReentry(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
@@ -124,46 +78,6 @@ func TestWaiterGetsLockAfterRelease(t *testing.T) {
 	})
 }
 
-func TestUnlockByNonHolder(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		a, b := rlock.New(c, "n"), rlock.New(c, "n")
-		assert.ErrorIs(t, b.Unlock(ctx), redcoord.ErrNotHeld, "free lock")
-		require.NoError(t, a.Lock(ctx))
-		before := rdb.HGetAll(ctx, "rc:{n}:lock").Val()
-		err := b.Unlock(ctx)
-		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
-		assert.Contains(t, err.Error(), `lock "n" is not held by this handle`)
-		assert.Equal(t, before, rdb.HGetAll(ctx, "rc:{n}:lock").Val(), "Redis unchanged")
-		require.NoError(t, a.Unlock(ctx))
-	})
-}
-
-// A hold that disappears behind the holder's back (expired, deleted) makes
-// Unlock report ErrLeaseLost, never a silent success, and closes Lost.
-func TestUnlockAfterLoss(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		m := rlock.New(c, "n")
-		require.NoError(t, m.LockWithLease(ctx, time.Minute))
-		lost := m.Lost()
-		require.NoError(t, rdb.Del(ctx, "rc:{n}:lock").Err()) // as if the lease ran out
-		err := m.Unlock(ctx)
-		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
-		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
-		select {
-		case <-lost:
-		default:
-			t.Fatal("Lost not closed by a failed Unlock")
-		}
-		assert.ErrorIs(t, m.Unlock(ctx), redcoord.ErrNotHeld)
-	})
-}
-
 func TestForceUnlock(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -220,18 +134,7 @@ func TestLockContextEnds(t *testing.T) {
 	})
 }
 
-func TestTokensIncrease(t *testing.T) {
-	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
-		rdb := srv.Client(t)
-		c := locktest.NewClient(t, rdb)
-		ctx := context.Background()
-		var last uint64
-		for i := 0; i < 20; i++ {
-			m := rlock.New(c, "fenced")
-			require.NoError(t, m.Lock(ctx))
-			assert.Greater(t, m.Token(), last)
-			last = m.Token()
-			require.NoError(t, m.Unlock(ctx))
-		}
-	})
+// The behaviour every lock with this method set shares (internal/locktest).
+func TestBasics(t *testing.T) {
+	locktest.Basics(t, func(c *redcoord.Client, name string) *rlock.Mutex { return rlock.New(c, name) })
 }

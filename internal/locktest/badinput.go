@@ -23,6 +23,9 @@ type Mutex interface {
 	IsLocked(ctx context.Context) (bool, error)
 	HoldCount(ctx context.Context) (int64, error)
 	Holder(ctx context.Context) (redcoord.Holder, bool, error)
+	Token() uint64
+	Lost() <-chan struct{}
+	Owner() string
 }
 
 // BadInput checks, against both servers, that bad input is reported by every

@@ -38,3 +38,27 @@ func TestReadmeSnippetsAreExamples(t *testing.T) {
 		}
 	}
 }
+
+// The README opens with the two commands a newcomer runs: the bench, then
+// the tests, exactly as .ci/run runs them.
+func TestReadmeStartsWithBenchAndTests(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := regexp.MustCompile("(?s)```sh\n(.*?)```").FindSubmatch(readme)
+	if first == nil {
+		t.Fatal("README.md has no sh block")
+	}
+	lines := strings.Split(strings.TrimSpace(string(first[1])), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "go run ./bench ") || !strings.HasPrefix(lines[1], "go test -race ./... ") {
+		t.Errorf("the first sh block must start with `go run ./bench` then `go test -race ./...`; it is:\n%s", first[1])
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "go test -race ./...") {
+		t.Error(".ci/run does not run the README's test command, go test -race ./...")
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is what the flags ask for, checked.
+type config struct {
+	scenarios []string // in the order of scenarioNames
+
+	redis    string   // host:port of one server; "" and no cluster: miniredis
+	cluster  []string // seed addresses of a Redis Cluster
+	password string
+	tls      bool
+
+	locks    []string // mutex contenders, in the order of lockNames
+	workers  []int    // one row per count
+	procs    int      // processes (go-redis + redcoord clients) the workers share
+	hold     time.Duration
+	duration time.Duration // per cell
+	poll     time.Duration // retry interval of the polling contenders
+
+	orders      int // seckill
+	concurrency int
+	stock       int
+	timeout     time.Duration // one order's deadline
+
+	out      string // folder for JSON and SVG; "" writes none
+	json     bool   // JSON on stdout instead of the table
+	progress string // auto, on, off
+}
+
+// scenarioNames lists every scenario in the order they run.
+var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill"}
+
+// lockNames lists the mutex contenders in the order they run; "none" (no
+// lock at all) runs in seckill only, where it shows what oversell looks like.
+var lockNames = []string{"rlock", "rlock-poll", "rfairlock", "redsync", "redislock", "none"}
+
+const usageHead = `Usage: go run ./bench [flags]
+
+Compares redcoord's locks with each other and with the locks Go services use
+today, on one contended name. With no flags it runs the mutex scenario on an
+embedded miniredis: no Redis needed, figures that show behaviour, not
+production speed. Point it at a real server with -redis host:port.
+
+Flags:
+`
+
+// parseConfig reads args (without the program name). Errors, and -h, print
+// the usage on stderr; the error returned is flag.ErrHelp or says what is wrong.
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageHead)
+		fs.PrintDefaults()
+	}
+	var (
+		c                         config
+		scenarios, cluster, locks string
+		workers                   string
+	)
+	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
+	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
+	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
+	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
+	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
+	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated: "+strings.Join(lockNames, ", "))
+	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex)")
+	fs.IntVar(&c.procs, "procs", 8, "processes the workers are spread over: each a go-redis client and a redcoord Client")
+	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock (mutex)")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex)")
+	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
+	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
+	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
+	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
+	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
+	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json and waits.svg; empty: write no files")
+	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
+	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	err := c.set(fs, scenarios, cluster, locks, workers)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		fs.Usage()
+	}
+	return &c, err
+}
+
+// set fills the list fields of c from their flags and checks every value.
+func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers string) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: bench takes flags only", fs.Arg(0))
+	}
+	var err error
+	if c.scenarios, err = pick("-scenario", scenarios, scenarioNames); err != nil {
+		return err
+	}
+	if c.locks, err = pick("-locks", locks, lockNames); err != nil {
+		return err
+	}
+	if c.workers, err = counts("-workers", workers); err != nil {
+		return err
+	}
+	if cluster != "" {
+		c.cluster = strings.Split(cluster, ",")
+		if c.redis != "" {
+			return errors.New("-redis and -cluster: give one, not both")
+		}
+		for _, a := range c.cluster {
+			if a == "" {
+				return fmt.Errorf("-cluster %q: an empty address", cluster)
+			}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+		min  time.Duration
+	}{{"-hold", c.hold, 0}, {"-duration", c.duration, time.Millisecond},
+		{"-poll", c.poll, time.Millisecond}, {"-order-timeout", c.timeout, time.Millisecond}} {
+		if d.v < d.min {
+			return fmt.Errorf("%s %v: must be at least %v", d.name, d.v, d.min)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+		min  int
+	}{{"-procs", c.procs, 1}, {"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
+		if n.v < n.min {
+			return fmt.Errorf("%s %d: must be at least %d", n.name, n.v, n.min)
+		}
+	}
+	switch c.progress {
+	case "auto", "on", "off":
+	default:
+		return fmt.Errorf("-progress %q: want auto, on or off", c.progress)
+	}
+	return nil
+}
+
+// pick parses a comma-separated subset of known ("all" for every one) and
+// returns it in known's order, without repeats.
+func pick(flagName, list string, known []string) ([]string, error) {
+	if list == "all" {
+		return known, nil
+	}
+	var got []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("%s: unknown %q; want one of %s", flagName, s, strings.Join(known, ", "))
+		}
+		got = append(got, s)
+	}
+	var out []string
+	for _, k := range known {
+		if slices.Contains(got, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// counts parses a comma-separated list of worker counts, each 1 to 10,000.
+func counts(flagName, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 10000 {
+			return nil, fmt.Errorf("%s: %q is not a count from 1 to 10000", flagName, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

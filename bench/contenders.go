@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/rfairlock"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// locker is one worker's handle on the contended lock.
+type locker interface {
+	Lock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+}
+
+// contender is one lock implementation under test.
+type contender struct {
+	name  string
+	about string // how it waits, for the table's legend
+	// open prepares one process on rdb. Its handle returns a new worker's
+	// lock on key; close ends the process's session, if it has one.
+	open func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error)
+}
+
+type process struct {
+	handle func(key string) locker
+	close  func(ctx context.Context) error
+}
+
+// contenders returns the contenders cfg selects, in lockNames order.
+func contenders(cfg *config) []contender {
+	all := map[string]contender{
+		"rlock": {"rlock", "redcoord reentrant lock, woken by pub/sub",
+			redcoordProcess(func(c *redcoord.Client, key string) locker { return rlock.New(c, key) })},
+		"rlock-poll": {"rlock-poll", fmt.Sprintf("rlock WithPolling(%v): no pub/sub, retries on a timer", cfg.poll),
+			redcoordProcess(func(c *redcoord.Client, key string) locker { return rlock.New(c, key) },
+				redcoord.WithPolling(cfg.poll))},
+		"rfairlock": {"rfairlock", "redcoord fair lock: FIFO queue, direct hand-off to the head",
+			redcoordProcess(func(c *redcoord.Client, key string) locker { return rfairlock.New(c, key) })},
+		"redsync": {"redsync", "go-redsync/redsync/v4 defaults: SET NX, 32 tries 50-250ms apart, 8s expiry",
+			openRedsync},
+		"redislock": {"redislock", fmt.Sprintf("bsm/redislock, LinearBackoff(%v)", cfg.poll),
+			openRedislock},
+		"none": {"none", "no lock at all: the baseline that shows what oversell looks like",
+			func(redis.UniversalClient, *config, string) (process, error) {
+				return process{handle: func(string) locker { return noLock{} }, close: noClose}, nil
+			}},
+	}
+	var out []contender
+	for _, n := range cfg.locks {
+		out = append(out, all[n])
+	}
+	return out
+}
+
+// redcoordProcess opens one redcoord Client per process.
+func redcoordProcess(mk func(*redcoord.Client, string) locker, opts ...redcoord.Option) func(redis.UniversalClient, *config, string) (process, error) {
+	return func(rdb redis.UniversalClient, _ *config, prefix string) (process, error) {
+		c, err := redcoord.New(rdb, append([]redcoord.Option{redcoord.WithPrefix(prefix)}, opts...)...)
+		if err != nil {
+			return process{}, err
+		}
+		return process{
+			handle: func(key string) locker { return mk(c, key) },
+			close:  c.Close,
+		}, nil
+	}
+}
+
+func openRedsync(rdb redis.UniversalClient, _ *config, prefix string) (process, error) {
+	rs := redsync.New(goredis.NewPool(rdb))
+	return process{
+		handle: func(key string) locker { return redsyncLock{rs.NewMutex(prefix + ":" + key)} },
+		close:  noClose,
+	}, nil
+}
+
+type redsyncLock struct{ m *redsync.Mutex }
+
+func (l redsyncLock) Lock(ctx context.Context) error { return l.m.LockContext(ctx) }
+
+func (l redsyncLock) Unlock(ctx context.Context) error {
+	_, err := l.m.UnlockContext(ctx)
+	return err
+}
+
+func openRedislock(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
+	c := redislock.New(rdb)
+	return process{
+		handle: func(key string) locker {
+			return &redisLock{c: c, key: prefix + ":" + key, poll: cfg.poll}
+		},
+		close: noClose,
+	}, nil
+}
+
+// redisLock holds a 30s lease, as long as redcoord's default, so it never
+// expires under a hold; redislock has no watchdog to renew it.
+type redisLock struct {
+	c    *redislock.Client
+	key  string
+	poll time.Duration
+	held *redislock.Lock
+}
+
+func (l *redisLock) Lock(ctx context.Context) error {
+	lk, err := l.c.Obtain(ctx, l.key, 30*time.Second,
+		&redislock.Options{RetryStrategy: redislock.LinearBackoff(l.poll)})
+	if err != nil {
+		return err
+	}
+	l.held = lk
+	return nil
+}
+
+func (l *redisLock) Unlock(ctx context.Context) error {
+	if l.held == nil {
+		return redislock.ErrLockNotHeld
+	}
+	err := l.held.Release(ctx)
+	l.held = nil
+	return err
+}
+
+type noLock struct{}
+
+func (noLock) Lock(context.Context) error   { return nil }
+func (noLock) Unlock(context.Context) error { return nil }
+
+func noClose(context.Context) error { return nil }

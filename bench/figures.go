@@ -1,0 +1,114 @@
+package main
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// mutexRow is one cell of the mutex scenario: one contender at one worker
+// count. Times are in milliseconds unless the name says otherwise.
+type mutexRow struct {
+	Lock         string  `json:"lock"`
+	Workers      int     `json:"workers"`
+	Seconds      float64 `json:"seconds"`
+	Acquisitions int64   `json:"acquisitions"`
+	AcqPerSec    float64 `json:"acq_per_sec"`
+	WaitP50      float64 `json:"wait_p50_ms"`
+	WaitP99      float64 `json:"wait_p99_ms"`
+	WaitMax      float64 `json:"wait_max_ms"`
+	// GapP50 is the median hand-off gap, in µs: from the holder's call to
+	// Unlock to the next holder's return from Lock, over acquisitions whose
+	// waiter was already waiting when Unlock was called. It includes the
+	// release's own round trip. Gaps counts them; 0 gaps gives GapP50 0.
+	GapP50     float64 `json:"handoff_gap_p50_us"`
+	Gaps       int64   `json:"handoff_gaps"`
+	RoundTrips float64 `json:"round_trips_per_acq"`
+	Jain       float64 `json:"jain"`
+	// FIFO counts acquisitions that overtook a worker who had been waiting
+	// more than fifoSlack longer.
+	FIFO        int64   `json:"fifo_violations"`
+	ME          int64   `json:"mutual_exclusion_violations"`
+	Errors      int64   `json:"errors"`
+	ErrorSample string  `json:"error_sample,omitempty"`
+	PerWorker   []int64 `json:"per_worker_acquisitions"`
+	// WaitDist is the wait-time distribution: the wait at each quantile.
+	WaitDist []quantile `json:"wait_distribution"`
+}
+
+// seckillRow is one contender's flash sale.
+type seckillRow struct {
+	Lock        string  `json:"lock"`
+	Orders      int     `json:"orders"`
+	Concurrency int     `json:"concurrency"`
+	Stock       int     `json:"stock"`
+	Seconds     float64 `json:"seconds"`
+	OrdersPerS  float64 `json:"orders_per_sec"`
+	Sold        int64   `json:"sold"`
+	SoldOut     int64   `json:"sold_out"` // answered "no stock left"
+	Failed      int64   `json:"failed"`   // no answer: the lock or Redis failed
+	LatencyP50  float64 `json:"latency_p50_ms"`
+	LatencyP99  float64 `json:"latency_p99_ms"`
+	LatencyMax  float64 `json:"latency_max_ms"`
+	// Oversold is sold - (stock - stock left): items sold twice because two
+	// buyers read the same count. It must be 0 under a lock.
+	Oversold    int64   `json:"oversold"`
+	StockLeft   int64   `json:"stock_left"`
+	RoundTrips  float64 `json:"round_trips_per_order"`
+	ErrorSample string  `json:"error_sample,omitempty"`
+}
+
+type quantile struct {
+	Q  float64 `json:"q"` // percent
+	Ms float64 `json:"ms"`
+}
+
+// fifoSlack is how much longer a waiter must have waited for an overtaking
+// to count as a FIFO violation. Two workers that call Lock within a round
+// trip of each other may reach Redis in either order; that is not unfair.
+const fifoSlack = 2 * time.Millisecond
+
+// distQuantiles are the quantiles of the wait distribution kept per row.
+var distQuantiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.9, 100}
+
+// newHist returns a histogram of µs from 0 to 10 minutes, 3 digits.
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(0, int64(10*time.Minute/time.Microsecond), 3)
+}
+
+// ms is the value of h at quantile q (percent), in milliseconds.
+func ms(h *hdrhistogram.Histogram, q float64) float64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	if q >= 100 {
+		return float64(h.Max()) / 1000
+	}
+	return float64(h.ValueAtQuantile(q)) / 1000
+}
+
+// dist samples h at distQuantiles.
+func dist(h *hdrhistogram.Histogram) []quantile {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	out := make([]quantile, len(distQuantiles))
+	for i, q := range distQuantiles {
+		out[i] = quantile{Q: q, Ms: ms(h, q)}
+	}
+	return out
+}
+
+// jain is Jain's fairness index of counts: 1 when all are equal, 1/n when
+// one worker has everything.
+func jain(counts []int64) float64 {
+	var sum, squares float64
+	for _, c := range counts {
+		sum += float64(c)
+		squares += float64(c) * float64(c)
+	}
+	if squares == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(counts)) * squares)
+}

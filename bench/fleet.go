@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/roundtrip"
+)
+
+// fleet is one cell's workers: spread over processes, each with its own
+// go-redis client (and, for redcoord, its own Client: watchdog, pub/sub
+// connection), all counted by one round-trip hook.
+type fleet struct {
+	clients []redis.UniversalClient
+	procs   []process
+	locks   []locker // one per worker
+	trips   roundtrip.Counter
+}
+
+// openFleet opens workers handles of ct on key, in min(cfg.procs, workers)
+// processes, and takes and releases the lock once in each process so that
+// scripts are loaded before the clock starts. It resets the round trips.
+func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers int, prefix, key string) (*fleet, error) {
+	f := &fleet{locks: make([]locker, workers)}
+	n := min(cfg.procs, workers)
+	for p := range n {
+		rdb := b.client(workers/n + 1)
+		rdb.AddHook(&f.trips)
+		f.clients = append(f.clients, rdb)
+		pr, err := ct.open(rdb, cfg, prefix)
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("%s: open: %w", ct.name, err)
+		}
+		f.procs = append(f.procs, pr)
+		for w := p; w < workers; w += n {
+			f.locks[w] = pr.handle(key)
+		}
+	}
+	for p := range n {
+		if err := f.locks[p].Lock(ctx); err != nil {
+			f.close()
+			return nil, fmt.Errorf("%s: first lock: %w", ct.name, err)
+		}
+		if err := f.locks[p].Unlock(ctx); err != nil {
+			f.close()
+			return nil, fmt.Errorf("%s: first unlock: %w", ct.name, err)
+		}
+	}
+	f.trips.Reset()
+	return f, nil
+}
+
+// close ends every process and closes its client; it waits at most 10s.
+func (f *fleet) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	for _, p := range f.procs {
+		errs = append(errs, p.close(ctx))
+	}
+	for _, c := range f.clients {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// client returns the go-redis client of worker w's process.
+func (f *fleet) client(w int) redis.UniversalClient {
+	return f.clients[w%len(f.clients)]
+}
+
+// unlockCtx bounds an Unlock that runs after the cell's context is done.
+func unlockCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}

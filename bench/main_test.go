@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// tiny are flags that make a run take well under a second: every contender,
+// two worker counts, cells of 50ms.
+var tiny = []string{"-duration", "50ms", "-workers", "1,4", "-procs", "2"}
+
+// bench runs the command in-process and returns its exit status and streams.
+func bench(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestTableHasEveryContender(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := bench(t, context.Background(), append(tiny, "-out", dir)...)
+	require.Equal(t, 0, code, "stderr:\n%s", errOut)
+	require.Contains(t, out, "backend: embedded miniredis")
+	require.Contains(t, out, "not production speed")
+	for _, lock := range []string{"rlock", "rlock-poll", "rfairlock", "redsync", "redislock"} {
+		for _, w := range []string{"1", "4"} {
+			require.Regexp(t, `(?m)^\s*`+lock+`\s+`+w+`\s`, out, "no row for %s at %s workers", lock, w)
+		}
+	}
+	require.NotRegexp(t, `(?m)^\s*none\s`, out, "the no-lock baseline runs in seckill only")
+	require.NotContains(t, out, "no lock at all", "the legend names the locks that ran")
+	require.Contains(t, errOut, "[10/10] mutex redislock, 4 workers", "a line per cell on a non-terminal stderr")
+
+	res := readResults(t, filepath.Join(dir, "results.json"))
+	require.Len(t, res.Mutex, 10)
+	for _, m := range res.Mutex {
+		require.Zero(t, m.ME, "%s, %d workers: mutual-exclusion violations", m.Lock, m.Workers)
+		require.Positive(t, m.Acquisitions, "%s, %d workers", m.Lock, m.Workers)
+		require.Len(t, m.PerWorker, m.Workers)
+		require.NotEmpty(t, m.WaitDist)
+		require.GreaterOrEqual(t, m.RoundTrips, 2.0, "%s: a lock and an unlock are two round trips at least", m.Lock)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "waits.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "<svg")
+	require.Contains(t, string(svg), "rfairlock")
+}
+
+func TestJSONOnStdout(t *testing.T) {
+	code, out, errOut := bench(t, context.Background(), append(tiny,
+		"-json", "-out", "", "-locks", "rlock,rfairlock,none", "-scenario", "mutex,seckill",
+		"-orders", "60", "-concurrency", "8", "-stock", "20")...)
+	require.Equal(t, 0, code, "stderr:\n%s", errOut)
+	var res results
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout is one JSON document")
+	require.Len(t, res.Mutex, 4)
+	require.Len(t, res.Seckill, 3)
+	for _, k := range res.Seckill {
+		require.Equal(t, int64(60), k.Sold+k.SoldOut+k.Failed, "%s: every order answered or failed", k.Lock)
+		if k.Lock == "none" {
+			continue // no lock: oversell is what this row is for
+		}
+		require.Zero(t, k.Failed, "%s: %s", k.Lock, k.ErrorSample)
+		require.Equal(t, int64(20), k.Sold, "%s", k.Lock)
+		require.Zero(t, k.StockLeft, "%s", k.Lock)
+		require.Zero(t, k.Oversold, "%s", k.Lock)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-workers", "0"}, "-workers"},
+		{[]string{"-workers", "1,x"}, "-workers"},
+		{[]string{"-scenario", "race"}, `-scenario: unknown "race"`},
+		{[]string{"-locks", "zookeeper"}, "-locks"},
+		{[]string{"-duration", "0s"}, "-duration"},
+		{[]string{"-hold", "-1ms"}, "-hold"},
+		{[]string{"-procs", "0"}, "-procs"},
+		{[]string{"-orders", "0"}, "-orders"},
+		{[]string{"-redis", "127.0.0.1:1", "-cluster", "127.0.0.1:2"}, "give one, not both"},
+		{[]string{"-progress", "maybe"}, "-progress"},
+		{[]string{"-nosuchflag"}, "nosuchflag"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		code, out, errOut := bench(t, context.Background(), tc.args...)
+		require.Equal(t, 2, code, "%v", tc.args)
+		require.Empty(t, out, "%v", tc.args)
+		require.Contains(t, errOut, tc.want, "%v", tc.args)
+		require.Contains(t, errOut, "Usage: go run ./bench", "%v", tc.args)
+	}
+	code, _, errOut := bench(t, context.Background(), "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "-scenario")
+}
+
+func TestUnreachableRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // a loopback port that nobody listens on
+
+	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", addr)...)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), "one line:\n%s", errOut)
+	require.Contains(t, errOut, "bench: cannot reach Redis at "+addr)
+}
+
+func TestNotYetBuilt(t *testing.T) {
+	code, out, errOut := bench(t, context.Background(), "-scenario", "rwlock,semaphore")
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "not built yet")
+
+	code, out, errOut = bench(t, context.Background(), append(tiny, "-out", "", "-locks", "rlock", "-scenario", "mutex,rwlock")...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "rwlock: not yet built")
+}
+
+// TestInterrupt cancels the run as its second cell starts, as Ctrl-C does:
+// the first cell's row is printed, the second's is not, and the status is 130.
+func TestInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	stderr := &cancelOn{needle: "[2/", cancel: cancel}
+	code := run(ctx, append(tiny, "-out", "", "-locks", "rlock", "-workers", "4,4,4"), &stdout, stderr)
+	require.Equal(t, 130, code)
+	out := stdout.String()
+	require.Equal(t, 1, strings.Count(out, "rlock        4"), "the finished row only:\n%s", out)
+	require.Contains(t, out, "interrupted: the rows above are the cells that finished")
+}
+
+// cancelOn is a writer that calls cancel once it has been written needle.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	needle string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.needle) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestRealRedis runs against a redis-server: the backend is named, the locks
+// exclude, and the run deletes every key it made.
+func TestRealRedis(t *testing.T) {
+	srv := redistest.Real(t)
+	dir := t.TempDir()
+	code, out, errOut := bench(t, context.Background(), append(tiny,
+		"-redis", srv.Addr, "-out", dir, "-scenario", "mutex,seckill", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
+	require.Equal(t, 0, code, "stderr:\n%s", errOut)
+	require.Contains(t, out, "backend: Redis at "+srv.Addr+" (redis ")
+	res := readResults(t, filepath.Join(dir, "results.json"))
+	for _, m := range res.Mutex {
+		require.Zero(t, m.ME, "%s, %d workers", m.Lock, m.Workers)
+	}
+	for _, k := range res.Seckill {
+		if k.Lock != "none" {
+			require.Zero(t, k.Oversold, "%s", k.Lock)
+		}
+	}
+	keys, err := srv.Client(t).Keys(context.Background(), "*").Result()
+	require.NoError(t, err)
+	require.Empty(t, keys, "the run's keys are deleted")
+}
+
+func readResults(t *testing.T, path string) results {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var res results
+	require.NoError(t, json.Unmarshal(b, &res))
+	return res
+}

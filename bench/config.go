@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,17 @@ type config struct {
 	out      string // folder for JSON and SVG; "" writes none
 	json     bool   // JSON on stdout instead of the table
 	progress string // auto, on, off
+
+	logger *slog.Logger // the redcoord Clients' warnings (a fallback to polling, say); set by run
 }
+
+// maxSpan bounds -duration and -order-timeout: the histograms hold waits up
+// to an hour. maxHold is below redsync's 8s expiry, so that no lease runs
+// out under a hold and no lock is blamed for the harness's sleep.
+const (
+	maxSpan = time.Hour
+	maxHold = 5 * time.Second
+)
 
 // scenarioNames lists every scenario in the order they run.
 var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill"}
@@ -112,26 +123,35 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers string
 	if c.workers, err = counts("-workers", workers); err != nil {
 		return err
 	}
+	if slices.Contains(c.scenarios, "mutex") && !slices.ContainsFunc(c.locks, func(l string) bool { return l != "none" }) {
+		return errors.New("-locks: the mutex scenario needs a lock; none runs in seckill only")
+	}
 	if cluster != "" {
-		c.cluster = strings.Split(cluster, ",")
 		if c.redis != "" {
 			return errors.New("-redis and -cluster: give one, not both")
 		}
-		for _, a := range c.cluster {
-			if a == "" {
+		for _, a := range strings.Split(cluster, ",") {
+			if a = strings.TrimSpace(a); a == "" {
 				return fmt.Errorf("-cluster %q: an empty address", cluster)
 			}
+			c.cluster = append(c.cluster, a)
 		}
 	}
+	if c.redis == "" && c.cluster == nil && (c.password != "" || c.tls) {
+		return errors.New("-password and -tls need -redis or -cluster: the embedded miniredis takes neither")
+	}
 	for _, d := range []struct {
-		name string
-		v    time.Duration
-		min  time.Duration
-	}{{"-hold", c.hold, 0}, {"-duration", c.duration, time.Millisecond},
-		{"-poll", c.poll, time.Millisecond}, {"-order-timeout", c.timeout, time.Millisecond}} {
-		if d.v < d.min {
-			return fmt.Errorf("%s %v: must be at least %v", d.name, d.v, d.min)
+		name     string
+		v        time.Duration
+		min, max time.Duration
+	}{{"-hold", c.hold, 0, maxHold}, {"-duration", c.duration, time.Millisecond, maxSpan},
+		{"-poll", c.poll, time.Millisecond, time.Minute}, {"-order-timeout", c.timeout, time.Millisecond, maxSpan}} {
+		if d.v < d.min || d.v > d.max {
+			return fmt.Errorf("%s %v: must be from %v to %v", d.name, d.v, d.min, d.max)
 		}
+	}
+	if c.hold >= c.duration {
+		return fmt.Errorf("-hold %v: must be shorter than -duration %v", c.hold, c.duration)
 	}
 	for _, n := range []struct {
 		name string

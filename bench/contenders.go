@@ -25,14 +25,15 @@ type locker interface {
 type contender struct {
 	name  string
 	about string // how it waits, for the table's legend
-	// open prepares one process on rdb. Its handle returns a new worker's
-	// lock on key; close ends the process's session, if it has one.
+	// open prepares one process on rdb, naming its keys under prefix.
 	open func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error)
 }
 
+// process is one contender's state in one simulated process.
 type process struct {
-	handle func(key string) locker
-	close  func(ctx context.Context) error
+	handle func(key string) locker         // a new worker's lock on key
+	close  func(ctx context.Context) error // ends the process's session, if any
+	pubsub func() int64                    // SUBSCRIBE/UNSUBSCRIBE sent so far; nil: none
 }
 
 // contenders returns the contenders cfg selects, in lockNames order.
@@ -63,18 +64,27 @@ func contenders(cfg *config) []contender {
 
 // redcoordProcess opens one redcoord Client per process.
 func redcoordProcess(mk func(*redcoord.Client, string) locker, opts ...redcoord.Option) func(redis.UniversalClient, *config, string) (process, error) {
-	return func(rdb redis.UniversalClient, _ *config, prefix string) (process, error) {
-		c, err := redcoord.New(rdb, append([]redcoord.Option{redcoord.WithPrefix(prefix)}, opts...)...)
+	return func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
+		base := []redcoord.Option{redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger)}
+		c, err := redcoord.New(rdb, append(base, opts...)...)
 		if err != nil {
 			return process{}, err
 		}
 		return process{
 			handle: func(key string) locker { return mk(c, key) },
 			close:  c.Close,
+			pubsub: func() int64 {
+				h, err := c.Hub()
+				if err != nil || h == nil { // closed, or polling: no Hub
+					return 0
+				}
+				return h.Stats().Commands
+			},
 		}, nil
 	}
 }
 
+// openRedsync opens go-redsync/redsync with its defaults.
 func openRedsync(rdb redis.UniversalClient, _ *config, prefix string) (process, error) {
 	rs := redsync.New(goredis.NewPool(rdb))
 	return process{
@@ -83,6 +93,7 @@ func openRedsync(rdb redis.UniversalClient, _ *config, prefix string) (process, 
 	}, nil
 }
 
+// redsyncLock adapts a redsync.Mutex to locker.
 type redsyncLock struct{ m *redsync.Mutex }
 
 func (l redsyncLock) Lock(ctx context.Context) error { return l.m.LockContext(ctx) }
@@ -92,6 +103,7 @@ func (l redsyncLock) Unlock(ctx context.Context) error {
 	return err
 }
 
+// openRedislock opens bsm/redislock, retrying every cfg.poll.
 func openRedislock(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
 	c := redislock.New(rdb)
 	return process{
@@ -130,9 +142,11 @@ func (l *redisLock) Unlock(ctx context.Context) error {
 	return err
 }
 
+// noLock excludes nothing: seckill's baseline.
 type noLock struct{}
 
 func (noLock) Lock(context.Context) error   { return nil }
 func (noLock) Unlock(context.Context) error { return nil }
 
+// noClose is the close of a process with no session of its own.
 func noClose(context.Context) error { return nil }

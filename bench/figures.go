@@ -14,9 +14,14 @@ type mutexRow struct {
 	Seconds      float64 `json:"seconds"`
 	Acquisitions int64   `json:"acquisitions"`
 	AcqPerSec    float64 `json:"acq_per_sec"`
-	WaitP50      float64 `json:"wait_p50_ms"`
-	WaitP99      float64 `json:"wait_p99_ms"`
-	WaitMax      float64 `json:"wait_max_ms"`
+	// Waits run from the call to Lock to its return, or to the end of the
+	// cell for a wait still running then (Unfinished counts those), or to a
+	// failure.
+	WaitP50    float64 `json:"wait_p50_ms"`
+	WaitP99    float64 `json:"wait_p99_ms"`
+	WaitMax    float64 `json:"wait_max_ms"`
+	Unfinished int64   `json:"unfinished_waits"`
+	Starved    int     `json:"starved_workers"` // workers that never acquired in the cell
 	// GapP50 is the median hand-off gap, in µs: from the holder's call to
 	// Unlock to the next holder's return from Lock, over acquisitions whose
 	// waiter was already waiting when Unlock was called. It includes the
@@ -26,7 +31,8 @@ type mutexRow struct {
 	RoundTrips float64 `json:"round_trips_per_acq"`
 	Jain       float64 `json:"jain"`
 	// FIFO counts acquisitions that overtook a worker who had been waiting
-	// more than fifoSlack longer.
+	// more than fifoSlack longer, both past their first wait (the start-up
+	// rush, whose order is the scheduler's).
 	FIFO        int64   `json:"fifo_violations"`
 	ME          int64   `json:"mutual_exclusion_violations"`
 	Errors      int64   `json:"errors"`
@@ -47,9 +53,11 @@ type seckillRow struct {
 	Sold        int64   `json:"sold"`
 	SoldOut     int64   `json:"sold_out"` // answered "no stock left"
 	Failed      int64   `json:"failed"`   // no answer: the lock or Redis failed
-	LatencyP50  float64 `json:"latency_p50_ms"`
-	LatencyP99  float64 `json:"latency_p99_ms"`
-	LatencyMax  float64 `json:"latency_max_ms"`
+	Errors      int64   `json:"errors"`   // failed orders, and Unlocks that failed after an answer
+	// Latency is of every order, failed ones included.
+	LatencyP50 float64 `json:"latency_p50_ms"`
+	LatencyP99 float64 `json:"latency_p99_ms"`
+	LatencyMax float64 `json:"latency_max_ms"`
 	// Oversold is sold - (stock - stock left): items sold twice because two
 	// buyers read the same count. It must be 0 under a lock.
 	Oversold    int64   `json:"oversold"`
@@ -71,9 +79,15 @@ const fifoSlack = 2 * time.Millisecond
 // distQuantiles are the quantiles of the wait distribution kept per row.
 var distQuantiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.9, 100}
 
-// newHist returns a histogram of µs from 0 to 10 minutes, 3 digits.
+// newHist returns a histogram of µs from 0 to maxSpan, 3 digits.
 func newHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(0, int64(10*time.Minute/time.Microsecond), 3)
+	return hdrhistogram.New(0, int64(maxSpan/time.Microsecond), 3)
+}
+
+// record adds d to h, in µs; the flags keep d within h's range, and a value
+// beyond it is clamped, not dropped.
+func record(h *hdrhistogram.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(d, 0), maxSpan).Microseconds())
 }
 
 // ms is the value of h at quantile q (percent), in milliseconds.

@@ -19,6 +19,7 @@ type fleet struct {
 	procs   []process
 	locks   []locker // one per worker
 	trips   roundtrip.Counter
+	base    int64 // pub/sub commands sent before the last reset
 }
 
 // openFleet opens workers handles of ct on key, in min(cfg.procs, workers)
@@ -33,8 +34,7 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 		f.clients = append(f.clients, rdb)
 		pr, err := ct.open(rdb, cfg, prefix)
 		if err != nil {
-			f.close()
-			return nil, fmt.Errorf("%s: open: %w", ct.name, err)
+			return nil, errors.Join(fmt.Errorf("%s: open: %w", ct.name, err), f.close())
 		}
 		f.procs = append(f.procs, pr)
 		for w := p; w < workers; w += n {
@@ -43,16 +43,41 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 	}
 	for p := range n {
 		if err := f.locks[p].Lock(ctx); err != nil {
-			f.close()
-			return nil, fmt.Errorf("%s: first lock: %w", ct.name, err)
+			return nil, errors.Join(fmt.Errorf("%s: first lock: %w", ct.name, err), f.close())
 		}
-		if err := f.locks[p].Unlock(ctx); err != nil {
-			f.close()
-			return nil, fmt.Errorf("%s: first unlock: %w", ct.name, err)
+		uctx, cancel := unlockCtx()
+		err := f.locks[p].Unlock(uctx)
+		cancel()
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: first unlock: %w", ct.name, err), f.close())
 		}
 	}
-	f.trips.Reset()
+	f.reset()
 	return f, nil
+}
+
+// reset starts counting round trips from zero.
+func (f *fleet) reset() {
+	f.trips.Reset()
+	f.base = f.pubsub()
+}
+
+// roundTrips returns the round trips since the last reset: commands and
+// pipelines, and the SUBSCRIBE and UNSUBSCRIBE commands of the processes'
+// Hubs, which go-redis hooks do not see.
+func (f *fleet) roundTrips() int64 {
+	return f.trips.Load() + f.pubsub() - f.base
+}
+
+// pubsub returns the pub/sub commands the processes have sent.
+func (f *fleet) pubsub() int64 {
+	var n int64
+	for _, p := range f.procs {
+		if p.pubsub != nil {
+			n += p.pubsub()
+		}
+	}
+	return n
 }
 
 // close ends every process and closes its client; it waits at most 10s.

@@ -8,10 +8,13 @@
 //	go run ./bench -redis 127.0.0.1:6379  # a real server
 //	go run ./bench -scenario seckill      # a flash sale: zero oversell
 //
-// The table goes to stdout, progress to stderr, and results.json and
-// waits.svg to -out (bench-out/ by default). Exit status: 0 when every cell
-// ran, 1 when Redis is unreachable or a cell failed, 2 for bad flags, 130
-// after Ctrl-C (the finished rows are still printed).
+// The table goes to stdout, progress and warnings to stderr, results.json
+// to -out (bench-out/ by default), and, when the mutex scenario ran,
+// waits.svg beside it. The run deletes its keys at the end. Exit status: 0
+// when every cell ran; 1 when Redis is unreachable, a cell failed, a lock let
+// two workers in at once or sold an item twice, or the keys could not be
+// deleted; 2 for bad flags; 130 after Ctrl-C (the finished rows are still
+// printed).
 package main
 
 import (
@@ -22,8 +25,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,11 +40,17 @@ func main() {
 	// reaches run as an error, and is said there once.
 	redis.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first Ctrl-C, a second one kills the process at once.
+	context.AfterFunc(ctx, func() {
+		stop()
+		fmt.Fprintln(os.Stderr, "\nbench: stopping: releasing locks and deleting the run's keys (Ctrl-C again to kill)")
+	})
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// quiet is go-redis's logger here: silent.
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
@@ -55,7 +66,11 @@ func (c cell) String() string {
 	if c.scenario == "seckill" {
 		return "seckill " + c.ct.name
 	}
-	return fmt.Sprintf("%s %s, %d workers", c.scenario, c.ct.name, c.workers)
+	unit := "workers"
+	if c.workers == 1 {
+		unit = "worker"
+	}
+	return fmt.Sprintf("%s %s, %d %s", c.scenario, c.ct.name, c.workers, unit)
 }
 
 // run is the whole command, with its streams and signals passed in so tests
@@ -70,27 +85,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cells, notYet := plan(cfg)
 	if len(cells) == 0 {
-		fmt.Fprintf(stderr, "bench: nothing to run: %v not built yet, or no lock in -locks for it\n", notYet)
+		fmt.Fprintf(stderr, "bench: nothing to run: %s not built yet\n", strings.Join(notYet, " and "))
 		return 1
 	}
+	cfg.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b, err := connect(ctx, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 130
+		}
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
 	}
 	defer b.close()
-	prefix := "rcbench-" + nonce()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := b.cleanup(cctx, prefix); err != nil {
-			fmt.Fprintf(stderr, "bench: delete the run's keys (%s*): %v\n", prefix, err)
-		}
-	}()
 
-	res := newResults(cfg, b.name)
+	res := newResults(cfg, b)
 	res.NotYet = notYet
-	res.short = b.short
+	prefix := "rcbench-" + nonce()
 	bar := newProgress(stderr, cfg.progress, len(cells))
 	failed := false
 	for i, c := range cells {
@@ -98,19 +109,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		bar.start(c.String())
-		if err := measure(ctx, b, cfg, c, prefix, fmt.Sprintf("%s:%d", c.scenario, i), res); err != nil && ctx.Err() == nil {
-			bar.finish()
-			fmt.Fprintf(stderr, "bench: %s: %v\n", c, err)
+		err := measure(ctx, b, cfg, c, prefix, fmt.Sprintf("%s:%d", c.scenario, i), res)
+		if err != nil && ctx.Err() == nil {
+			bar.say(fmt.Sprintf("bench: %s: %v", c, err))
 			failed = true
-			continue
 		}
 		bar.step()
 	}
 	bar.finish()
 	res.Interrupted = ctx.Err() != nil
+
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.cleanup(cctx, prefix); err != nil {
+		fmt.Fprintf(stderr, "bench: delete the run's keys (%s*): %v\n", prefix, err)
+		failed = true
+	}
 	if err := output(cfg, res, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		failed = true
+	}
+	for _, v := range res.violations() {
+		fmt.Fprintf(stderr, "bench: %s\n", v)
+		failed = true
 	}
 	switch {
 	case res.Interrupted:
@@ -147,12 +168,12 @@ func plan(cfg *config) (cells []cell, notYet []string) {
 
 // measure runs one cell on its own key and appends its row to res, unless
 // ctx ended during the cell.
-func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) error {
+func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
 	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, prefix, key)
 	if err != nil {
 		return err
 	}
-	defer f.close()
+	defer func() { err = errors.Join(err, f.close()) }()
 	switch c.scenario {
 	case "mutex":
 		row := runMutex(ctx, f, cfg, c.ct)

@@ -12,36 +12,42 @@ import (
 // since when. It trusts nothing the lock says: a second worker inside at
 // once is a mutual-exclusion violation whatever the lock replied.
 type recorder struct {
-	start time.Time
+	start, end time.Time // of the cell: waits still running at end count up to it
 
-	mu          sync.Mutex // protects everything below
-	inside      int        // workers between Lock's return and their Unlock call
-	lastRelease time.Time  // the last Unlock call; zero before the first
-	waiting     []time.Time
-	counts      []int64
+	mu          sync.Mutex  // protects everything below
+	inside      int         // workers between Lock's return and their Unlock call
+	lastRelease time.Time   // the last Unlock call; zero before the first
+	waiting     []time.Time // by worker: when its current wait began; zero: not waiting
+	waited      []bool      // by worker: a wait of its has ended (its first was the start-up rush)
+	counts      []int64     // by worker: acquisitions
 	waits, gaps *hdrhistogram.Histogram
-	fifo, me    int64
+	fifo        int64 // acquisitions that overtook a longer waiter (see fifoSlack)
+	me          int64 // acquisitions made while another worker was inside
+	unfinished  int64 // waits cut short by the end of the cell
 	errors      int64
 	errSample   string
 }
 
-func newRecorder(workers int) *recorder {
+// newRecorder returns the recorder of a cell of the given length, from now.
+func newRecorder(workers int, length time.Duration) *recorder {
+	now := time.Now()
 	return &recorder{
-		start:   time.Now(),
+		start:   now,
+		end:     now.Add(length),
 		waiting: make([]time.Time, workers),
+		waited:  make([]bool, workers),
 		counts:  make([]int64, workers),
 		waits:   newHist(),
 		gaps:    newHist(),
 	}
 }
 
-// wait marks worker w as waiting from now and returns the time.
-func (r *recorder) wait(w int) time.Time {
+// wait marks worker w as waiting from now.
+func (r *recorder) wait(w int) {
 	now := time.Now()
 	r.mu.Lock()
 	r.waiting[w] = now
 	r.mu.Unlock()
-	return now
 }
 
 // acquired records worker w's return from Lock with the lock held.
@@ -50,35 +56,46 @@ func (r *recorder) acquired(w int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t0 := r.waiting[w]
-	r.waiting[w] = time.Time{}
 	r.inside++
 	if r.inside > 1 {
 		r.me++
 	}
 	r.counts[w]++
-	_ = r.waits.RecordValue(now.Sub(t0).Microseconds())
+	record(r.waits, now.Sub(t0))
 	if !r.lastRelease.IsZero() && t0.Before(r.lastRelease) {
-		_ = r.gaps.RecordValue(now.Sub(r.lastRelease).Microseconds())
+		record(r.gaps, now.Sub(r.lastRelease))
 	}
-	for v, since := range r.waiting {
-		if v != w && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
-			r.fifo++
-			break
+	if r.waited[w] {
+		for v, since := range r.waiting {
+			if v != w && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
+				r.fifo++
+				break
+			}
 		}
 	}
+	r.waiting[w], r.waited[w] = time.Time{}, true
 }
 
-// failed records a Lock that returned an error: worker w waits no more.
+// failed records a Lock that returned without the lock: with err, a failure;
+// with nil, a wait cut short by the end of the cell. Either way the time
+// waited counts among the waits, up to the end of the cell.
 func (r *recorder) failed(w int, err error) {
+	now := time.Now()
+	if now.After(r.end) {
+		now = r.end
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.waiting[w] = time.Time{}
+	record(r.waits, now.Sub(r.waiting[w]))
+	r.waiting[w], r.waited[w] = time.Time{}, true
 	if err != nil {
 		r.fail(err)
+	} else {
+		r.unfinished++
 	}
 }
 
-// releasing records worker w's call to Unlock: from here the harness no
+// releasing records a worker's call to Unlock: from here the harness no
 // longer counts it inside, though Redis may still, for a round trip.
 func (r *recorder) releasing() {
 	r.mu.Lock()
@@ -95,6 +112,7 @@ func (r *recorder) fail(err error) {
 	}
 }
 
+// unlockFailed counts an Unlock that returned an error.
 func (r *recorder) unlockFailed(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -103,12 +121,12 @@ func (r *recorder) unlockFailed(err error) {
 
 // runMutex runs one cell: workers lock, hold, unlock until cfg.duration
 // passes or ctx is done. A Lock cut short by the end of the cell is neither
-// an acquisition nor an error.
+// an acquisition nor an error, but its wait counts.
 func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow {
 	workers := len(f.locks)
-	cctx, cancel := context.WithTimeout(ctx, cfg.duration)
+	r := newRecorder(workers, cfg.duration)
+	cctx, cancel := context.WithDeadline(ctx, r.end)
 	defer cancel()
-	r := newRecorder(workers)
 	var wg sync.WaitGroup
 	for w, lk := range f.locks {
 		wg.Add(1)
@@ -123,12 +141,11 @@ func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow
 					r.failed(w, err)
 					continue
 				}
-				late := cctx.Err() != nil // the cell ended as Lock returned
-				if late {
+				if cctx.Err() != nil { // the cell ended as Lock returned
 					r.failed(w, nil)
 				} else {
 					r.acquired(w)
-					time.Sleep(cfg.hold)
+					sleep(cctx, cfg.hold)
 					r.releasing()
 				}
 				uctx, ucancel := unlockCtx()
@@ -141,8 +158,8 @@ func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow
 	}
 	<-cctx.Done()
 	elapsed := time.Since(r.start)
+	trips := f.roundTrips() // before the cancelled waits' leave scripts
 	wg.Wait()
-	trips := f.trips.Load()
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -153,6 +170,7 @@ func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow
 		WaitP50:     ms(r.waits, 50),
 		WaitP99:     ms(r.waits, 99),
 		WaitMax:     ms(r.waits, 100),
+		Unfinished:  r.unfinished,
 		GapP50:      ms(r.gaps, 50) * 1000,
 		Gaps:        r.gaps.TotalCount(),
 		Jain:        jain(r.counts),
@@ -165,10 +183,23 @@ func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow
 	}
 	for _, c := range r.counts {
 		row.Acquisitions += c
+		if c == 0 {
+			row.Starved++
+		}
 	}
 	row.AcqPerSec = float64(row.Acquisitions) / row.Seconds
 	if row.Acquisitions > 0 {
 		row.RoundTrips = float64(trips) / float64(row.Acquisitions)
 	}
 	return row
+}
+
+// sleep holds for d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

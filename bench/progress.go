@@ -14,12 +14,15 @@ import (
 type progress struct {
 	bar   *progressbar.ProgressBar // nil: plain lines, or nothing
 	plain io.Writer                // nil: nothing
+	w     io.Writer                // stderr
 	total int
 	done  int
 }
 
+// newProgress returns the progress of total cells, shown on stderr as mode
+// (the -progress flag) says.
 func newProgress(stderr io.Writer, mode string, total int) *progress {
-	p := &progress{total: total}
+	p := &progress{total: total, w: stderr}
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
@@ -49,6 +52,21 @@ func (p *progress) start(what string) {
 		p.bar.Describe(what)
 	case p.plain != nil:
 		fmt.Fprintf(p.plain, "bench: [%d/%d] %s\n", p.done+1, p.total, what)
+	}
+}
+
+// say prints a line (a cell's failure) without breaking the bar.
+func (p *progress) say(line string) {
+	w := p.plain
+	if p.bar != nil {
+		_ = p.bar.Clear()
+		w = p.w
+	}
+	if w != nil {
+		fmt.Fprintln(w, line)
+	}
+	if p.bar != nil {
+		_ = p.bar.RenderBlank()
 	}
 }
 

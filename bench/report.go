@@ -28,6 +28,7 @@ type results struct {
 	short string // the backend, briefly: the chart's title
 }
 
+// settings are the flags a run ran with.
 type settings struct {
 	Scenarios   []string `json:"scenarios"`
 	Workers     []int    `json:"workers"`
@@ -40,14 +41,17 @@ type settings struct {
 	Stock       int      `json:"stock"`
 }
 
+// legend says what one contender is.
 type legend struct {
 	Lock  string `json:"lock"`
 	About string `json:"about"`
 }
 
-func newResults(cfg *config, backend string) *results {
+// newResults returns the results of a run of cfg on b, with no rows yet.
+func newResults(cfg *config, b *backend) *results {
 	r := &results{
-		Backend: backend,
+		Backend: b.name,
+		short:   b.short,
 		Started: time.Now().UTC().Truncate(time.Second),
 		Go:      runtime.Version(),
 		CPUs:    runtime.NumCPU(),
@@ -63,6 +67,7 @@ func newResults(cfg *config, backend string) *results {
 	return r
 }
 
+// msOf is d in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeTable prints r as text tables.
@@ -73,10 +78,10 @@ func writeTable(out io.Writer, r *results) error {
 		fmt.Fprintf(out, "\nmutex: one lock name, each worker holds it %gms; %gs a cell; workers spread over %d processes\n",
 			s.HoldMs, s.DurationS, s.Procs)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t")
+		fmt.Fprintln(tw, "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t")
 		for _, m := range r.Mutex {
-			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t\n",
-				m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, gap(m),
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t\n",
+				m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
 				m.RoundTrips, m.Jain, m.FIFO, m.ME, m.Errors)
 		}
 		if err := tw.Flush(); err != nil {
@@ -91,11 +96,11 @@ func writeTable(out io.Writer, r *results) error {
 	if len(r.Seckill) > 0 {
 		fmt.Fprintf(out, "\nseckill: %d orders, %d at a time, %d in stock\n", s.Orders, s.Concurrency, s.Stock)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "lock\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\toversold\t")
+		fmt.Fprintln(tw, "lock\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\toversold\terrors\t")
 		for _, k := range r.Seckill {
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%d\t\n",
 				k.Lock, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
-				k.RoundTrips, k.Oversold)
+				k.RoundTrips, k.Oversold, k.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -128,6 +133,23 @@ func writeTable(out io.Writer, r *results) error {
 		fmt.Fprintln(out, "\ninterrupted: the rows above are the cells that finished")
 	}
 	return nil
+}
+
+// violations lists what must never happen: two workers inside a lock at
+// once, an item sold twice under a lock.
+func (r *results) violations() []string {
+	var out []string
+	for _, m := range r.Mutex {
+		if m.ME > 0 {
+			out = append(out, fmt.Sprintf("%s, %d workers: %d mutual-exclusion violations", m.Lock, m.Workers, m.ME))
+		}
+	}
+	for _, k := range r.Seckill {
+		if k.Lock != "none" && k.Oversold != 0 {
+			out = append(out, fmt.Sprintf("seckill %s: oversold %d", k.Lock, k.Oversold))
+		}
+	}
+	return out
 }
 
 // gap formats a row's hand-off gap, or "-" when no waiter was handed the lock.
@@ -177,6 +199,7 @@ func writeFiles(dir string, r *results) ([]string, error) {
 	return paths, nil
 }
 
+// hasAcquisitions reports whether any row has something to chart.
 func hasAcquisitions(rows []mutexRow) bool {
 	for _, m := range rows {
 		if m.Acquisitions > 0 {

@@ -2,13 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/redis/go-redis/v9"
+)
+
+// answer is what an order got.
+type answer int
+
+const (
+	noAnswer answer = iota // the lock or Redis failed before the stock was read
+	bought
+	soldOut
 )
 
 // runSeckill runs a flash sale: cfg.orders orders, cfg.concurrency at a
@@ -17,17 +24,20 @@ import (
 // and releases: a read-modify-write in two commands that only the lock keeps
 // from selling one item twice.
 func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockKey string) (seckillRow, error) {
-	if err := f.client(0).Set(ctx, stockKey, cfg.stock, 0).Err(); err != nil {
+	sctx, cancel := unlockCtx()
+	defer cancel()
+	if err := f.client(0).Set(sctx, stockKey, cfg.stock, 0).Err(); err != nil {
 		return seckillRow{}, err
 	}
-	f.trips.Reset()
+	f.reset()
 	var (
-		next                  atomic.Int64
-		sold, soldOut, failed atomic.Int64
-		mu                    sync.Mutex // protects latency, sample
-		latency               = newHist()
-		sample                string
-		wg                    sync.WaitGroup
+		next               atomic.Int64
+		sold, gone, failed atomic.Int64
+		errCount           atomic.Int64
+		mu                 sync.Mutex // protects latency, sample
+		latency            = newHist()
+		sample             string
+		wg                 sync.WaitGroup
 	)
 	start := time.Now()
 	for w, lk := range f.locks {
@@ -37,31 +47,34 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 			defer wg.Done()
 			for next.Add(1) <= int64(cfg.orders) && ctx.Err() == nil {
 				t0 := time.Now()
-				ok, err := order(ctx, lk, rdb, stockKey, cfg.timeout)
+				a, err := order(ctx, lk, rdb, stockKey, cfg.timeout)
+				d := time.Since(t0)
+				switch a {
+				case bought:
+					sold.Add(1)
+				case soldOut:
+					gone.Add(1)
+				default:
+					failed.Add(1)
+				}
+				mu.Lock()
+				record(latency, d)
 				if err != nil {
-					mu.Lock()
+					errCount.Add(1)
 					if sample == "" {
 						sample = err.Error()
 					}
-					mu.Unlock()
 				}
-				switch {
-				case ok: // an Unlock that failed after the sale: still a sale
-					sold.Add(1)
-				case err != nil:
-					failed.Add(1)
-					continue
-				default:
-					soldOut.Add(1)
-				}
-				record(&mu, latency, time.Since(t0))
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	trips := f.trips.Load()
-	left, err := f.client(0).Get(context.Background(), stockKey).Int64()
+	trips := f.roundTrips()
+	gctx, gcancel := unlockCtx()
+	defer gcancel()
+	left, err := f.client(0).Get(gctx, stockKey).Int64()
 	if err != nil {
 		return seckillRow{}, err
 	}
@@ -72,8 +85,9 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 		Stock:       cfg.stock,
 		Seconds:     elapsed.Seconds(),
 		Sold:        sold.Load(),
-		SoldOut:     soldOut.Load(),
+		SoldOut:     gone.Load(),
 		Failed:      failed.Load(),
+		Errors:      errCount.Load(),
 		LatencyP50:  ms(latency, 50),
 		LatencyP99:  ms(latency, 99),
 		LatencyMax:  ms(latency, 100),
@@ -89,33 +103,36 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 	return row, nil
 }
 
-// order places one order: true if it bought an item, false if none was left.
-func order(ctx context.Context, lk locker, rdb redis.UniversalClient, stockKey string, timeout time.Duration) (bool, error) {
+// order places one order. Its answer is what the stock said; an error from
+// Unlock after an answer leaves the answer standing.
+func order(ctx context.Context, lk locker, rdb redis.UniversalClient, stockKey string, timeout time.Duration) (answer, error) {
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := lk.Lock(octx); err != nil {
-		return false, err
+		return noAnswer, err
 	}
-	ok, err := buy(octx, rdb, stockKey)
+	// The critical section and the release get their own bound: a SET cut
+	// short by the order's deadline might have sold an item nobody counts.
 	uctx, ucancel := unlockCtx()
 	defer ucancel()
-	return ok, errors.Join(err, lk.Unlock(uctx))
+	a, err := buy(uctx, rdb, stockKey)
+	if uerr := lk.Unlock(uctx); err == nil {
+		err = uerr
+	}
+	return a, err
 }
 
 // buy is the critical section: GET, then SET one lower.
-func buy(ctx context.Context, rdb redis.UniversalClient, stockKey string) (bool, error) {
+func buy(ctx context.Context, rdb redis.UniversalClient, stockKey string) (answer, error) {
 	n, err := rdb.Get(ctx, stockKey).Int64()
-	if err != nil || n <= 0 {
-		return false, err
+	switch {
+	case err != nil:
+		return noAnswer, err
+	case n <= 0:
+		return soldOut, nil
 	}
 	if err := rdb.Set(ctx, stockKey, n-1, 0).Err(); err != nil {
-		return false, err
+		return noAnswer, err
 	}
-	return true, nil
-}
-
-func record(mu *sync.Mutex, h *hdrhistogram.Histogram, d time.Duration) {
-	mu.Lock()
-	defer mu.Unlock()
-	_ = h.RecordValue(d.Microseconds())
+	return bought, nil
 }

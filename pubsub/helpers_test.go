@@ -127,3 +127,10 @@ func eventually(t *testing.T, cond func() bool, what string) {
 	}
 	t.Fatalf("not within %v: %s", patience, what)
 }
+
+// withoutCommands is st with its command count zeroed, for tests that ask
+// whether anything is left registered, not what it cost.
+func withoutCommands(st Stats) Stats {
+	st.Commands = 0
+	return st
+}

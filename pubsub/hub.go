@@ -42,6 +42,7 @@ type Hub struct {
 	done       chan struct{} // closed when the reader goroutine exits; nil before
 	topics     map[string]*topic
 	reconnects int64
+	commands   int64 // SUBSCRIBE and UNSUBSCRIBE sent
 }
 
 // Stats is a snapshot of a Hub, for tests and operators.
@@ -50,6 +51,9 @@ type Stats struct {
 	Waiters    int   // registered Subscriptions
 	Reconnects int64 // times go-redis re-established the connection
 	Refused    bool  // the server refused SUBSCRIBE; every wait polls
+	// Commands is how many SUBSCRIBE and UNSUBSCRIBE commands the Hub has
+	// sent, the probe's included: traffic that go-redis hooks do not see.
+	Commands int64
 }
 
 // NewHub returns a Hub that subscribes through rdb. It does no I/O: the
@@ -77,7 +81,7 @@ func NewHub(rdb Subscriber, opts ...Option) (*Hub, error) {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Stats{Reconnects: h.reconnects, Refused: h.refused != nil}
+	st := Stats{Reconnects: h.reconnects, Refused: h.refused != nil, Commands: h.commands}
 	for _, t := range h.topics {
 		if len(t.waiters) > 0 {
 			st.Channels++
@@ -180,6 +184,7 @@ func (h *Hub) opened(ctx context.Context, ps *redis.PubSub, err error) error {
 	defer h.mu.Unlock()
 	close(h.starting)
 	h.starting = nil
+	h.commands++ // the probe's SUBSCRIBE, sent whatever the outcome
 	switch {
 	case h.closed:
 		if ps != nil {

@@ -202,6 +202,7 @@ func (h *Hub) register(ctx context.Context, channel, id string) (*Subscription, 
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.confirmTimeout)
 		err := h.ps.Subscribe(wctx, channel)
 		cancel()
+		h.commands++
 		if err != nil {
 			// Most likely never reached the server; counting low is safe.
 			t.pending--
@@ -241,6 +242,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 	t.confirmed = false
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
 	defer cancel()
+	h.commands++
 	if err := h.ps.Unsubscribe(ctx, t.name); err != nil {
 		// go-redis has forgotten the channel anyway, so a reconnect will not
 		// resubscribe it; at worst the server sends a few unwanted messages.

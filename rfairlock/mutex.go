@@ -89,8 +89,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	req := h.NextRequest()
 	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
 	script, keys, args := m.fair.Heartbeat(req, ttl)
-	hb := &heartbeat{w: h.S.Watchdog, r: lease.Renewal{Script: script, Keys: keys, Args: args}}
-	defer hb.stop()
+	hb := hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	defer hb.Stop()
 
 	var (
 		got   scripts.Acquired
@@ -117,14 +117,14 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		sent, at = now, a.Now
 		if block {
-			if err := hb.watch(now); err != nil {
+			if err := hb.Watch(now); err != nil {
 				return wait.Attempt{}, err
 			}
 		}
 		return wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		hb.stop()
+		hb.Stop()
 		_, err := m.fair.Leave(ctx, h.S.RDB, req)
 		return err
 	}
@@ -132,7 +132,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
 		return err
 	}
-	hb.stop()
+	hb.Stop()
 	return h.Took(ctx, got, fixed, since, leave)
 }
 

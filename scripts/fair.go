@@ -22,17 +22,7 @@ var (
 // fairScripts lists this file's scripts, for SHA.
 var fairScripts = []*Script{fairAcquire, fairRelease, fairLeave, fairHeartbeat, fairForce, fairQueue}
 
-func loadFair(name string) *Script {
-	var src string
-	for _, f := range []string{"lib.lua", "fair_lib.lua", name + ".lua"} {
-		b, err := files.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		src += string(b) + "\n"
-	}
-	return &Script{name: name, Script: redis.NewScript(src)}
-}
+func loadFair(name string) *Script { return loadWith("fair_lib.lua", name) }
 
 // Fair names one FIFO lock: a lock hash, whose State and Renewal are those
 // of any lock hash, and the queue of requests waiting for it (see

@@ -27,16 +27,22 @@ type Script struct {
 	*redis.Script
 }
 
-func load(name string) *Script {
-	lib, err := files.ReadFile("lib.lua")
-	if err != nil {
-		panic(err)
+func load(name string) *Script { return loadWith("", name) }
+
+// loadWith loads name+".lua" with lib.lua, then lib2 (unless ""), prepended.
+func loadWith(lib2, name string) *Script {
+	var src string
+	for _, f := range []string{"lib.lua", lib2, name + ".lua"} {
+		if f == "" {
+			continue
+		}
+		b, err := files.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		src += string(b) + "\n"
 	}
-	body, err := files.ReadFile(name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return &Script{name: name, Script: redis.NewScript(string(lib) + "\n" + string(body))}
+	return &Script{name: name, Script: redis.NewScript(src)}
 }
 
 // Name returns the script's file name without ".lua".
@@ -98,7 +104,7 @@ func errUnexpected(v any) error {
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
 // or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
 func SHA(name string) string {
-	for _, list := range [][]*Script{lockScripts, fairScripts} {
+	for _, list := range [][]*Script{lockScripts, fairScripts, rwScripts} {
 		for _, s := range list {
 			if s.name == name {
 				return s.Hash()

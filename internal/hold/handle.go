@@ -116,10 +116,14 @@ func (h *Handle) NextRequest() string {
 func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Duration, since time.Time,
 	leave func(context.Context) error) error {
 	script, keys, args := h.Lock.Renewal(h.S.Config.TTL)
-	err := h.Hold.Took(got.Token, got.Count, Lease{
-		Watchdog: h.S.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
-		Fixed: fixed, Since: since,
-	})
+	return h.TookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, since, leave)
+}
+
+// TookOn is Took for a hold tracked by t and renewed by r: a read-write
+// lock's read holds have a Tracker and a renewal of their own.
+func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got scripts.Acquired,
+	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
+	err := t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since})
 	if err != nil {
 		_ = leave(context.WithoutCancel(ctx))
 	}
@@ -138,15 +142,22 @@ func Tried(err error) (bool, error) {
 // Unlock releases one hold with release, which returns the remaining count
 // (-1: not held), and reports ErrNotHeld or ErrLeaseLost as Tracker.Released.
 func (h *Handle) Unlock(ctx context.Context, release func(context.Context, redis.Scripter, string) (int64, error)) error {
+	return h.UnlockOn(ctx, h.Hold, "lock", release)
+}
+
+// UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
+// ("lock", "read lock").
+func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string,
+	release func(context.Context, redis.Scripter, string) (int64, error)) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
-	h.Hold.Releasing()
+	t.Releasing()
 	n, err := release(ctx, h.S.RDB, h.NextRequest())
 	if err != nil {
 		return err
 	}
-	return h.Hold.Released(n, "lock "+strconv.Quote(h.Name))
+	return t.Released(n, what+" "+strconv.Quote(h.Name))
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

@@ -1,8 +1,9 @@
-// Package hold is what rlock and rfairlock share: a lock handle's view of
-// its own exclusive hold (Tracker: count, fencing token, the watchdog lease
-// or fixed-lease timer, and the channel that reports the hold lost), and the
-// Handle around it (argument checks, the lock hash's keys, request ids,
-// Unlock, ForceUnlock and the state reads).
+// Package hold is what the lock packages share: a lock handle's view of
+// one of its holds (Tracker: count, fencing token, the watchdog lease or
+// fixed-lease timer, and the channel that reports the hold lost), the Handle
+// around it (argument checks, the lock hash's keys, request ids, Unlock,
+// ForceUnlock and the state reads), and the Heartbeat that keeps a waiter
+// registered in Redis (rfairlock's queue, rrwlock's waiting writers).
 package hold
 
 import (

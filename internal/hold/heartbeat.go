@@ -1,0 +1,62 @@
+package hold
+
+import (
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/lease"
+)
+
+// Heartbeat keeps one waiter registered in Redis (a fair lock's queue, a
+// read-write lock's waiting writers): the watchdog renews its deadline in
+// the same pipelined tick as the Client's leases. If a renewal finds the
+// waiter gone (it lapsed while the process was paused or cut off), the
+// watch ends; the next try registers the waiter again, and Watch starts a
+// new one. Its zero value is not usable; use NewHeartbeat.
+type Heartbeat struct {
+	w *lease.Watchdog
+	r lease.Renewal
+
+	mu      sync.Mutex   // guards the fields below
+	watched *lease.Lease // nil: not watched
+	stopped bool
+}
+
+// NewHeartbeat returns a heartbeat renewed by w with r, not yet watched.
+func NewHeartbeat(w *lease.Watchdog, r lease.Renewal) *Heartbeat {
+	return &Heartbeat{w: w, r: r}
+}
+
+// Watch makes sure the heartbeat is renewed; since is when the request that
+// last set the deadline was sent. It fails only when the watchdog is closed.
+func (h *Heartbeat) Watch(since time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.watched != nil || h.stopped {
+		return nil
+	}
+	var l *lease.Lease
+	l, err := h.w.Add(h.r, since, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.watched == l {
+			h.watched = nil
+		}
+	})
+	if err != nil {
+		return err
+	}
+	h.watched = l
+	return nil
+}
+
+// Stop ends the heartbeat for good: no renewal is sent after it returns.
+func (h *Heartbeat) Stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	if h.watched != nil {
+		h.watched.Remove()
+		h.watched = nil
+	}
+}

@@ -1,0 +1,69 @@
+// Package rrwlock is a reentrant read-write lock named in Redis: any number
+// of readers, or one writer, across processes, in the spirit of Redisson's
+// RReadWriteLock, with a lease per reader and writer preference.
+//
+// # Readers and writers
+//
+// RLock takes a read hold, shared with other readers; Lock takes the write
+// hold, exclusive of readers and other writers. Both are reentrant per
+// handle: a handle (New) is an owner, and locking it again raises its hold
+// count; each RLock needs its RUnlock and each Lock its Unlock. Another
+// handle is another owner, even in the same goroutine.
+//
+// # Writer preference
+//
+// As with Go's sync.RWMutex, a blocked Lock excludes new readers: once a
+// writer waits, RLock by a handle that holds no read lock waits too, so a
+// stream of overlapping readers cannot starve a writer. A writer waits at
+// most for the read holds taken before it arrived, and a hand-off. A handle
+// that already holds a read lock re-enters at once even while writers wait,
+// so it cannot deadlock itself. The price is the readers': while writers
+// keep arriving, new readers keep waiting. Writers among themselves are not
+// queued: a released write hold goes to whichever waiting writer reaches
+// Redis first.
+//
+// Waiting writers are registered in Redis with a heartbeat deadline one
+// lease TTL ahead, renewed by the Client's watchdog; a writer that dies
+// while waiting stops holding readers back within that TTL.
+//
+// # Downgrade, not upgrade
+//
+// The writer may take read holds and then release its write hold: it keeps
+// reading, and other readers may join. A handle that holds only read holds
+// gets ErrUpgrade from Lock at once: two readers that both waited to upgrade
+// would wait for each other forever. RUnlock, then Lock.
+//
+// # Leases
+//
+// Each handle's read holds have their own lease, renewed by the watchdog
+// (every TTL/3 of the Client's lease TTL) until the last RUnlock, so a reader
+// that dies holds the lock at most one lease TTL, and never shortens another
+// reader's lease by leaving. The write hold's lease works as rlock's.
+// RLockWithLease and LockWithLease take fixed leases that are not renewed.
+// RLost and Lost report a hold found gone.
+//
+// # Notifications
+//
+// A writer's last Unlock wakes one waiting writer in each process when
+// writers wait, and otherwise every waiting reader in every process; the
+// last reader's RUnlock wakes one waiting writer in each process. Readers
+// and writers wait on separate channels, so a release never wakes waiters
+// that cannot take the lock. Every wait is also bounded by the poll interval
+// and the blocker's lease, so a lost message costs a delay, never a hang.
+//
+// # Fencing tokens
+//
+// Every fresh write hold takes the next token of the name (Token); a read
+// hold reports the token of the last write before it (RToken): which
+// version of the protected data the reader saw.
+//
+// # Keys
+//
+// For a name N (prefix rc): rc:{N}:lock (the write hold, a hash),
+// rc:{N}:fence (the token counter, never expires), rc:{N}:readers (read hold
+// counts) and rc:{N}:leases (read lease deadlines), rc:{N}:writers (waiting
+// writers' heartbeat deadlines), rc:{N}:rel:<owner> (an owner's last
+// release, for retries), and the channels rc:{N}:ch (readers) and
+// rc:{N}:wch (writers). Every key but the fence expires with the last lease
+// or heartbeat in it.
+package rrwlock

@@ -1,0 +1,16 @@
+package rrwlock
+
+import (
+	"time"
+
+	"github.com/redcoord/redcoord/internal/hold"
+)
+
+// Option configures an RWMutex.
+type Option func(*hold.Options) error
+
+// WithMaxPollInterval bounds the wait between two checks by a waiter of this
+// handle, and so what a lost notification costs, overriding the Client's
+// WithMaxPollInterval (or WithPolling interval). It must be > 0. The default
+// is the Client's.
+func WithMaxPollInterval(d time.Duration) Option { return hold.MaxPoll(d) }

@@ -1,0 +1,222 @@
+package rrwlock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+const kind = "rrwlock"
+
+// RWMutex is a handle on a reentrant read-write lock named in Redis: any
+// number of readers, or one writer. The handle is the owner of its holds:
+// locking it again re-enters, another handle is another owner. It is safe
+// for concurrent use, but goroutines sharing one handle share its holds, so
+// give each goroutine that must exclude the others its own handle.
+//
+// An RWMutex must not be copied after first use.
+type RWMutex struct {
+	_ noCopy
+
+	h    *hold.Handle  // the write hold (h.Hold) and what both sides share
+	read *hold.Tracker // the read holds
+	rw   scripts.RW    // zero when h.Err is set
+}
+
+// New returns a handle on the read-write lock named name. It does no I/O; a
+// bad name or option is reported by every method of the handle, as
+// ErrInvalidArgument.
+func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
+	h := hold.NewHandle(c, name, kind, opts)
+	m := &RWMutex{h: h, read: hold.New()}
+	if h.Err == nil {
+		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
+			Writers: h.Key("writers"), WriterChannel: h.Key("wch")}
+	}
+	return m
+}
+
+// Name returns the lock's name.
+func (m *RWMutex) Name() string { return m.h.Name }
+
+// Owner returns the handle's owner id, as State reports it.
+func (m *RWMutex) Owner() string { return m.h.Lock.Owner }
+
+// Lock blocks until the handle holds the write lock or ctx is done. While it
+// waits, new readers wait too (writer preference), so a stream of readers
+// cannot starve it. The hold's lease is the Client's lease TTL, renewed by
+// the watchdog until Unlock. Locking a handle that holds the write lock
+// re-enters it at once. A handle that holds only read holds gets ErrUpgrade
+// at once: two readers upgrading would wait for each other forever. A wait
+// that ends returns an error matching both ErrNotAcquired and ctx.Err().
+func (m *RWMutex) Lock(ctx context.Context) error { return m.write(ctx, 0, true) }
+
+// LockWithLease is Lock with a fixed lease that the watchdog does not renew:
+// the hold ends at Unlock or when lease runs out, whichever is first; Lost
+// is closed then. A re-entry keeps the first hold's lease. lease must be at
+// least 1ms.
+func (m *RWMutex) LockWithLease(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return m.write(ctx, lease, true)
+}
+
+// TryLock makes one attempt at the write lock, in one round trip, and never
+// waits: a busy lock is (false, nil), and does not hold readers back.
+func (m *RWMutex) TryLock(ctx context.Context) (bool, error) {
+	return hold.Tried(m.write(ctx, 0, false))
+}
+
+// Unlock releases one write hold. A handle that does not hold the write lock
+// gets ErrNotHeld, and ErrLeaseLost (matching ErrNotHeld too) if its hold
+// expired or was deleted; Redis is left unchanged. The last release wakes
+// one waiting writer in each process, or, when no writer waits, every
+// waiting reader.
+func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }
+
+// RLock blocks until the handle holds a read lock or ctx is done. Readers
+// share the lock; a writer holding it, or waiting for it, makes new readers
+// wait. A handle that holds a read lock re-enters at once, even while
+// writers wait, and so does the handle that holds the write lock (a
+// downgrade: take a read hold, then Unlock the write hold). Each handle's
+// read hold has its own lease, renewed by the watchdog until RUnlock, so a
+// reader that dies holds the lock at most one lease TTL.
+func (m *RWMutex) RLock(ctx context.Context) error { return m.readLock(ctx, 0, true) }
+
+// RLockWithLease is RLock with a fixed lease that the watchdog does not
+// renew; RLost is closed when it runs out. lease must be at least 1ms.
+func (m *RWMutex) RLockWithLease(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return m.readLock(ctx, lease, true)
+}
+
+// TryRLock makes one attempt at a read lock, in one round trip, and never
+// waits: a busy lock is (false, nil).
+func (m *RWMutex) TryRLock(ctx context.Context) (bool, error) {
+	return hold.Tried(m.readLock(ctx, 0, false))
+}
+
+// RUnlock releases one read hold, with the errors of Unlock. The last
+// reader's release wakes one waiting writer in each process.
+func (m *RWMutex) RUnlock(ctx context.Context) error {
+	return m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock)
+}
+
+// ForceUnlock ends the write hold and every read hold, whoever holds them,
+// and reports whether any was held. Their handles see Lost or RLost closed
+// at their next renewal, and ErrLeaseLost from Unlock or RUnlock.
+func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	ok, err := m.h.ForceUnlock(ctx, m.rw.Force)
+	if err == nil && ok {
+		m.read.Forced()
+	}
+	return ok, err
+}
+
+// write is Lock, LockWithLease and TryLock.
+func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) error {
+	h := m.h
+	if err := h.CheckAcquire(ctx); err != nil {
+		return err
+	}
+	ttl := h.S.Config.TTL
+	leaseTTL := cmp(fixed, ttl)
+	req := h.NextRequest()
+	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
+	script, keys, args := m.rw.Renewal(true, ttl)
+	hb := hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	defer hb.Stop()
+
+	var (
+		got   scripts.Acquired
+		since time.Time
+	)
+	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+		now := time.Now()
+		a, upgrade, err := m.rw.Write(ctx, h.S.RDB, req, leaseTTL, meta, block, ttl)
+		switch {
+		case err != nil:
+			return wait.Attempt{}, err
+		case upgrade:
+			return wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock on %s; RUnlock it first",
+				errs.ErrNotAcquired, errs.ErrUpgrade, strconv.Quote(h.Name))
+		case a.OK:
+			got, since = a, now
+			return wait.Attempt{Acquired: true}, nil
+		}
+		if block {
+			if err := hb.Watch(now); err != nil {
+				return wait.Attempt{}, err
+			}
+		}
+		return wait.Attempt{Hint: a.Wait}, nil
+	}
+	leave := func(ctx context.Context) error {
+		hb.Stop()
+		_, err := m.rw.Leave(ctx, h.S.RDB, req, true)
+		return err
+	}
+	spec := wait.Spec{Channel: m.rw.WriterChannel, Try: try, Leave: leave, Once: !block}
+	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+		return err
+	}
+	hb.Stop()
+	return h.Took(ctx, got, fixed, since, leave)
+}
+
+// readLock is RLock, RLockWithLease and TryRLock.
+func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool) error {
+	h := m.h
+	if err := h.CheckAcquire(ctx); err != nil {
+		return err
+	}
+	ttl := h.S.Config.TTL
+	leaseTTL := cmp(fixed, ttl)
+	req := h.NextRequest()
+	var (
+		got   scripts.Acquired
+		since time.Time
+	)
+	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+		now := time.Now()
+		a, err := m.rw.Read(ctx, h.S.RDB, req, leaseTTL)
+		if err != nil {
+			return wait.Attempt{}, err
+		}
+		if a.OK {
+			got, since = a, now
+			return wait.Attempt{Acquired: true}, nil
+		}
+		return wait.Attempt{Hint: a.Wait}, nil
+	}
+	leave := func(ctx context.Context) error {
+		_, err := m.rw.Leave(ctx, h.S.RDB, req, false)
+		return err
+	}
+	spec := wait.Spec{Channel: m.rw.Lock.Channel, Try: try, Leave: leave, Once: !block}
+	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+		return err
+	}
+	script, keys, args := m.rw.Renewal(false, ttl)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, since, leave)
+}
+
+// cmp returns fixed, or ttl when fixed is 0 (a renewed lease).
+func cmp(fixed, ttl time.Duration) time.Duration {
+	if fixed > 0 {
+		return fixed
+	}
+	return ttl
+}

@@ -1,0 +1,190 @@
+package scripts
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The read-write lock's scripts: lib.lua, then rw_lib.lua, then the operation.
+var (
+	rwRead    = loadWith("rw_lib.lua", "rw_read")
+	rwWrite   = loadWith("rw_lib.lua", "rw_write")
+	rwRUnlock = loadWith("rw_lib.lua", "rw_runlock")
+	rwUnlock  = loadWith("rw_lib.lua", "rw_unlock")
+	rwLeave   = loadWith("rw_lib.lua", "rw_leave")
+	rwRenew   = loadWith("rw_lib.lua", "rw_renew")
+	rwForce   = loadWith("rw_lib.lua", "rw_force")
+	rwState   = loadWith("rw_lib.lua", "rw_state")
+)
+
+// rwScripts lists this file's scripts, for SHA.
+var rwScripts = []*Script{rwRead, rwWrite, rwRUnlock, rwUnlock, rwLeave, rwRenew, rwForce, rwState}
+
+// RW names one read-write lock (see rw_lib.lua) and the owner acting on it.
+// Its write hold is a lock hash: Lock's Renewal renews it.
+type RW struct {
+	Lock                     Lock   // the write hold's hash, fence, marker, owner, kind, readers' channel
+	Readers, Leases, Writers string // keys
+	WriterChannel            string
+}
+
+// upgradeReply is rw_write's reply to an owner that holds only read holds.
+const upgradeReply = -1
+
+func (rw RW) keys() []string {
+	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Released}
+}
+
+func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
+	l := rw.Lock
+	return s.Run(ctx, rdb, rw.keys(), append([]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel}, args...)...)
+}
+
+// Read takes a read hold or re-enters it. Its token is the last write's.
+func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration) (Acquired, error) {
+	v, err := rw.run(ctx, rdb, rwRead, rw.Lock.Owner, req, lease.Milliseconds())
+	if err != nil {
+		return Acquired{}, err
+	}
+	return acquired(v)
+}
+
+// Write takes the write hold or re-enters it; a busy lock registers the
+// owner as a waiting writer with a heartbeat of hb when wait is true.
+// Upgrade is true when the owner holds read holds only.
+func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte,
+	wait bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
+	w := "0"
+	if wait {
+		w = "1"
+	}
+	v, err := rw.run(ctx, rdb, rwWrite, rw.Lock.Owner, req, lease.Milliseconds(), meta, w, hb.Milliseconds())
+	if err != nil {
+		return Acquired{}, false, err
+	}
+	if r, err := ints(v, 1); err == nil && r[0] == upgradeReply {
+		return Acquired{}, true, nil
+	}
+	a, err = acquired(v)
+	return a, false, err
+}
+
+// acquired decodes {1, token, count} or {0, wait}.
+func acquired(v any) (Acquired, error) {
+	r, err := ints(v, 2)
+	if err != nil {
+		return Acquired{}, err
+	}
+	if r[0] == 0 {
+		return Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, nil
+	}
+	if len(r) < 3 {
+		return Acquired{}, errUnexpected(v)
+	}
+	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
+}
+
+// RUnlock drops one read hold and returns the remaining count; -1: not held.
+func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+	v, err := rw.run(ctx, rdb, rwRUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds())
+	if err != nil {
+		return 0, err
+	}
+	return integer(v)
+}
+
+// Unlock drops one write hold and returns the remaining count; -1: not held.
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+	v, err := rw.run(ctx, rdb, rwUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds())
+	if err != nil {
+		return 0, err
+	}
+	return integer(v)
+}
+
+// Leave undoes the acquire request req if it was applied, and, for a writer,
+// stops waiting.
+func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write))
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Force ends every hold, whoever holds it; it reports whether any was held.
+func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwForce)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Renewal returns the watchdog's renewal of the owner's read hold (write
+// false) or of its heartbeat as a waiting writer (write true). The script
+// replies 1 (renewed) or 0 (gone).
+func (rw RW) Renewal(write bool, ttl time.Duration) (*redis.Script, []string, []any) {
+	l := rw.Lock
+	return rwRenew.Script, rw.keys(),
+		[]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner, ttl.Milliseconds(), mode(write)}
+}
+
+func mode(write bool) string {
+	if write {
+		return "w"
+	}
+	return "r"
+}
+
+// RWState is who holds a read-write lock and who waits to write.
+type RWState struct {
+	Writer         State // Held false when no write hold
+	LastToken      uint64
+	WaitingWriters int64
+	Readers        []Reader
+}
+
+// Reader is one owner's read holds.
+type Reader struct {
+	Owner     string
+	Count     int64
+	Remaining time.Duration
+}
+
+// State reads the lock's holders. It writes nothing.
+func (rw RW) State(ctx context.Context, rdb redis.Scripter) (RWState, error) {
+	v, err := rw.run(ctx, rdb, rwState)
+	if err != nil {
+		return RWState{}, err
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 8 || (len(arr)-8)%3 != 0 {
+		return RWState{}, errUnexpected(v)
+	}
+	writer, ok1 := arr[0].(string)
+	meta, ok2 := arr[4].(string)
+	nums, err := ints([]any{arr[1], arr[2], arr[3], arr[5], arr[6], arr[7]}, 6)
+	if !ok1 || !ok2 || err != nil {
+		return RWState{}, errUnexpected(v)
+	}
+	st := RWState{LastToken: uint64(nums[4]), WaitingWriters: nums[5]}
+	if writer != "" {
+		st.Writer = State{Held: true, Owner: writer, Count: nums[0], Token: uint64(nums[1]),
+			Remaining: time.Duration(nums[2]) * time.Millisecond, Meta: []byte(meta),
+			AcquiredAt: time.UnixMilli(nums[3])}
+	}
+	for i := 8; i < len(arr); i += 3 {
+		owner, ok := arr[i].(string)
+		n, err := ints([]any{arr[i+1], arr[i+2]}, 2)
+		if !ok || err != nil {
+			return RWState{}, errUnexpected(v)
+		}
+		st.Readers = append(st.Readers, Reader{Owner: owner, Count: n[0], Remaining: time.Duration(n[1]) * time.Millisecond})
+	}
+	return st, nil
+}

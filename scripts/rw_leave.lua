@@ -1,0 +1,32 @@
+-- rw_leave: after a wait that ended unacquired, undo its acquire request if
+-- it was applied (its reply lost), and stop waiting as a writer.
+-- KEYS, ARGV[1..4] as in rw_lib.lua
+-- ARGV[5] owner   ARGV[6] request id   ARGV[7] "r" or "w"
+-- Reply: 1 a hold was undone; 0 the request was not applied.
+check_keys()
+local owner, req = ARGV[5], ARGV[6]
+if ARGV[7] == 'w' then
+  drop_writer(owner)
+  local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
+  if h[1] ~= owner or h[3] ~= req then
+    return 0
+  end
+  local c = tonumber(h[2]) - 1
+  if c > 0 then
+    redis.call('HSET', KEYS[1], 'c', c, 'r', '')
+    return 1
+  end
+  redis.call('DEL', KEYS[1])
+  write_released()
+  return 1
+end
+if redis.call('HGET', KEYS[3], 'r:' .. owner) ~= req then
+  return 0
+end
+local c = tonumber(redis.call('HGET', KEYS[3], owner)) - 1
+if c > 0 then
+  redis.call('HSET', KEYS[3], owner, c, 'r:' .. owner, '')
+  return 1
+end
+drop_reader(owner)
+return 1

@@ -1,0 +1,107 @@
+-- rw_lib.lua: helpers of the read-write lock's scripts, prepended after lib.lua.
+--
+-- Every rw script takes the same KEYS and the same first four ARGV:
+--   KEYS[1] lock hash: the write hold (fields as in lib.lua; kind "rrwlock"),
+--           expiring with the writer's lease
+--   KEYS[2] fence hash
+--   KEYS[3] readers: a hash, 'k' -> kind, <owner> -> read hold count,
+--           'r:'<owner> -> id of the last request applied to that hold
+--   KEYS[4] read leases: a zset, owner -> lease deadline (server time, ms)
+--   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline
+--   KEYS[6] the caller's release marker (see lib.lua)
+--   ARGV[1] kind   ARGV[2] publish command
+--   ARGV[3] readers' channel   ARGV[4] writers' channel
+-- Readers and read leases always hold the same owners.
+local KIND, PUBLISH, RCH, WCH = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+-- check_keys raises WRONGTYPE unless every key is absent or of its type
+-- and kind, so that a script fails before its first write.
+local function check_keys()
+  check_kind(KEYS[1], redis.call('HGET', KEYS[1], 'k'), KIND)
+  check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
+  redis.call('HEXISTS', KEYS[2], 'n')
+  redis.call('ZCARD', KEYS[4])
+  redis.call('ZCARD', KEYS[5])
+end
+
+-- notify publishes a hint: a refused PUBLISH (an ACL) must not fail a
+-- script that has written.
+local function notify(channel, msg)
+  redis.pcall(PUBLISH, channel, msg)
+end
+
+-- token is the last fencing token handed out: what a read hold reports.
+local function token()
+  return tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
+end
+
+-- first returns the lowest score of a zset minus now, or nil when empty.
+local function first(key, now)
+  local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if f[2] then
+    return tonumber(f[2]) - now
+  end
+  return nil
+end
+
+-- keep makes the readers' keys outlive the latest read lease, and the
+-- waiting writers' key the latest heartbeat, so that holds and waiters that
+-- all died disappear by themselves.
+local function keep(now)
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  if last[2] then
+    local ms = math.max(1, tonumber(last[2]) - now)
+    redis.call('PEXPIRE', KEYS[3], ms)
+    redis.call('PEXPIRE', KEYS[4], ms)
+  end
+  last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIRE', KEYS[5], math.max(1, tonumber(last[2]) - now))
+  end
+end
+
+-- drop_reader removes owner's read hold; when it was the last one, the
+-- readers' keys go, and a free lock wakes a writer.
+local function drop_reader(owner)
+  redis.call('HDEL', KEYS[3], owner, 'r:' .. owner)
+  redis.call('ZREM', KEYS[4], owner)
+  if redis.call('ZCARD', KEYS[4]) == 0 then
+    redis.call('DEL', KEYS[3], KEYS[4])
+    if redis.call('EXISTS', KEYS[1]) == 0 then
+      notify(WCH, '1')
+    end
+  end
+end
+
+-- drop_writer removes a waiting writer; when it was the last, readers held
+-- back by writer preference may go.
+local function drop_writer(owner)
+  if redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
+    redis.call('DEL', KEYS[5])
+    if redis.call('EXISTS', KEYS[1]) == 0 then
+      notify(RCH, '*')
+    end
+  end
+end
+
+-- purge drops the read holds whose lease ran out and the waiting writers
+-- whose heartbeat did, notifying whoever they held back.
+local function purge(now)
+  for _, o in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
+    drop_reader(o)
+  end
+  for _, o in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)) do
+    drop_writer(o)
+  end
+end
+
+-- write_released wakes the waiters of a lock whose write hold just ended:
+-- one writer in each process when writers wait (they go first), otherwise
+-- every reader.
+local function write_released()
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    notify(WCH, '1')
+  else
+    notify(RCH, '*')
+  end
+end

@@ -1,0 +1,20 @@
+-- rw_renew: the watchdog's renewal of an owner's read hold, or of a waiting
+-- writer's heartbeat.
+-- KEYS, ARGV[1..4] as in rw_lib.lua
+-- ARGV[5] owner   ARGV[6] lease or heartbeat (ms)   ARGV[7] "r" or "w"
+-- Reply: 1 renewed; 0 gone (the read hold is lost; the writer no longer
+--        waits: it lapsed, left, or took the lock).
+check_keys()
+local owner = ARGV[5]
+local now = now_ms()
+local key = KEYS[4]
+if ARGV[7] == 'w' then
+  key = KEYS[5]
+end
+local deadline = redis.call('ZSCORE', key, owner)
+if not deadline or tonumber(deadline) <= now then
+  return 0
+end
+redis.call('ZADD', key, now + tonumber(ARGV[6]), owner)
+keep(now)
+return 1

@@ -1,0 +1,26 @@
+-- rw_unlock: drop one write hold; at zero delete it and wake the waiters.
+-- KEYS, ARGV[1..4] as in rw_lib.lua
+-- ARGV[5] owner   ARGV[6] request id   ARGV[7] marker lifetime (ms)
+-- Reply: the owner's remaining write holds (0: released); -1 not held.
+check_keys()
+local owner, req = ARGV[5], ARGV[6]
+local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
+if h[1] ~= owner then
+  if redis.call('GET', KEYS[6]) == req then
+    return 0
+  end
+  return -1
+end
+if h[3] == req then
+  return tonumber(h[2])
+end
+local c = tonumber(h[2]) - 1
+if c > 0 then
+  redis.call('HSET', KEYS[1], 'c', c, 'r', req)
+  return c
+end
+redis.call('SET', KEYS[6], req, 'PX', ARGV[7])
+redis.call('DEL', KEYS[1])
+purge(now_ms())
+write_released()
+return 0

@@ -1,0 +1,234 @@
+package scripts
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+func testRW(owner string) RW {
+	l := testLock(owner)
+	l.Kind = "rrwlock"
+	return RW{Lock: l, Readers: "t:{n}:readers", Leases: "t:{n}:leases", Writers: "t:{n}:writers",
+		WriterChannel: "t:{n}:wch"}
+}
+
+// rwstep is one call of a read-write script by owner with request
+// owner:seq, or one change behind the scripts' back, and what it must reply.
+type rwstep struct {
+	op    string // read, write, trywrite, runlock, unlock, leaver, leavew, renewr, beat, force; lapse (owner's read lease runs out), die (owner's heartbeat runs out), expire (the write lease runs out)
+	owner string
+	seq   string
+	want  any // Acquired (Wait > 0: "some positive wait"), int64, bool; "upgrade"; nil for lapse, die, expire
+}
+
+func TestRWScripts(t *testing.T) {
+	wait := Acquired{Wait: 1}
+	held := func(token uint64, count int64) Acquired { return Acquired{OK: true, Token: token, Count: count} }
+	cases := []struct {
+		name    string
+		steps   []rwstep
+		writer  string   // the write holder at the end ("" none)
+		readers []string // read holders at the end
+		waiting int64    // waiting writers at the end
+	}{
+		{"readers share; a retry is not counted twice", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"read", "a", "1", held(0, 1)},
+			{"read", "b", "1", held(0, 1)},
+			{"read", "a", "2", held(0, 2)},
+		}, "", []string{"a", "b"}, 0},
+		{"a writer excludes; its retry is not counted twice", []rwstep{
+			{"write", "a", "1", held(1, 1)},
+			{"write", "a", "1", held(1, 1)},
+			{"read", "b", "1", wait},
+			{"trywrite", "c", "1", wait},
+			{"write", "a", "2", held(1, 2)},
+		}, "a", nil, 0},
+		{"readers hold a writer back, and it holds new readers back", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"write", "w", "1", wait},
+			{"read", "b", "1", wait},
+			{"read", "a", "2", held(0, 2)}, // a holder re-enters
+			{"runlock", "a", "3", int64(1)},
+			{"runlock", "a", "4", int64(0)},
+			{"write", "w", "1", held(1, 1)},
+		}, "w", nil, 0},
+		{"TryLock does not hold readers back", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"trywrite", "w", "1", wait},
+			{"read", "b", "1", held(0, 1)},
+		}, "", []string{"a", "b"}, 0},
+		{"downgrade, then no upgrade", []rwstep{
+			{"write", "a", "1", held(1, 1)},
+			{"read", "a", "2", held(1, 1)},
+			{"unlock", "a", "3", int64(0)},
+			{"read", "b", "1", held(1, 1)},
+			{"write", "a", "4", "upgrade"},
+			{"write", "c", "1", wait},
+		}, "", []string{"a", "b"}, 1},
+		{"tokens: every fresh write; reads see the last", []rwstep{
+			{"write", "a", "1", held(1, 1)},
+			{"unlock", "a", "2", int64(0)},
+			{"write", "b", "1", held(2, 1)},
+			{"unlock", "b", "2", int64(0)},
+			{"read", "c", "1", held(2, 1)},
+		}, "", []string{"c"}, 0},
+		{"release of what is not held; a retried final release", []rwstep{
+			{"runlock", "a", "1", int64(-1)},
+			{"unlock", "a", "2", int64(-1)},
+			{"read", "a", "3", held(0, 1)},
+			{"runlock", "a", "4", int64(0)},
+			{"read", "b", "1", held(0, 1)},
+			{"runlock", "a", "4", int64(0)},
+			{"runlock", "a", "5", int64(-1)},
+		}, "", []string{"b"}, 0},
+		{"a lapsed reader frees the lock for a writer", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"write", "w", "1", wait},
+			{"lapse", "a", "", nil},
+			{"renewr", "a", "", int64(0)},
+			{"write", "w", "1", held(1, 1)},
+			{"runlock", "a", "2", int64(-1)},
+		}, "w", nil, 0},
+		{"a dead waiting writer stops holding readers back", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"write", "w", "1", wait},
+			{"beat", "w", "", int64(1)},
+			{"read", "b", "1", wait},
+			{"die", "w", "", nil},
+			{"read", "b", "1", held(0, 1)},
+			{"beat", "w", "", int64(0)},
+		}, "", []string{"a", "b"}, 0},
+		{"an expired writer frees the lock", []rwstep{
+			{"write", "a", "1", held(1, 1)},
+			{"expire", "", "", nil},
+			{"read", "b", "1", held(1, 1)},
+			{"unlock", "a", "2", int64(-1)},
+		}, "", []string{"b"}, 0},
+		{"leave undoes an applied request and stops waiting", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"read", "a", "2", held(0, 2)},
+			{"leaver", "a", "2", true},
+			{"leaver", "a", "2", false},
+			{"write", "w", "1", wait},
+			{"leavew", "w", "1", false},
+			{"read", "b", "1", held(0, 1)},
+		}, "", []string{"a", "b"}, 0},
+		{"leave of a write request that was applied", []rwstep{
+			{"write", "w", "1", held(1, 1)},
+			{"leavew", "w", "1", true},
+			{"read", "b", "1", held(1, 1)},
+		}, "", []string{"b"}, 0},
+		{"force ends every hold, not the waiting", []rwstep{
+			{"read", "a", "1", held(0, 1)},
+			{"write", "w", "1", wait},
+			{"force", "z", "", true},
+			{"force", "z", "", false},
+			{"write", "w", "1", held(1, 1)},
+		}, "w", nil, 0},
+	}
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				require.NoError(t, rdb.FlushAll(ctx).Err())
+				for i, s := range tc.steps {
+					got := runRW(t, ctx, rdb, s)
+					if w, ok := s.want.(Acquired); ok && w.Wait > 0 {
+						a := got.(Acquired)
+						assert.False(t, a.OK, "step %d: %s by %s", i, s.op, s.owner)
+						assert.Greater(t, a.Wait, time.Duration(0), "step %d: wait hint", i)
+						assert.LessOrEqual(t, a.Wait, time.Minute, "step %d: wait hint", i)
+						continue
+					}
+					assert.Equal(t, s.want, got, "step %d: %s by %s", i, s.op, s.owner)
+				}
+				st, err := testRW("a").State(ctx, rdb)
+				require.NoError(t, err)
+				assert.Equal(t, tc.writer, st.Writer.Owner, "writer")
+				var readers []string
+				for _, r := range st.Readers {
+					readers = append(readers, r.Owner)
+				}
+				assert.ElementsMatch(t, tc.readers, readers, "readers")
+				assert.Equal(t, tc.waiting, st.WaitingWriters, "waiting writers")
+				for _, key := range []string{"t:{n}:readers", "t:{n}:leases", "t:{n}:writers"} {
+					if rdb.Exists(ctx, key).Val() == 1 {
+						assert.Greater(t, rdb.PTTL(ctx, key).Val(), time.Duration(0), "%s expires", key)
+					}
+				}
+			})
+		}
+	})
+}
+
+func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
+	t.Helper()
+	rw := testRW(s.owner)
+	req := s.owner + ":" + s.seq
+	var got any
+	var err error
+	switch s.op {
+	case "read":
+		got, err = rw.Read(ctx, rdb, req, time.Minute)
+	case "write", "trywrite":
+		var a Acquired
+		var upgrade bool
+		a, upgrade, err = rw.Write(ctx, rdb, req, time.Minute, []byte("meta"), s.op == "write", time.Minute)
+		got = a
+		if upgrade {
+			got = "upgrade"
+		}
+	case "runlock":
+		got, err = rw.RUnlock(ctx, rdb, req)
+	case "unlock":
+		got, err = rw.Unlock(ctx, rdb, req)
+	case "leaver", "leavew":
+		got, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
+	case "renewr", "beat":
+		script, keys, args := rw.Renewal(s.op == "beat", time.Minute)
+		got, err = script.Run(ctx, rdb, keys, args...).Int64()
+	case "force":
+		got, err = rw.Force(ctx, rdb)
+	case "lapse":
+		err = rdb.ZAddXX(ctx, rw.Leases, redis.Z{Score: 1, Member: s.owner}).Err()
+	case "die":
+		err = rdb.ZAddXX(ctx, rw.Writers, redis.Z{Score: 1, Member: s.owner}).Err()
+	case "expire":
+		err = rdb.Del(ctx, rw.Lock.Lock).Err()
+	default:
+		t.Fatalf("unknown op %q", s.op)
+	}
+	require.NoError(t, err, "%s by %s", s.op, s.owner)
+	return got
+}
+
+// A key of another type is reported as ErrWrongType, and no script writes.
+func TestRWWrongType(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		for _, key := range []string{"t:{n}:lock", "t:{n}:readers", "t:{n}:leases", "t:{n}:writers", "t:{n}:fence"} {
+			require.NoError(t, rdb.FlushAll(ctx).Err())
+			require.NoError(t, rdb.Set(ctx, key, "x", 0).Err())
+			rw := testRW("a")
+			_, err := rw.Read(ctx, rdb, "a:1", time.Minute)
+			assert.ErrorIs(t, err, errs.ErrWrongType, key)
+			_, _, err = rw.Write(ctx, rdb, "a:2", time.Minute, nil, true, time.Minute)
+			assert.ErrorIs(t, err, errs.ErrWrongType, key)
+			keys, err := rdb.Keys(ctx, "*").Result()
+			require.NoError(t, err)
+			assert.Equal(t, []string{key}, keys, "nothing written beside %s", key)
+			assert.Equal(t, "x", rdb.Get(ctx, key).Val())
+		}
+	})
+}

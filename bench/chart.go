@@ -46,10 +46,15 @@ func writeChart(w io.Writer, rows []mutexRow, title string) error {
 	if err != nil {
 		return err
 	}
+	return drawPanels(w, []*plot.Plot{left, right}, title)
+}
 
-	c := vgsvg.New(12*vg.Inch, 4.5*vg.Inch)
+// drawPanels writes panels side by side, 6 inches wide each, under title
+// (none if ""), as an SVG to w.
+func drawPanels(w io.Writer, panels []*plot.Plot, title string) error {
+	c := vgsvg.New(6*vg.Inch*vg.Length(len(panels)), 4.5*vg.Inch)
 	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3,
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Inch / 3,
 		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 4}
 	if title != "" {
 		sty := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 14),
@@ -57,9 +62,9 @@ func writeChart(w io.Writer, rows []mutexRow, title string) error {
 		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Inch/10}, title)
 		tiles.PadTop = vg.Inch / 2
 	}
-	panels := [][]*plot.Plot{{left, right}}
-	for j, cv := range plot.Align(panels, tiles, dc)[0] {
-		panels[0][j].Draw(cv)
+	grid := [][]*plot.Plot{panels}
+	for j, cv := range plot.Align(grid, tiles, dc)[0] {
+		panels[j].Draw(cv)
 	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("chart: write svg: %w", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // chartRows is a small run: three contenders at 8 and 64 workers. rlock is
@@ -39,8 +41,8 @@ func chartRows() []mutexRow {
 			for _, v := range pw {
 				sum += v
 			}
-			rows = append(rows, mutexRow{Lock: c.lock, Workers: n, Acquisitions: sum,
-				PerWorker: pw, WaitDist: waits(c.scale)})
+			rows = append(rows, mutexRow{common: common{Lock: c.lock, Workers: n, Acquisitions: sum,
+				PerWorker: pw, WaitDist: waits(c.scale)}})
 		}
 	}
 	return rows
@@ -69,7 +71,7 @@ func TestChart(t *testing.T) {
 func TestChartNothing(t *testing.T) {
 	for name, rows := range map[string][]mutexRow{
 		"empty":           nil,
-		"no acquisitions": {{Lock: "rlock", Workers: 8, PerWorker: make([]int64, 8)}},
+		"no acquisitions": {{common: common{Lock: "rlock", Workers: 8, PerWorker: make([]int64, 8)}}},
 	} {
 		var buf bytes.Buffer
 		if err := writeChart(&buf, rows, "t"); err == nil {
@@ -79,4 +81,27 @@ func TestChartNothing(t *testing.T) {
 			t.Errorf("%s: wrote %d bytes", name, buf.Len())
 		}
 	}
+}
+
+func TestRWChart(t *testing.T) {
+	var rows []rwRow
+	for _, pct := range []int{95, 50} {
+		for _, n := range []int{1, 8} {
+			for i, lock := range []string{"rrwlock", "rlock"} {
+				rows = append(rows, rwRow{ReadPct: pct,
+					common: common{Lock: lock, Workers: n, Acquisitions: 100, AcqPerSec: float64(100 * n / (i + 1))}})
+			}
+		}
+	}
+	rows = rows[:len(rows)-1] // a failed cell: a missing bar
+	var buf bytes.Buffer
+	require.NoError(t, writeRWChart(&buf, rows, "rwlock: 2 contenders"))
+	for _, want := range []string{"<svg", "rrwlock", "rlock", "read-mostly 95% reads", "write-heavy 50% reads",
+		"rwlock: 2 contenders", "workers"} {
+		require.Contains(t, buf.String(), want)
+	}
+
+	buf.Reset()
+	require.Error(t, writeRWChart(&buf, []rwRow{{common: common{Lock: "rlock", Workers: 1}}}, "t"))
+	require.Zero(t, buf.Len())
 }

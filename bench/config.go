@@ -21,8 +21,9 @@ type config struct {
 	password string
 	tls      bool
 
-	locks    []string // mutex contenders, in the order of lockNames
-	workers  []int    // one row per count
+	locks    []string // mutex and seckill contenders, in the order of lockNames
+	workers  []int    // one row per count (mutex, rwlock)
+	mixes    []int    // rwlock: the reads' share of each mix, in percent
 	procs    int      // processes (go-redis + redcoord clients) the workers share
 	hold     time.Duration
 	duration time.Duration // per cell
@@ -77,30 +78,31 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var (
 		c                         config
 		scenarios, cluster, locks string
-		workers                   string
+		workers, mixes            string
 	)
 	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
 	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
 	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
-	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated: "+strings.Join(lockNames, ", "))
-	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex)")
+	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+strings.Join(rwLockNames, " and ")+"): "+strings.Join(lockNames, ", "))
+	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock)")
+	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.procs, "procs", 8, "processes the workers are spread over: each a go-redis client and a redcoord Client")
-	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock (mutex)")
-	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex)")
+	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock (mutex, rwlock)")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex, rwlock)")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
 	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
-	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json and waits.svg; empty: write no files")
+	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg and rwlock.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	err := c.set(fs, scenarios, cluster, locks, workers)
+	err := c.set(fs, scenarios, cluster, locks, workers, mixes)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		fs.Usage()
@@ -109,7 +111,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 }
 
 // set fills the list fields of c from their flags and checks every value.
-func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers string) error {
+func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: bench takes flags only", fs.Arg(0))
 	}
@@ -120,7 +122,10 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers string
 	if c.locks, err = pick("-locks", locks, lockNames); err != nil {
 		return err
 	}
-	if c.workers, err = counts("-workers", workers); err != nil {
+	if c.workers, err = numbers("-workers", workers, "count", 1, 10000); err != nil {
+		return err
+	}
+	if c.mixes, err = numbers("-mixes", mixes, "percentage", 0, 100); err != nil {
 		return err
 	}
 	if slices.Contains(c.scenarios, "mutex") && !slices.ContainsFunc(c.locks, func(l string) bool { return l != "none" }) {
@@ -193,13 +198,14 @@ func pick(flagName, list string, known []string) ([]string, error) {
 	return out, nil
 }
 
-// counts parses a comma-separated list of worker counts, each 1 to 10,000.
-func counts(flagName, list string) ([]int, error) {
+// numbers parses a comma-separated list of whole numbers, each a what from
+// lo to hi.
+func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, s := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 10000 {
-			return nil, fmt.Errorf("%s: %q is not a count from 1 to 10000", flagName, s)
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("%s: %q is not a %s from %d to %d", flagName, s, what, lo, hi)
 		}
 		out = append(out, n)
 	}

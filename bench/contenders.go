@@ -13,6 +13,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/rrwlock"
 )
 
 // locker is one worker's handle on the contended lock.
@@ -36,8 +37,12 @@ type process struct {
 	pubsub func() int64                    // SUBSCRIBE/UNSUBSCRIBE sent so far; nil: none
 }
 
-// contenders returns the contenders cfg selects, in lockNames order.
-func contenders(cfg *config) []contender {
+// contenders returns the mutex and seckill contenders cfg selects, in
+// lockNames order.
+func contenders(cfg *config) []contender { return named(cfg, cfg.locks) }
+
+// named returns the contenders called names, set up as cfg says.
+func named(cfg *config, names []string) []contender {
 	all := map[string]contender{
 		"rlock": {"rlock", "redcoord reentrant lock, woken by pub/sub",
 			redcoordProcess(func(c *redcoord.Client, key string) locker { return rlock.New(c, key) })},
@@ -50,13 +55,15 @@ func contenders(cfg *config) []contender {
 			openRedsync},
 		"redislock": {"redislock", fmt.Sprintf("bsm/redislock, LinearBackoff(%v)", cfg.poll),
 			openRedislock},
+		"rrwlock": {"rrwlock", "redcoord read-write lock: shared reads, writer preference, woken by pub/sub",
+			redcoordProcess(func(c *redcoord.Client, key string) locker { return rrwlock.New(c, key) })},
 		"none": {"none", "no lock at all: the baseline that shows what oversell looks like",
 			func(redis.UniversalClient, *config, string) (process, error) {
 				return process{handle: func(string) locker { return noLock{} }, close: noClose}, nil
 			}},
 	}
 	var out []contender
-	for _, n := range cfg.locks {
+	for _, n := range names {
 		out = append(out, all[n])
 	}
 	return out

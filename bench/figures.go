@@ -6,9 +6,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// mutexRow is one cell of the mutex scenario: one contender at one worker
-// count. Times are in milliseconds unless the name says otherwise.
-type mutexRow struct {
+// common are the figures every lock cell has, mutex or rwlock: one
+// contender at one worker count. Times are in milliseconds unless the name
+// says otherwise. An acquisition is a return from Lock (or RLock) with the
+// lock held.
+type common struct {
 	Lock         string  `json:"lock"`
 	Workers      int     `json:"workers"`
 	Seconds      float64 `json:"seconds"`
@@ -22,24 +24,52 @@ type mutexRow struct {
 	WaitMax    float64 `json:"wait_max_ms"`
 	Unfinished int64   `json:"unfinished_waits"`
 	Starved    int     `json:"starved_workers"` // workers that never acquired in the cell
-	// GapP50 is the median hand-off gap, in µs: from the holder's call to
-	// Unlock to the next holder's return from Lock, over acquisitions whose
-	// waiter was already waiting when Unlock was called. It includes the
-	// release's own round trip. Gaps counts them; 0 gaps gives GapP50 0.
-	GapP50     float64 `json:"handoff_gap_p50_us"`
-	Gaps       int64   `json:"handoff_gaps"`
+	// RoundTrips counts every command and pipeline, and the Hubs' SUBSCRIBE
+	// and UNSUBSCRIBE, read as the cell ends, over acquisitions.
 	RoundTrips float64 `json:"round_trips_per_acq"`
 	Jain       float64 `json:"jain"`
-	// FIFO counts acquisitions that overtook a worker who had been waiting
-	// more than fifoSlack longer, both past their first wait (the start-up
-	// rush, whose order is the scheduler's).
-	FIFO        int64   `json:"fifo_violations"`
+	// ME counts acquisitions the harness saw break the lock's promise:
+	// a write (any mutex acquisition) while anyone was inside, a read while
+	// a writer was.
 	ME          int64   `json:"mutual_exclusion_violations"`
 	Errors      int64   `json:"errors"`
 	ErrorSample string  `json:"error_sample,omitempty"`
 	PerWorker   []int64 `json:"per_worker_acquisitions"`
 	// WaitDist is the wait-time distribution: the wait at each quantile.
 	WaitDist []quantile `json:"wait_distribution"`
+}
+
+// acquired returns the row's acquisitions: what makes a row worth charting.
+func (c common) acquired() int64 { return c.Acquisitions }
+
+// mutexRow is one cell of the mutex scenario.
+type mutexRow struct {
+	common
+	// GapP50 is the median hand-off gap, in µs: from the holder's call to
+	// Unlock to the next holder's return from Lock, over acquisitions whose
+	// waiter was already waiting when Unlock was called. It includes the
+	// release's own round trip. Gaps counts them; 0 gaps gives GapP50 0.
+	GapP50 float64 `json:"handoff_gap_p50_us"`
+	Gaps   int64   `json:"handoff_gaps"`
+	// FIFO counts acquisitions that overtook a worker who had been waiting
+	// more than fifoSlack longer, both past their first wait (the start-up
+	// rush, whose order is the scheduler's).
+	FIFO int64 `json:"fifo_violations"`
+}
+
+// rwRow is one cell of the rwlock scenario: one contender, one mix, one
+// worker count. Each acquisition is a read or a write, drawn by the mix.
+type rwRow struct {
+	Mix     string `json:"mix"`      // "read-mostly 95%"
+	ReadPct int    `json:"read_pct"` // the chance that an acquisition is a read
+	common
+	Reads  int64 `json:"reads"`
+	Writes int64 `json:"writes"`
+	// XRlock is AcqPerSec over that of the rlock row of the same mix and
+	// worker count in the run; 0 when there is none.
+	XRlock       float64 `json:"x_rlock,omitempty"`
+	WriteWaitP99 float64 `json:"write_wait_p99_ms"` // writes' waits only
+	MaxReaders   int     `json:"max_concurrent_readers"`
 }
 
 // seckillRow is one contender's flash sale.

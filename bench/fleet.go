@@ -23,8 +23,8 @@ type fleet struct {
 }
 
 // openFleet opens workers handles of ct on key, in min(cfg.procs, workers)
-// processes, and takes and releases the lock once in each process so that
-// scripts are loaded before the clock starts. It resets the round trips.
+// processes, and warms one handle in each process so that scripts are
+// loaded before the clock starts. It resets the round trips.
 func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers int, prefix, key string) (*fleet, error) {
 	f := &fleet{locks: make([]locker, workers)}
 	n := min(cfg.procs, workers)
@@ -42,18 +42,37 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 		}
 	}
 	for p := range n {
-		if err := f.locks[p].Lock(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: first lock: %w", ct.name, err), f.close())
-		}
-		uctx, cancel := unlockCtx()
-		err := f.locks[p].Unlock(uctx)
-		cancel()
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: first unlock: %w", ct.name, err), f.close())
+		if err := warm(ctx, f.locks[p]); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", ct.name, err), f.close())
 		}
 	}
 	f.reset()
 	return f, nil
+}
+
+// warm takes and releases lk once, and a read of it too if it is an
+// rwLocker, so that the scripts of both are loaded.
+func warm(ctx context.Context, lk locker) error {
+	takes := []take{{lock: lk.Lock, unlock: lk.Unlock}}
+	if rw, ok := lk.(rwLocker); ok {
+		takes = append(takes, take{shared: true, lock: rw.RLock, unlock: rw.RUnlock})
+	}
+	for _, t := range takes {
+		what := "lock"
+		if t.shared {
+			what = "read lock"
+		}
+		if err := t.lock(ctx); err != nil {
+			return fmt.Errorf("first %s: %w", what, err)
+		}
+		uctx, cancel := unlockCtx()
+		err := t.unlock(uctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("first %s: release: %w", what, err)
+		}
+	}
+	return nil
 }
 
 // reset starts counting round trips from zero.

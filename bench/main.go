@@ -6,11 +6,12 @@
 //
 //	go run ./bench                        # embedded miniredis, no set-up
 //	go run ./bench -redis 127.0.0.1:6379  # a real server
+//	go run ./bench -scenario rwlock       # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario seckill      # a flash sale: zero oversell
 //
 // The table goes to stdout, progress and warnings to stderr, results.json
-// to -out (bench-out/ by default), and, when the mutex scenario ran,
-// waits.svg beside it. The run deletes its keys at the end. Exit status: 0
+// to -out (bench-out/ by default), and beside it waits.svg when the mutex
+// scenario ran, rwlock.svg when the rwlock scenario did. The run deletes its keys at the end. Exit status: 0
 // when every cell ran; 1 when Redis is unreachable, a cell failed, a lock let
 // two workers in at once or sold an item twice, or the keys could not be
 // deleted; 2 for bad flags; 130 after Ctrl-C (the finished rows are still
@@ -60,17 +61,22 @@ type cell struct {
 	scenario string
 	ct       contender
 	workers  int
+	readPct  int // rwlock: the mix's share of reads, in percent
 }
 
 func (c cell) String() string {
-	if c.scenario == "seckill" {
+	scenario := c.scenario
+	switch c.scenario {
+	case "seckill":
 		return "seckill " + c.ct.name
+	case "rwlock":
+		scenario += " " + mixName(c.readPct)
 	}
 	unit := "workers"
 	if c.workers == 1 {
 		unit = "worker"
 	}
-	return fmt.Sprintf("%s %s, %d %s", c.scenario, c.ct.name, c.workers, unit)
+	return fmt.Sprintf("%s %s, %d %s", scenario, c.ct.name, c.workers, unit)
 }
 
 // run is the whole command, with its streams and signals passed in so tests
@@ -118,6 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	bar.finish()
 	res.Interrupted = ctx.Err() != nil
+	compare(res.RWLock)
 
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -151,13 +158,21 @@ func plan(cfg *config) (cells []cell, notYet []string) {
 			for _, w := range cfg.workers {
 				for _, ct := range contenders(cfg) {
 					if ct.name != "none" {
-						cells = append(cells, cell{s, ct, w})
+						cells = append(cells, cell{scenario: s, ct: ct, workers: w})
+					}
+				}
+			}
+		case "rwlock":
+			for _, pct := range cfg.mixes {
+				for _, w := range cfg.workers {
+					for _, ct := range rwContenders(cfg) {
+						cells = append(cells, cell{scenario: s, ct: ct, workers: w, readPct: pct})
 					}
 				}
 			}
 		case "seckill":
 			for _, ct := range contenders(cfg) {
-				cells = append(cells, cell{s, ct, cfg.concurrency})
+				cells = append(cells, cell{scenario: s, ct: ct, workers: cfg.concurrency})
 			}
 		default:
 			notYet = append(notYet, s)
@@ -179,6 +194,11 @@ func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key s
 		row := runMutex(ctx, f, cfg, c.ct)
 		if ctx.Err() == nil {
 			res.Mutex = append(res.Mutex, row)
+		}
+	case "rwlock":
+		row := runRW(ctx, f, cfg, c.ct, c.readPct)
+		if ctx.Err() == nil {
+			res.RWLock = append(res.RWLock, row)
 		}
 	case "seckill":
 		row, err := runSeckill(ctx, f, cfg, c.ct, prefix+":"+key+":stock")

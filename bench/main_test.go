@@ -67,12 +67,18 @@ func TestTableHasEveryContender(t *testing.T) {
 
 func TestJSONOnStdout(t *testing.T) {
 	code, out, errOut := bench(t, context.Background(), append(tiny,
-		"-json", "-out", "", "-locks", "rlock,rfairlock,none", "-scenario", "mutex,seckill",
-		"-orders", "60", "-concurrency", "8", "-stock", "20")...)
+		"-json", "-out", "", "-locks", "rlock,rfairlock,none", "-scenario", "mutex,rwlock,seckill",
+		"-mixes", "80", "-orders", "60", "-concurrency", "8", "-stock", "20")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	var res results
 	require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout is one JSON document")
 	require.Len(t, res.Mutex, 4)
+	require.Len(t, res.RWLock, 4, "rrwlock and rlock at 1 and 4 workers, whatever -locks says")
+	for _, m := range res.RWLock {
+		require.Equal(t, "read-mostly 80%", m.Mix)
+		require.Zero(t, m.ME, "%s, %d workers", m.Lock, m.Workers)
+	}
+	require.Equal(t, []int{80}, res.Settings.Mixes)
 	require.Len(t, res.Seckill, 3)
 	for _, k := range res.Seckill {
 		require.Equal(t, int64(60), k.Sold+k.SoldOut+k.Failed, "%s: every order answered or failed", k.Lock)
@@ -93,6 +99,8 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{[]string{"-workers", "0"}, "-workers"},
 		{[]string{"-workers", "1,x"}, "-workers"},
+		{[]string{"-mixes", "95,101"}, `-mixes: "101" is not a percentage from 0 to 100`},
+		{[]string{"-mixes", "-1"}, "-mixes"},
 		{[]string{"-scenario", "race"}, `-scenario: unknown "race"`},
 		{[]string{"-locks", "zookeeper"}, "-locks"},
 		{[]string{"-duration", "0s"}, "-duration"},
@@ -135,14 +143,15 @@ func TestUnreachableRedis(t *testing.T) {
 }
 
 func TestNotYetBuilt(t *testing.T) {
-	code, out, errOut := bench(t, context.Background(), "-scenario", "rwlock,semaphore")
+	code, out, errOut := bench(t, context.Background(), "-scenario", "semaphore")
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
-	require.Contains(t, errOut, "not built yet")
+	require.Contains(t, errOut, "nothing to run: semaphore not built yet")
 
-	code, out, errOut = bench(t, context.Background(), append(tiny, "-out", "", "-locks", "rlock", "-scenario", "mutex,rwlock")...)
+	code, out, errOut = bench(t, context.Background(), append(tiny, "-out", "", "-locks", "rlock", "-scenario", "mutex,semaphore")...)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "rwlock: not yet built")
+	require.Contains(t, out, "semaphore: not yet built")
+	require.NotContains(t, out, "rwlock: not yet built")
 }
 
 // TestInterrupt cancels the run as its second cell starts, as Ctrl-C does:
@@ -173,8 +182,10 @@ func TestHarnessCountsViolations(t *testing.T) {
 	row := runMutex(ctx, f, cfg, contenders(cfg)[0])
 	require.NoError(t, f.close())
 	require.Positive(t, row.ME, "4 workers holding 1ms each with no lock overlap")
-	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}}}
-	require.Len(t, res.violations(), 2)
+	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}},
+		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4, ME: 1}}}}
+	require.Len(t, res.violations(), 3)
+	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers: 1 mutual-exclusion")
 }
 
 // cancelOn is a writer that calls cancel once it has been written needle.
@@ -200,13 +211,18 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestRealRedis(t *testing.T) {
 	srv := redistest.Real(t)
 	dir := t.TempDir()
-	code, out, errOut := bench(t, context.Background(), append(tiny,
-		"-redis", srv.Addr, "-out", dir, "-scenario", "mutex,seckill", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
+	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", srv.Addr, "-out", dir,
+		"-scenario", "mutex,rwlock,seckill", "-mixes", "95", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "backend: Redis at "+srv.Addr+" (redis ")
 	res := readResults(t, filepath.Join(dir, "results.json"))
 	for _, m := range res.Mutex {
 		require.Zero(t, m.ME, "%s, %d workers", m.Lock, m.Workers)
+	}
+	require.Len(t, res.RWLock, 4)
+	for _, m := range res.RWLock {
+		require.Zero(t, m.ME, "rwlock %s, %d workers", m.Lock, m.Workers)
+		require.Positive(t, m.Acquisitions, "rwlock %s, %d workers", m.Lock, m.Workers)
 	}
 	for _, k := range res.Seckill {
 		if k.Lock != "none" {

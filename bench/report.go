@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"text/tabwriter"
+	"slices"
 	"time"
 )
 
@@ -21,6 +21,7 @@ type results struct {
 	Settings    settings     `json:"settings"`
 	Legend      []legend     `json:"legend"`
 	Mutex       []mutexRow   `json:"mutex,omitempty"`
+	RWLock      []rwRow      `json:"rwlock,omitempty"`
 	Seckill     []seckillRow `json:"seckill,omitempty"`
 	NotYet      []string     `json:"not_yet_built,omitempty"` // scenarios whose primitives don't exist yet
 	Interrupted bool         `json:"interrupted,omitempty"`   // Ctrl-C: the rows are the cells that finished
@@ -32,6 +33,7 @@ type results struct {
 type settings struct {
 	Scenarios   []string `json:"scenarios"`
 	Workers     []int    `json:"workers"`
+	Mixes       []int    `json:"mixes_read_pct"`
 	Procs       int      `json:"procs"`
 	HoldMs      float64  `json:"hold_ms"`
 	DurationS   float64  `json:"duration_s"`
@@ -56,13 +58,19 @@ func newResults(cfg *config, b *backend) *results {
 		Go:      runtime.Version(),
 		CPUs:    runtime.NumCPU(),
 		Settings: settings{
-			Scenarios: cfg.scenarios, Workers: cfg.workers, Procs: cfg.procs,
+			Scenarios: cfg.scenarios, Workers: cfg.workers, Mixes: cfg.mixes, Procs: cfg.procs,
 			HoldMs: msOf(cfg.hold), DurationS: cfg.duration.Seconds(), PollMs: msOf(cfg.poll),
 			Orders: cfg.orders, Concurrency: cfg.concurrency, Stock: cfg.stock,
 		},
 	}
-	for _, ct := range contenders(cfg) {
-		r.Legend = append(r.Legend, legend{ct.name, ct.about})
+	cts := contenders(cfg)
+	if slices.Contains(cfg.scenarios, "rwlock") {
+		cts = append(cts, rwContenders(cfg)...)
+	}
+	for _, ct := range cts {
+		if !slices.ContainsFunc(r.Legend, func(l legend) bool { return l.Lock == ct.name }) {
+			r.Legend = append(r.Legend, legend{ct.name, ct.about})
+		}
 	}
 	return r
 }
@@ -70,78 +78,19 @@ func newResults(cfg *config, b *backend) *results {
 // msOf is d in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// writeTable prints r as text tables.
-func writeTable(out io.Writer, r *results) error {
-	fmt.Fprintf(out, "backend: %s\n", r.Backend)
-	s := r.Settings
-	if len(r.Mutex) > 0 {
-		fmt.Fprintf(out, "\nmutex: one lock name, each worker holds it %gms; %gs a cell; workers spread over %d processes\n",
-			s.HoldMs, s.DurationS, s.Procs)
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t")
-		for _, m := range r.Mutex {
-			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t\n",
-				m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
-				m.RoundTrips, m.Jain, m.FIFO, m.ME, m.Errors)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, m := range r.Mutex {
-			if m.ErrorSample != "" {
-				fmt.Fprintf(out, "  %s, %d workers, first error: %s\n", m.Lock, m.Workers, m.ErrorSample)
-			}
-		}
-	}
-	if len(r.Seckill) > 0 {
-		fmt.Fprintf(out, "\nseckill: %d orders, %d at a time, %d in stock\n", s.Orders, s.Concurrency, s.Stock)
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "lock\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\toversold\terrors\t")
-		for _, k := range r.Seckill {
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%d\t\n",
-				k.Lock, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
-				k.RoundTrips, k.Oversold, k.Errors)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, k := range r.Seckill {
-			if k.ErrorSample != "" {
-				fmt.Fprintf(out, "  %s, first error: %s\n", k.Lock, k.ErrorSample)
-			}
-		}
-	}
-	if len(r.Mutex)+len(r.Seckill) > 0 {
-		fmt.Fprintln(out, "\nlocks:")
-		ran := map[string]bool{}
-		for _, m := range r.Mutex {
-			ran[m.Lock] = true
-		}
-		for _, k := range r.Seckill {
-			ran[k.Lock] = true
-		}
-		for _, l := range r.Legend {
-			if ran[l.Lock] {
-				fmt.Fprintf(out, "  %-10s %s\n", l.Lock, l.About)
-			}
-		}
-	}
-	for _, n := range r.NotYet {
-		fmt.Fprintf(out, "\n%s: not yet built; this scenario runs once its primitive lands\n", n)
-	}
-	if r.Interrupted {
-		fmt.Fprintln(out, "\ninterrupted: the rows above are the cells that finished")
-	}
-	return nil
-}
-
-// violations lists what must never happen: two workers inside a lock at
-// once, an item sold twice under a lock.
+// violations lists what must never happen: a writer inside a lock with
+// anyone else, a reader with a writer, an item sold twice under a lock.
 func (r *results) violations() []string {
 	var out []string
 	for _, m := range r.Mutex {
 		if m.ME > 0 {
 			out = append(out, fmt.Sprintf("%s, %d workers: %d mutual-exclusion violations", m.Lock, m.Workers, m.ME))
+		}
+	}
+	for _, m := range r.RWLock {
+		if m.ME > 0 {
+			out = append(out, fmt.Sprintf("rwlock %s %s, %d workers: %d mutual-exclusion violations",
+				m.Mix, m.Lock, m.Workers, m.ME))
 		}
 	}
 	for _, k := range r.Seckill {
@@ -152,14 +101,6 @@ func (r *results) violations() []string {
 	return out
 }
 
-// gap formats a row's hand-off gap, or "-" when no waiter was handed the lock.
-func gap(m mutexRow) string {
-	if m.Gaps == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f", m.GapP50)
-}
-
 // writeJSON prints r as indented JSON.
 func writeJSON(out io.Writer, r *results) error {
 	enc := json.NewEncoder(out)
@@ -167,8 +108,9 @@ func writeJSON(out io.Writer, r *results) error {
 	return enc.Encode(r)
 }
 
-// writeFiles writes results.json, and waits.svg when there are mutex rows,
-// into dir, creating it. It returns the paths written.
+// writeFiles writes results.json, and waits.svg and rwlock.svg when there
+// are mutex and rwlock rows to chart, into dir, creating it. It returns the
+// paths written.
 func writeFiles(dir string, r *results) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -190,9 +132,15 @@ func writeFiles(dir string, r *results) ([]string, error) {
 	if err := write("results.json", func(w io.Writer) error { return writeJSON(w, r) }); err != nil {
 		return paths, err
 	}
+	title := "redcoord bench on " + r.short
 	if hasAcquisitions(r.Mutex) {
-		title := "redcoord bench on " + r.short
 		if err := write("waits.svg", func(w io.Writer) error { return writeChart(w, r.Mutex, title) }); err != nil {
+			return paths, err
+		}
+	}
+	if hasAcquisitions(r.RWLock) {
+		rwTitle := "rwlock: " + title
+		if err := write("rwlock.svg", func(w io.Writer) error { return writeRWChart(w, r.RWLock, rwTitle) }); err != nil {
 			return paths, err
 		}
 	}
@@ -200,9 +148,9 @@ func writeFiles(dir string, r *results) ([]string, error) {
 }
 
 // hasAcquisitions reports whether any row has something to chart.
-func hasAcquisitions(rows []mutexRow) bool {
+func hasAcquisitions[R interface{ acquired() int64 }](rows []R) bool {
 	for _, m := range rows {
-		if m.Acquisitions > 0 {
+		if m.acquired() > 0 {
 			return true
 		}
 	}

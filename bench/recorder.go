@@ -1,0 +1,180 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// recorder is the harness's own view of the lock: who holds it and for
+// what, who waits since when. It trusts nothing the lock says: a worker
+// inside while a writer is, or a writer inside while anyone is, is a
+// mutual-exclusion violation whatever the lock replied. In the mutex
+// scenario every acquisition is a write.
+type recorder struct {
+	start, end time.Time // of the cell: waits still running at end count up to it
+
+	mu          sync.Mutex  // protects everything below
+	writers     int         // workers between a write's return and their release call
+	readers     int         // likewise, reads
+	maxReaders  int         // the most readers inside at once
+	lastRelease time.Time   // the last release call; zero before the first
+	waiting     []time.Time // by worker: when its current wait began; zero: not waiting
+	shared      []bool      // by worker: its current wait or hold is a read
+	waited      []bool      // by worker: a wait of its has ended (its first was the start-up rush)
+	counts      []int64     // by worker: acquisitions
+	reads       int64       // acquisitions that were reads
+	waits, gaps *hdrhistogram.Histogram
+	writeWaits  *hdrhistogram.Histogram // the writes' waits only
+	fifo        int64                   // acquisitions that overtook a longer waiter (see fifoSlack)
+	me          int64                   // acquisitions that broke mutual exclusion
+	unfinished  int64                   // waits cut short by the end of the cell
+	errors      int64
+	errSample   string
+}
+
+// newRecorder returns the recorder of a cell of the given length, from now.
+func newRecorder(workers int, length time.Duration) *recorder {
+	now := time.Now()
+	return &recorder{
+		start:      now,
+		end:        now.Add(length),
+		waiting:    make([]time.Time, workers),
+		shared:     make([]bool, workers),
+		waited:     make([]bool, workers),
+		counts:     make([]int64, workers),
+		waits:      newHist(),
+		gaps:       newHist(),
+		writeWaits: newHist(),
+	}
+}
+
+// wait marks worker w as waiting from now, for a read if shared.
+func (r *recorder) wait(w int, shared bool) {
+	now := time.Now()
+	r.mu.Lock()
+	r.waiting[w], r.shared[w] = now, shared
+	r.mu.Unlock()
+}
+
+// acquired records worker w's return from its wait with the lock held.
+func (r *recorder) acquired(w int) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t0 := r.waiting[w]
+	if r.shared[w] {
+		if r.writers > 0 {
+			r.me++
+		}
+		r.readers++
+		r.reads++
+		r.maxReaders = max(r.maxReaders, r.readers)
+	} else {
+		if r.writers+r.readers > 0 {
+			r.me++
+		}
+		r.writers++
+	}
+	r.counts[w]++
+	r.recordWait(w, now.Sub(t0))
+	if !r.lastRelease.IsZero() && t0.Before(r.lastRelease) {
+		record(r.gaps, now.Sub(r.lastRelease))
+	}
+	if r.waited[w] {
+		for v, since := range r.waiting {
+			if v != w && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
+				r.fifo++
+				break
+			}
+		}
+	}
+	r.waiting[w], r.waited[w] = time.Time{}, true
+}
+
+// failed records a wait that ended without the lock: with err, a failure;
+// with nil, a wait cut short by the end of the cell. Either way the time
+// waited counts among the waits, up to the end of the cell.
+func (r *recorder) failed(w int, err error) {
+	now := time.Now()
+	if now.After(r.end) {
+		now = r.end
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordWait(w, now.Sub(r.waiting[w]))
+	r.waiting[w], r.waited[w] = time.Time{}, true
+	if err != nil {
+		r.fail(err)
+	} else {
+		r.unfinished++
+	}
+}
+
+// recordWait adds worker w's wait d to the waits; r.mu is held.
+func (r *recorder) recordWait(w int, d time.Duration) {
+	record(r.waits, d)
+	if !r.shared[w] {
+		record(r.writeWaits, d)
+	}
+}
+
+// releasing records worker w's call to release: from here the harness no
+// longer counts it inside, though Redis may still, for a round trip.
+func (r *recorder) releasing(w int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shared[w] {
+		r.readers--
+	} else {
+		r.writers--
+	}
+	r.lastRelease = time.Now()
+}
+
+// fail counts an error, keeping the first as a sample; r.mu is held.
+func (r *recorder) fail(err error) {
+	r.errors++
+	if r.errSample == "" {
+		r.errSample = err.Error()
+	}
+}
+
+// releaseFailed counts a release that returned an error.
+func (r *recorder) releaseFailed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail(err)
+}
+
+// common returns the figures of contender lock's cell, which ran for
+// elapsed and made trips round trips. Call it once the workers have stopped.
+func (r *recorder) common(lock string, elapsed time.Duration, trips int64) common {
+	c := common{
+		Lock:        lock,
+		Workers:     len(r.counts),
+		Seconds:     elapsed.Seconds(),
+		WaitP50:     ms(r.waits, 50),
+		WaitP99:     ms(r.waits, 99),
+		WaitMax:     ms(r.waits, 100),
+		Unfinished:  r.unfinished,
+		Jain:        jain(r.counts),
+		ME:          r.me,
+		Errors:      r.errors,
+		ErrorSample: r.errSample,
+		PerWorker:   r.counts,
+		WaitDist:    dist(r.waits),
+	}
+	for _, n := range r.counts {
+		c.Acquisitions += n
+		if n == 0 {
+			c.Starved++
+		}
+	}
+	c.AcqPerSec = float64(c.Acquisitions) / c.Seconds
+	if c.Acquisitions > 0 {
+		c.RoundTrips = float64(trips) / float64(c.Acquisitions)
+	}
+	return c
+}

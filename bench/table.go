@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// writeTable prints r as text tables.
+func writeTable(out io.Writer, r *results) error {
+	fmt.Fprintf(out, "backend: %s\n", r.Backend)
+	s := r.Settings
+	mutex := section{
+		title: fmt.Sprintf("mutex: one lock name, each worker holds it %gms; %gs a cell; workers spread over %d processes",
+			s.HoldMs, s.DurationS, s.Procs),
+		head: "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t",
+	}
+	for _, m := range r.Mutex {
+		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers", m.Lock, m.Workers), m.ErrorSample,
+			"%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
+			m.RoundTrips, m.Jain, m.FIFO, m.ME, m.Errors)
+	}
+	rw := section{
+		title: fmt.Sprintf("rwlock: one lock name; each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
+			"%gs a cell; workers spread over %d processes\n  rlock, the baseline, takes reads as writes; "+
+			"x rlock: acq/s over rlock's at the same mix and workers", s.HoldMs, s.DurationS, s.Procs),
+		head: "mix\tlock\tworkers\tacq/s\tx rlock\twait p50 ms\tp99 ms\tmax ms\twrite p99 ms\tstarved\tround trips/acq\tmax readers\tME viol.\terrors\t",
+	}
+	for _, m := range r.RWLock {
+		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers", m.Mix, m.Lock, m.Workers), m.ErrorSample,
+			"%s\t%s\t%d\t%.0f\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%d\t%d\t%d\t",
+			m.Mix, m.Lock, m.Workers, m.AcqPerSec, times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
+			m.WriteWaitP99, m.Starved, m.RoundTrips, m.MaxReaders, m.ME, m.Errors)
+	}
+	seckill := section{
+		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock", s.Orders, s.Concurrency, s.Stock),
+		head:  "lock\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\toversold\terrors\t",
+	}
+	for _, k := range r.Seckill {
+		seckill.add(k.Lock, k.Lock, k.ErrorSample, "%s\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%d\t",
+			k.Lock, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
+			k.RoundTrips, k.Oversold, k.Errors)
+	}
+	ran := map[string]bool{}
+	for _, t := range []*section{&mutex, &rw, &seckill} {
+		if err := t.print(out, ran); err != nil {
+			return err
+		}
+	}
+	if len(ran) > 0 {
+		fmt.Fprintln(out, "\nlocks:")
+		for _, l := range r.Legend {
+			if ran[l.Lock] {
+				fmt.Fprintf(out, "  %-10s %s\n", l.Lock, l.About)
+			}
+		}
+	}
+	for _, n := range r.NotYet {
+		fmt.Fprintf(out, "\n%s: not yet built; this scenario runs once its primitive lands\n", n)
+	}
+	if r.Interrupted {
+		fmt.Fprintln(out, "\ninterrupted: the rows above are the cells that finished")
+	}
+	return nil
+}
+
+// section is one scenario's table: a title, a header and rows, each cell
+// followed by a tab.
+type section struct {
+	title, head string
+	rows        []tableRow
+}
+
+// tableRow is one row of a section: its cells, its lock, who it is for its
+// first error, and that error, if any.
+type tableRow struct {
+	cells, lock, who, err string
+}
+
+// add appends a row for lock, its cells formatted by format and args.
+func (t *section) add(lock, who, err, format string, args ...any) {
+	t.rows = append(t.rows, tableRow{cells: fmt.Sprintf(format, args...), lock: lock, who: who, err: err})
+}
+
+// print prints the section, if it has rows, after a blank line, its cells
+// right-aligned, then the first error of each row that had one; it marks
+// each row's lock in ran.
+func (t *section) print(out io.Writer, ran map[string]bool) error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "\n%s\n", t.title)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, t.head)
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, r.cells)
+		ran[r.lock] = true
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range t.rows {
+		if r.err != "" {
+			fmt.Fprintf(out, "  %s, first error: %s\n", r.who, r.err)
+		}
+	}
+	return nil
+}
+
+// gap formats a row's hand-off gap, or "-" when no waiter was handed the lock.
+func gap(m mutexRow) string {
+	if m.Gaps == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", m.GapP50)
+}
+
+// times formats a ratio to a baseline, or "-" when there is none.
+func times(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", x)
+}

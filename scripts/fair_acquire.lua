@@ -48,4 +48,4 @@ if ARGV[8] == '1' then
   redis.call('ZADD', KEYS[4], now + tonumber(ARGV[9]), req)
   keep(tonumber(ARGV[9]))
 end
-return {0, redis.call('PTTL', KEYS[1]), now}
+return {0, remaining(KEYS[1]), now}

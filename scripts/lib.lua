@@ -27,3 +27,10 @@ local function check_kind(key, kind_seen, kind)
     error('WRONGTYPE ' .. key .. ' holds data redcoord did not write')
   end
 end
+
+-- remaining returns a held key's remaining lease in ms, at least 1: a
+-- waiter's hint, where 0 (PTTL rounds down) would read as "unknown" and
+-- cost a whole poll interval instead of a millisecond.
+local function remaining(key)
+  return math.max(1, redis.call('PTTL', key))
+end

@@ -23,4 +23,4 @@ if h[2] == ARGV[1] then
   redis.call('HSET', KEYS[1], 'r', ARGV[2])
   return {1, tonumber(h[4]), c}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, remaining(KEYS[1])}

@@ -22,7 +22,7 @@ if c then
 end
 local writer = redis.call('HGET', KEYS[1], 'o')
 if writer and writer ~= owner then
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, remaining(KEYS[1])}
 end
 if not writer then
   local wait = first(KEYS[5], now)

@@ -26,7 +26,7 @@ if redis.call('HEXISTS', KEYS[3], owner) == 1 then
 end
 local wait
 if h[1] then
-  wait = redis.call('PTTL', KEYS[1])
+  wait = remaining(KEYS[1])
 else
   wait = first(KEYS[4], now)
 end

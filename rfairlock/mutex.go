@@ -167,7 +167,8 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
-// closed at its next renewal, and ErrLeaseLost from Unlock.
+// closed at its next renewal; its Unlock then returns ErrNotHeld
+// (ErrLeaseLost, which matches it, if called before the loss was noticed).
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.fair.Force)
 }

@@ -114,7 +114,8 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports
 // whether it was held. The holder's handle sees Lost closed at its next
-// renewal, and ErrLeaseLost from Unlock.
+// renewal; its Unlock then returns ErrNotHeld (ErrLeaseLost, which matches
+// it, if called before the loss was noticed).
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.h.Lock.Force)
 }

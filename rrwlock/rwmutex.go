@@ -116,7 +116,8 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed
-// at their next renewal, and ErrLeaseLost from Unlock or RUnlock.
+// at their next renewal; Unlock or RUnlock then returns ErrNotHeld
+// (ErrLeaseLost, which matches it, if called before the loss was noticed).
 func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	ok, err := m.h.ForceUnlock(ctx, m.rw.Force)
 	if err == nil && ok {

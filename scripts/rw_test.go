@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -142,15 +143,7 @@ func TestRWScripts(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				for i, s := range tc.steps {
-					got := runRW(t, ctx, rdb, s)
-					if w, ok := s.want.(Acquired); ok && w.Wait > 0 {
-						a := got.(Acquired)
-						assert.False(t, a.OK, "step %d: %s by %s", i, s.op, s.owner)
-						assert.Greater(t, a.Wait, time.Duration(0), "step %d: wait hint", i)
-						assert.LessOrEqual(t, a.Wait, time.Minute, "step %d: wait hint", i)
-						continue
-					}
-					assert.Equal(t, s.want, got, "step %d: %s by %s", i, s.op, s.owner)
+					checkReply(t, fmt.Sprintf("step %d: %s by %s", i, s.op, s.owner), s.want, runRW(t, ctx, rdb, s))
 				}
 				st, err := testRW("a").State(ctx, rdb)
 				require.NoError(t, err)

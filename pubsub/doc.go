@@ -20,7 +20,7 @@
 //
 //	1              wake one waiter of the channel in each process
 //	*              wake every waiter of the channel
-//	n:K            wake up to K waiters (K decimal digits, no sign)
+//	n:K            wake waiters whose weights fit in K (K decimal digits, no sign)
 //	@ID PAYLOAD    give PAYLOAD to the waiters subscribed with ID, wake only them
 //
 // ID contains no space; PAYLOAD runs to the end of the message and may be
@@ -34,7 +34,10 @@
 // per release (a thundering herd). The Hub picks a waiter that has no wake
 // pending, the one that has gone longest without a wake-one first, and moves
 // it to the back; if every waiter already has a wake pending, the message
-// changes nothing. "n:K" does the same for K waiters (K permits released).
+// changes nothing. "n:K" does the same for as many waiters as fit in K
+// permits: each waiter weighs what it asks for (Subscription.SetWeight, 1 by
+// default), and a waiter too heavy for what is left is skipped for a lighter
+// one behind it.
 // A reader release or a forced unlock publishes "*": any number of waiters
 // may proceed.
 //

@@ -151,7 +151,7 @@ func TestResubscribeChurn(t *testing.T) {
 		f := newFence(t, h, rdb)
 		ctx := testCtx(t)
 		for i := 0; i < 100; i++ {
-			early, _, err := h.register(ctx, "churn", "")
+			early, _, err := h.register(ctx, "churn", "", 1)
 			require.NoError(t, err)
 			early.Close()
 

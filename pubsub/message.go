@@ -22,8 +22,9 @@ func One() string { return msgOne }
 // release, a forced unlock, anything after which several waiters may win.
 func All() string { return msgAll }
 
-// N returns the message that wakes up to k waiters of the channel in each
-// process: k permits released. A k below 1 yields "n:0", which wakes no one.
+// N returns the message that wakes, in each process, as many waiters of the
+// channel as fit in k permits (see Subscription.SetWeight): k permits are
+// free. A k below 1 yields "n:0", which wakes no one.
 func N(k int64) string {
 	if k < 0 {
 		k = 0
@@ -43,7 +44,8 @@ type kind uint8
 
 const (
 	wakeAll kind = iota // wake every waiter
-	wakeN               // wake up to n waiters, those without a pending wake first
+	wakeOne             // wake one waiter without a pending wake, whatever its weight
+	wakeN               // wake waiters whose weights fit in n, those without a pending wake first
 	wakeTo              // deliver payload to the waiters with id and wake them
 )
 
@@ -60,7 +62,7 @@ type message struct {
 func parse(s string) message {
 	switch {
 	case s == msgOne:
-		return message{kind: wakeN, n: 1}
+		return message{kind: wakeOne}
 	case strings.HasPrefix(s, prefixN):
 		digits := s[len(prefixN):]
 		// ParseInt would accept a sign; the format is plain digits.

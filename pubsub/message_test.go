@@ -11,7 +11,7 @@ func TestParse(t *testing.T) {
 		in   string
 		want message
 	}{
-		{One(), message{kind: wakeN, n: 1}},
+		{One(), message{kind: wakeOne}},
 		{All(), message{kind: wakeAll}},
 		{N(3), message{kind: wakeN, n: 3}},
 		{N(0), message{kind: wakeN, n: 0}},

@@ -27,6 +27,8 @@ func (h *Hub) deliver(channel, payload string) {
 		return
 	}
 	switch m := parse(payload); m.kind {
+	case wakeOne:
+		t.wakeOne()
 	case wakeN:
 		t.wakeN(m.n)
 	case wakeTo:

@@ -38,14 +38,29 @@ func (t *topic) wakeAll() {
 	}
 }
 
-// wakeN wakes up to n waiters that have no pending wake, longest-waiting
-// first, and moves them to the back of the order. Waiters that already have
-// a pending wake are skipped: waking them again would coalesce into nothing.
-func (t *topic) wakeN(n int64) {
+// wakeN wakes waiters that have no pending wake, longest-waiting first,
+// while their weights fit in n, and moves them to the back of the order: n
+// waiters of weight 1, or fewer heavier ones. A waiter too heavy for what is
+// left is skipped, not waited for: a lighter one behind it may fit. Waiters
+// that already have a pending wake are skipped too: waking them again would
+// coalesce into nothing.
+func (t *topic) wakeN(n int64) { t.wake(n, true) }
+
+// wakeOne wakes the longest-waiting waiter that has no pending wake,
+// whatever its weight.
+func (t *topic) wakeOne() { t.wake(1, false) }
+
+// wake is wakeN; unweighed, every waiter weighs 1.
+func (t *topic) wake(n int64, weighed bool) {
 	var woken []*Subscription
 	kept := 0
 	for _, s := range t.waiters {
-		if int64(len(woken)) < n && s.wake() {
+		w := int64(1)
+		if weighed {
+			w = s.weight
+		}
+		if w <= n && s.wake() {
+			n -= w
 			woken = append(woken, s)
 			continue
 		}
@@ -63,8 +78,9 @@ type Subscription struct {
 	id      string
 	c       chan struct{}
 	payload atomic.Pointer[string]
-	shared  bool // set at registration; see Shared
-	closed  bool // guarded by hub.mu
+	shared  bool  // set at registration; see Shared
+	closed  bool  // guarded by hub.mu
+	weight  int64 // guarded by hub.mu; see SetWeight
 }
 
 // Shared reports whether the channel was already subscribed, and had other
@@ -98,6 +114,18 @@ func (s *Subscription) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.removeLocked(s)
+}
+
+// SetWeight says how many units (permits) this waiter needs, at least 1:
+// an "n:K" message wakes waiters, longest-waiting first, only while their
+// weights fit in K, so a release of 1 permit does not wake a waiter of 3,
+// and a release of 5 wakes five waiters of 1. The default is 1. Wake-one
+// ("1") and wake-all ("*") ignore weights.
+func (s *Subscription) SetWeight(w int64) {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.weight = max(1, w)
 }
 
 // PassOn wakes one other waiter of the channel that has no pending wake:
@@ -141,6 +169,12 @@ func (s *Subscription) wake() bool {
 // The first Subscribe opens the Hub's connection; that step honours ctx's
 // deadline but not its cancellation, and is bounded by the confirm timeout.
 func (h *Hub) Subscribe(ctx context.Context, channel, id string) (*Subscription, error) {
+	return h.SubscribeWeighted(ctx, channel, id, 1)
+}
+
+// SubscribeWeighted is Subscribe for a waiter that needs weight permits
+// (see SetWeight), weighed from the moment it is registered.
+func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight int64) (*Subscription, error) {
 	switch {
 	case channel == "":
 		return nil, errs.Invalid("channel", "must not be empty")
@@ -155,7 +189,7 @@ func (h *Hub) Subscribe(ctx context.Context, channel, id string) (*Subscription,
 	if err := h.start(ctx); err != nil {
 		return nil, err
 	}
-	s, ready, err := h.register(ctx, channel, id)
+	s, ready, err := h.register(ctx, channel, id, max(1, weight))
 	if err != nil || ready == nil {
 		return s, err
 	}
@@ -180,7 +214,7 @@ func (h *Hub) Subscribe(ctx context.Context, channel, id string) (*Subscription,
 // register adds a waiter to channel, sending SUBSCRIBE if it is the first.
 // It returns the channel to wait on for the confirmation, or nil if the
 // subscription is already confirmed.
-func (h *Hub) register(ctx context.Context, channel, id string) (*Subscription, <-chan struct{}, error) {
+func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*Subscription, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -191,7 +225,7 @@ func (h *Hub) register(ctx context.Context, channel, id string) (*Subscription, 
 		t = &topic{name: channel}
 		h.topics[channel] = t
 	}
-	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1)}
+	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight}
 	t.waiters = append(t.waiters, s)
 	if len(t.waiters) == 1 {
 		// Written under h.mu, so that SUBSCRIBE and UNSUBSCRIBE of one
@@ -233,7 +267,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 	}
 	select {
 	case <-s.c:
-		t.wakeN(1)
+		t.wakeN(s.weight)
 	default:
 	}
 	if len(t.waiters) > 0 {

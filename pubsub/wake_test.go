@@ -87,6 +87,59 @@ func TestWakeN(t *testing.T) {
 	})
 }
 
+func TestWakeNWeighs(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		f, w := threeWaiters(t, srv)
+		w[0].SetWeight(3)
+		w[2].SetWeight(2)
+
+		// One permit wakes no waiter of 3: the light one behind it fits.
+		publish(t, f, "ch", N(1))
+		assert.Equal(t, []bool{false, true, false}, takeAll(w))
+
+		// Three: w0 alone, the longest waiting; then five: w2 and w1 fit
+		// after w0's 3 would not (w0 moved to the back).
+		publish(t, f, "ch", N(3))
+		assert.Equal(t, []bool{true, false, false}, takeAll(w))
+		publish(t, f, "ch", N(3))
+		assert.Equal(t, []bool{false, true, true}, takeAll(w))
+		publish(t, f, "ch", N(6))
+		assert.Equal(t, []bool{true, true, true}, takeAll(w))
+
+		// A weight below 1 counts as 1; wake-one ignores weights.
+		w[0].SetWeight(0)
+		publish(t, f, "ch", N(1))
+		assert.Equal(t, []bool{true, false, false}, takeAll(w))
+		w[0].SetWeight(9)
+		publish(t, f, "ch", One())
+		assert.Equal(t, 1, countTrue(takeAll(w)))
+
+	})
+}
+
+func TestCloseHandsOnWeight(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		f, w := threeWaiters(t, srv)
+		w[0].SetWeight(4)
+		w[1].SetWeight(2)
+		w[2].SetWeight(2)
+		publish(t, f, "ch", N(4))
+		// w0 leaves without receiving its wake: its 4 permits wake w1 and w2.
+		w[0].Close()
+		assert.Equal(t, []bool{true, true}, []bool{take(w[1]), take(w[2])})
+	})
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
 func TestWakeTo(t *testing.T) {
 	forEachServer(t, func(t *testing.T, srv *server) {
 		f, w := threeWaiters(t, srv, "a", "b", "")

@@ -62,6 +62,9 @@ type Spec struct {
 	// Join: when waiters of this Client are already on the channel, wait
 	// behind them without trying first (untargeted waits only).
 	Join bool
+	// Weight is how many permits the waiter needs (see
+	// pubsub.Subscription.SetWeight); 0 means 1.
+	Weight int64
 }
 
 // ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
@@ -152,7 +155,7 @@ func subscribe(ctx context.Context, cfg Config, s Spec) (sub *pubsub.Subscriptio
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.MaxPoll)
 	defer cancel()
-	sub, err = hub.Subscribe(sctx, s.Channel, s.ID)
+	sub, err = hub.SubscribeWeighted(sctx, s.Channel, s.ID, s.Weight)
 	switch {
 	case err == nil:
 		return sub, true, nil

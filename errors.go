@@ -23,4 +23,7 @@ var (
 	ErrNotReplicated = errs.ErrNotReplicated
 	// ErrUpgrade: a read hold cannot be upgraded to a write hold.
 	ErrUpgrade = errs.ErrUpgrade
+	// ErrNotSet: a semaphore's permits were never set (TrySetPermits,
+	// SetPermits or AddPermits), so an acquire could never succeed.
+	ErrNotSet = errs.ErrNotSet
 )

@@ -9,7 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The fair lock's scripts: lib.lua, then fair_lib.lua, then the operation.
+// The fair lock's scripts: lib.lua, queue_lib.lua, fair_lib.lua, then the
+// operation.
 var (
 	fairAcquire   = loadFair("fair_acquire")
 	fairRelease   = loadFair("fair_release")
@@ -22,7 +23,7 @@ var (
 // fairScripts lists this file's scripts, for SHA.
 var fairScripts = []*Script{fairAcquire, fairRelease, fairLeave, fairHeartbeat, fairForce, fairQueue}
 
-func loadFair(name string) *Script { return loadWith("fair_lib.lua", name) }
+func loadFair(name string) *Script { return loadWith(name, "queue_lib.lua", "fair_lib.lua") }
 
 // Fair names one FIFO lock: a lock hash, whose State and Renewal are those
 // of any lock hash, and the queue of requests waiting for it (see

@@ -1,4 +1,5 @@
--- fair_lib.lua: helpers of the fair lock's scripts, prepended after lib.lua.
+-- fair_lib.lua: helpers of the fair lock's scripts, prepended after lib.lua
+-- and queue_lib.lua.
 --
 -- Every fair script takes the same KEYS and the same first three ARGV:
 --   KEYS[1] lock hash (fields as in lib.lua; kind "rfairlock")
@@ -37,29 +38,14 @@ local function owner_of(req)
   return string.match(req, '^(.*):%d+$')
 end
 
--- forget removes a request from the queue.
+-- forget removes a request from the queue (queue_lib.lua).
 local function forget(req)
-  redis.call('LREM', KEYS[3], 1, req)
-  redis.call('ZREM', KEYS[4], req)
-  redis.call('HDEL', KEYS[5], req)
+  queue_forget(KEYS[3], KEYS[4], KEYS[5], req)
 end
 
--- live_head returns the first request whose heartbeat deadline is still
--- ahead, popping the dead ones before it; nil when there is none.
+-- live_head returns the first live request, popping the dead ones before it.
 local function live_head(now)
-  while true do
-    local req = redis.call('LINDEX', KEYS[3], 0)
-    if not req then
-      return nil
-    end
-    local deadline = redis.call('ZSCORE', KEYS[4], req)
-    if deadline and tonumber(deadline) > now then
-      return req
-    end
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], req)
-    redis.call('HDEL', KEYS[5], req)
-  end
+  return queue_head(KEYS[3], KEYS[4], KEYS[5], now)
 end
 
 -- take makes req's owner the holder: a fresh hold with the next token.
@@ -96,10 +82,5 @@ end
 -- keep makes the queue's keys outlive the latest heartbeat deadline, ms
 -- from now, so that the queue of waiters that all died disappears by itself.
 local function keep(ms)
-  for i = 3, 5 do
-    local pttl = redis.call('PTTL', KEYS[i])
-    if pttl == -1 or (pttl >= 0 and pttl < ms) then
-      redis.call('PEXPIRE', KEYS[i], ms)
-    end
-  end
+  queue_keep(KEYS[3], KEYS[4], KEYS[5], ms)
 end

@@ -34,3 +34,12 @@ end
 local function remaining(key)
   return math.max(1, redis.call('PTTL', key))
 end
+
+-- outlive makes key live at least ms more from now; a key without a TTL
+-- gets one, an absent key stays absent.
+local function outlive(key, ms)
+  local pttl = redis.call('PTTL', key)
+  if pttl == -1 or (pttl >= 0 and pttl < ms) then
+    redis.call('PEXPIRE', key, ms)
+  end
+end

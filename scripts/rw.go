@@ -9,14 +9,14 @@ import (
 
 // The read-write lock's scripts: lib.lua, then rw_lib.lua, then the operation.
 var (
-	rwRead    = loadWith("rw_lib.lua", "rw_read")
-	rwWrite   = loadWith("rw_lib.lua", "rw_write")
-	rwRUnlock = loadWith("rw_lib.lua", "rw_runlock")
-	rwUnlock  = loadWith("rw_lib.lua", "rw_unlock")
-	rwLeave   = loadWith("rw_lib.lua", "rw_leave")
-	rwRenew   = loadWith("rw_lib.lua", "rw_renew")
-	rwForce   = loadWith("rw_lib.lua", "rw_force")
-	rwState   = loadWith("rw_lib.lua", "rw_state")
+	rwRead    = loadWith("rw_read", "rw_lib.lua")
+	rwWrite   = loadWith("rw_write", "rw_lib.lua")
+	rwRUnlock = loadWith("rw_runlock", "rw_lib.lua")
+	rwUnlock  = loadWith("rw_unlock", "rw_lib.lua")
+	rwLeave   = loadWith("rw_leave", "rw_lib.lua")
+	rwRenew   = loadWith("rw_renew", "rw_lib.lua")
+	rwForce   = loadWith("rw_force", "rw_lib.lua")
+	rwState   = loadWith("rw_state", "rw_lib.lua")
 )
 
 // rwScripts lists this file's scripts, for SHA.

@@ -19,7 +19,7 @@ import (
 )
 
 //go:embed *.lua
-var files embed.FS
+var luaFiles embed.FS
 
 // Script is one operation: a Lua file with lib.lua prepended.
 type Script struct {
@@ -27,16 +27,18 @@ type Script struct {
 	*redis.Script
 }
 
-func load(name string) *Script { return loadWith("", name) }
+func load(name string) *Script { return loadWith(name) }
 
-// loadWith loads name+".lua" with lib.lua, then lib2 (unless ""), prepended.
-func loadWith(lib2, name string) *Script {
+// loadWith loads name+".lua" with lib.lua, then libs (each unless ""),
+// prepended.
+func loadWith(name string, libs ...string) *Script {
 	var src string
-	for _, f := range []string{"lib.lua", lib2, name + ".lua"} {
+	files := append(append([]string{"lib.lua"}, libs...), name+".lua")
+	for _, f := range files {
 		if f == "" {
 			continue
 		}
-		b, err := files.ReadFile(f)
+		b, err := luaFiles.ReadFile(f)
 		if err != nil {
 			panic(err)
 		}
@@ -104,7 +106,7 @@ func errUnexpected(v any) error {
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
 // or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
 func SHA(name string) string {
-	for _, list := range [][]*Script{lockScripts, fairScripts, rwScripts} {
+	for _, list := range [][]*Script{lockScripts, fairScripts, rwScripts, semScripts, xsemScripts} {
 		for _, s := range list {
 			if s.name == name {
 				return s.Hash()

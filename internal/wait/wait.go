@@ -63,7 +63,10 @@ type Spec struct {
 	// behind them without trying first (untargeted waits only).
 	Join bool
 	// Weight is how many permits the waiter needs (see
-	// pubsub.Subscription.SetWeight); 0 means 1.
+	// pubsub.Subscription.SetWeight); 0 means 1. A weighed wait (> 0)
+	// always tries again after subscribing: a release in the window may
+	// have been too small to wake the waiters already here, yet big enough
+	// for this one.
 	Weight int64
 }
 
@@ -112,8 +115,9 @@ func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
 		wake = sub.C()
 	}
 	// Step 3, unless another waiter here was already subscribed: a release
-	// in the window woke that one (targeted messages excepted).
-	if tried && (sub == nil || !sub.Shared() || s.ID != "") {
+	// in the window woke that one (targeted messages and weighed waits
+	// excepted).
+	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0) {
 		if a, err = s.Try(ctx, ""); err != nil || a.Acquired {
 			return settle(ctx, cfg, s, err)
 		}

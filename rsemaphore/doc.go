@@ -1,0 +1,104 @@
+// Package rsemaphore holds two semaphores named in Redis, in the spirit of
+// Redisson's RSemaphore and RPermitExpirableSemaphore: Semaphore, a count
+// of permits that any process may acquire and release, and
+// ExpirableSemaphore, whose permits each have an id, a fencing token and a
+// lease, so that the permits of a process that dies come back.
+//
+//	pool := rsemaphore.New(c, "db-connections")
+//	_, _ = pool.TrySetPermits(ctx, 8) // once, by whoever comes first
+//	if err := pool.Acquire(ctx, 1); err != nil { ... }
+//	defer pool.Release(ctx, 1)
+//
+// # Setting the permits
+//
+// A semaphore's total is set once, by any handle: TrySetPermits does it
+// only if nobody has; SetPermits resizes it (permits held stay held, so
+// the available count may go below 0 until enough come back); AddPermits
+// adds or removes some. The total has no TTL: it is configuration, and
+// lives until the keys are deleted.
+//
+// Acquiring from a semaphore whose permits were never set is ErrNotSet at
+// once, not a wait: a wait could not tell a semaphore that is about to be
+// set from a misspelt name, and would end only with its context (Redisson's
+// acquire waits forever). Asking for more permits than the total is
+// ErrInvalidArgument at once, for the same reason.
+//
+// # Acquire and release
+//
+// Acquire(ctx, n) takes n permits all at once or none: it never holds some
+// while waiting for the rest, so two large requests cannot deadlock each
+// other. A free semaphore costs one round trip. A waiter sleeps on the
+// Client's pub/sub Hub; Release publishes how many permits are available
+// after it, and the Hub of each process wakes its longest-waiting waiters
+// whose requests fit in that many, skipping one that is too large for a
+// smaller one behind it: a release of 1 wakes one waiter of 1, not a
+// thousand, and a release of 5 wakes five. Every wait is also bounded by a
+// timer (the poll interval, 1s by default), so a lost message costs at most
+// one interval.
+//
+// A Semaphore's permits have no owner: any handle may release permits that
+// another acquired, as with Java's and Redisson's semaphores. Releasing more
+// than is held (available would exceed the total) is ErrNotHeld. A request
+// that go-redis retries after a lost reply is applied once: each acquire
+// and release has a request id that Redis remembers for 15 seconds, at
+// about 100 bytes per request meanwhile.
+//
+// A Semaphore's permits have no lease either: permits held by a process
+// that dies are gone until someone releases them. Use ExpirableSemaphore
+// when holders may crash.
+//
+// # Fairness
+//
+// By default a semaphore is unfair: a release wakes the waiters that fit,
+// in every process, and whichever reaches Redis first wins; a newcomer may
+// take permits ahead of waiters, and a large request can wait while a
+// stream of small ones keeps the count low. That costs the least: no queue
+// in Redis, no heartbeat.
+//
+// WithFair serves a handle's blocking Acquire calls in the order they first
+// asked, with the design of rfairlock: a waiter joins a queue in Redis and
+// the Client's watchdog keeps its place with a heartbeat. A release grants
+// permits to the live waiters at the head of the queue, in order, as long
+// as the head's request fits, inside the same script, and tells each
+// grantee alone; the grantee returns from Acquire on that message, with no
+// further round trip. A request for 3 permits at the head is not overtaken
+// by later requests for 1: permits that do not satisfy the head wait for
+// it. While anyone is queued, nobody else may take permits (not TryAcquire,
+// not an unfair handle), except Drain. A queued waiter whose process dies
+// holds the queue up until its heartbeat lapses, within one lease TTL.
+//
+// A waiter whose context ends leaves the queue; if permits were granted to
+// it just then, it gives them back, so a cancelled Acquire leaves the count
+// as it was.
+//
+// # Permits with leases
+//
+// ExpirableSemaphore's Acquire returns a Permit: an id, a fencing token
+// strictly increasing across the name, and a Lost channel. A permit taken
+// with AcquireOptions.Lease ends when its lease does, unless Release or
+// Extend comes first. A permit taken without one is renewed by the Client's
+// watchdog, in the same pipelined round trip as every other lease of the
+// Client, every TTL/3; if its process dies, or is cut off from Redis, the
+// permit returns within one TTL (WithLeaseTTL, 30s by default) of its last
+// renewal: the session semantics of ZooKeeper's and etcd's semaphores.
+//
+// Every script first drops the permits whose lease has ended, so an
+// expired permit is free the moment it expires. A waiter that finds every
+// permit held sleeps until the soonest lease ends (or a release wakes it,
+// or the poll interval passes), and then takes the permit with no message
+// from anyone. Releasing a permit that is not held (unknown, expired,
+// released already) is ErrNotHeld, never a silent success; a Release that
+// go-redis retries is applied once.
+//
+// # Keys
+//
+// For a name N and the Client's prefix P, a Semaphore keeps P:{N}:permits
+// (a hash: kind, available, total), and while used P:{N}:queue,
+// P:{N}:alive, P:{N}:waiting (the fair queue) and P:{N}:done (recent
+// request ids). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
+// P:{N}:leases (permit id to deadline), P:{N}:tokens, P:{N}:fence and
+// P:{N}:done. Every key but the permits hash and the fence expires by
+// itself once unused. All of them share the {N} hash tag, so each script
+// touches one Redis Cluster slot. A name is either kind: the other's
+// scripts report ErrWrongType, as they do for a key of another type.
+package rsemaphore

@@ -1,0 +1,183 @@
+package rsemaphore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+const expirableKind = "rsemaphore-expirable"
+
+// ExpirableSemaphore is a handle on a semaphore named in Redis whose
+// permits each have an id, a fencing token and a lease: a permit that is
+// not released returns by itself when its lease ends, so permits held by a
+// process that dies come back. It is safe for concurrent use.
+//
+// A permit acquired without a fixed lease is kept alive by the Client's
+// watchdog, renewed with every other lease of the Client in one pipelined
+// round trip per TTL/3; if the process dies or loses Redis, the permit
+// returns within one lease TTL (WithLeaseTTL) of the last renewal.
+//
+// An ExpirableSemaphore must not be copied after first use.
+type ExpirableSemaphore struct {
+	_ noCopy
+
+	h handle
+	x scripts.XSem // zero when h.err is set
+
+	mu   sync.Mutex         // guards held
+	held map[string]*permit // permits this handle acquired and is keeping
+}
+
+// NewExpirable returns a handle on the expirable semaphore named name. It
+// does no I/O; a bad name or option (WithFair included: an expirable
+// semaphore serves its waiters unfairly) is reported by every method of the
+// handle, as ErrInvalidArgument. A name is either a Semaphore or an
+// ExpirableSemaphore: the other kind's scripts report ErrWrongType.
+func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSemaphore {
+	s := &ExpirableSemaphore{held: make(map[string]*permit)}
+	s.h.init(c, name, opts)
+	if s.h.err == nil && s.h.opts.fair {
+		s.h.err = errs.Invalid("WithFair", "an ExpirableSemaphore serves its waiters unfairly")
+	}
+	if s.h.err == nil {
+		s.x = scripts.XSem{
+			Permits: s.h.key("permits"), Leases: s.h.key("leases"), Tokens: s.h.key("tokens"),
+			Fence: s.h.key("fence"), Done: s.h.key("done"),
+			Kind: expirableKind, Publish: s.h.s.PublishCommand(), Channel: s.h.s.Channel(name),
+		}
+	}
+	return s
+}
+
+// Name returns the semaphore's name.
+func (s *ExpirableSemaphore) Name() string { return s.h.name }
+
+// TrySetPermits sets the total number of permits to n, at least 1, if they
+// were never set, and reports whether it did.
+func (s *ExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	return s.h.trySet(ctx, s.x.Set, n)
+}
+
+// SetPermits sets the total number of permits to n, at least 1, whether or
+// not they were set. Permits held stay held until released or expired.
+func (s *ExpirableSemaphore) SetPermits(ctx context.Context, n int64) error {
+	return s.h.set(ctx, s.x.Set, n)
+}
+
+// AddPermits adds delta (not 0; below 0 to remove permits) to the total;
+// permits never set count as 0. A delta that would make the total negative
+// is ErrInvalidArgument and changes nothing.
+func (s *ExpirableSemaphore) AddPermits(ctx context.Context, delta int64) error {
+	return s.h.add(ctx, s.x.Set, delta)
+}
+
+// AcquireOptions are the options of one acquire.
+type AcquireOptions struct {
+	// Lease, when > 0 (at least 1ms), is a fixed lease: the permit returns
+	// when it ends unless Release or Extend comes first, and the watchdog
+	// does not renew it. 0 means the watchdog keeps the permit until
+	// Release.
+	Lease time.Duration
+}
+
+func (o AcquireOptions) check() error {
+	if o.Lease != 0 {
+		return core.CheckLease("Lease", o.Lease)
+	}
+	return nil
+}
+
+// Acquire blocks until it has taken a permit or ctx is done. With every
+// permit held, it sleeps until a release wakes it or the soonest lease ends
+// (never longer than the poll interval), whichever is first. A total of 0
+// is ErrInvalidArgument and permits never set are ErrNotSet, at once. A
+// wait that ends returns an error matching both ErrNotAcquired and
+// ctx.Err(), and leaves the permits as they were.
+func (s *ExpirableSemaphore) Acquire(ctx context.Context, opts AcquireOptions) (Permit, error) {
+	return s.acquire(ctx, opts, true)
+}
+
+// TryAcquire makes one attempt, in one round trip, and never waits: it
+// takes a permit if one is free. Busy is (Permit{}, false, nil); a failure
+// is (Permit{}, false, err).
+func (s *ExpirableSemaphore) TryAcquire(ctx context.Context, opts AcquireOptions) (Permit, bool, error) {
+	p, err := s.acquire(ctx, opts, false)
+	ok, err := hold.Tried(err)
+	return p, ok, err
+}
+
+func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, block bool) (Permit, error) {
+	h := &s.h
+	if err := h.checkAcquire(ctx); err != nil {
+		return Permit{}, err
+	}
+	if err := opts.check(); err != nil {
+		return Permit{}, err
+	}
+	id := h.request()
+	leaseTTL := opts.Lease
+	if leaseTTL == 0 {
+		leaseTTL = h.s.Config.TTL
+	}
+	var (
+		got   scripts.XAttempt
+		since time.Time // no later than when the permit's lease started
+	)
+	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+		now := time.Now()
+		a, err := s.x.Acquire(ctx, h.s.RDB, id, leaseTTL)
+		if err != nil {
+			return wait.Attempt{}, notAcquired(h.explain(err))
+		}
+		if a.OK {
+			got, since = a, now
+		}
+		return wait.Attempt{Acquired: a.OK, Hint: a.Wait}, nil
+	}
+	leave := func(ctx context.Context) error {
+		_, err := s.x.Leave(ctx, h.s.RDB, id)
+		return err
+	}
+	spec := wait.Spec{Channel: s.x.Channel, Try: try, Leave: leave, Once: !block}
+	if err := wait.Acquire(ctx, h.wait(), spec); err != nil {
+		return Permit{}, err
+	}
+	p, err := s.keep(id, got.Token, opts.Lease, since)
+	if err != nil {
+		_ = leave(context.WithoutCancel(ctx))
+	}
+	return p, err
+}
+
+// Acquired returns how many permits are held now, by every holder; permits
+// whose lease has ended are not counted.
+func (s *ExpirableSemaphore) Acquired(ctx context.Context) (int64, error) {
+	st, err := s.state(ctx)
+	return st.Held, err
+}
+
+// Available returns how many permits are free now: the total minus those
+// held. It is below 0 while the total is under what is held.
+func (s *ExpirableSemaphore) Available(ctx context.Context) (int64, error) {
+	st, err := s.state(ctx)
+	return st.Total - st.Held, err
+}
+
+func (s *ExpirableSemaphore) state(ctx context.Context) (scripts.XState, error) {
+	if err := s.h.check(ctx); err != nil {
+		return scripts.XState{}, err
+	}
+	st, err := s.x.State(ctx, s.h.s.RDB)
+	if err == nil && !st.Set {
+		err = s.h.explain(redcoord.ErrNotSet)
+	}
+	return st, err
+}

@@ -1,0 +1,134 @@
+package rsemaphore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+// handle is what both semaphores are made of: the Session, the name, the
+// options, and the request sequence.
+type handle struct {
+	s     *core.Session // nil when New was given a nil Client
+	name  string
+	err   error // from New: a bad argument, reported by every method
+	opts  options
+	owner string        // request ids are "<owner>:<seq>"
+	seq   atomic.Uint64 // the request sequence
+}
+
+// init checks c, name and opts and applies opts. It does no I/O.
+func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
+	h.name = name
+	if c == nil {
+		h.err = errs.Invalid("c", "nil *redcoord.Client")
+		return
+	}
+	h.s = c.Session(core.Key{})
+	if h.err = core.CheckName(name); h.err != nil {
+		return
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			h.err = errs.Invalid("opts", "nil Option")
+			return
+		}
+		if h.err = opt(&h.opts); h.err != nil {
+			return
+		}
+	}
+	h.owner = h.s.NewOwner()
+}
+
+// key returns the key of one part of the semaphore.
+func (h *handle) key(part string) string { return h.s.Key(h.name, part) }
+
+// check returns the first reason an operation must not start: a bad
+// argument to New, a closed Client, or a done ctx.
+func (h *handle) check(ctx context.Context) error {
+	if h.err != nil {
+		return h.err
+	}
+	return h.s.Check(ctx)
+}
+
+// checkAcquire is check for an acquire: a closed Client or a done ctx also
+// matches ErrNotAcquired.
+func (h *handle) checkAcquire(ctx context.Context) error {
+	err := h.check(ctx)
+	if err != nil && h.err == nil {
+		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
+	return err
+}
+
+// request returns a fresh request id, for idempotent retries.
+func (h *handle) request() string {
+	return h.owner + ":" + strconv.FormatUint(h.seq.Add(1), 10)
+}
+
+// wait returns the acquire loop's configuration.
+func (h *handle) wait() wait.Config { return h.s.Wait(h.opts.maxPoll) }
+
+// explain adds the semaphore's name to an ErrNotSet, and says how to set it.
+func (h *handle) explain(err error) error {
+	if err == errs.ErrNotSet {
+		return fmt.Errorf("%w: %q: call TrySetPermits, SetPermits or AddPermits first", err, h.name)
+	}
+	return err
+}
+
+// checkCount reports a permit count below 1.
+func checkCount(arg string, n int64) error {
+	if n < 1 {
+		return errs.Invalid(arg, "must be at least 1, got %d", n)
+	}
+	return nil
+}
+
+// setter is the set script of either semaphore.
+type setter func(ctx context.Context, rdb redis.Scripter, mode string, n int64) (scripts.SetResult, error)
+
+// trySet, set and add are TrySetPermits, SetPermits and AddPermits for both
+// semaphores.
+func (h *handle) trySet(ctx context.Context, run setter, n int64) (bool, error) {
+	if err := h.check(ctx); err != nil {
+		return false, err
+	}
+	if err := checkCount("n", n); err != nil {
+		return false, err
+	}
+	r, err := run(ctx, h.s.RDB, scripts.SetIfUnset, n)
+	return r.Changed, err
+}
+
+func (h *handle) set(ctx context.Context, run setter, n int64) error {
+	if err := h.check(ctx); err != nil {
+		return err
+	}
+	if err := checkCount("n", n); err != nil {
+		return err
+	}
+	_, err := run(ctx, h.s.RDB, scripts.SetTotal, n)
+	return err
+}
+
+func (h *handle) add(ctx context.Context, run setter, delta int64) error {
+	if err := h.check(ctx); err != nil {
+		return err
+	}
+	if delta == 0 {
+		return errs.Invalid("delta", "must not be 0")
+	}
+	_, err := run(ctx, h.s.RDB, scripts.AddTotal, delta)
+	return err
+}

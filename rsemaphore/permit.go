@@ -1,0 +1,210 @@
+package rsemaphore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/lease"
+)
+
+// Permit is one permit acquired from an ExpirableSemaphore.
+type Permit struct {
+	// ID names the permit in Redis: Release and Extend take it, from any
+	// handle on the semaphore.
+	ID string
+	// Token is the permit's fencing token, strictly increasing across all
+	// permits of the name: a storage layer can reject a holder whose permit
+	// expired while it was paused.
+	Token uint64
+
+	lost <-chan struct{}
+}
+
+// Lost returns a channel that is closed when the handle that acquired the
+// permit finds it gone before Release: its fixed lease ended, or a renewal
+// found it expired. It stays open after Release. It is nil for a Permit
+// that was not acquired.
+func (p Permit) Lost() <-chan struct{} { return p.lost }
+
+// permit is how a handle keeps one of its permits: renewed by the watchdog
+// (lease) or ending with a timer (fixed lease).
+type permit struct {
+	lost   chan struct{}
+	once   sync.Once
+	onLost func()
+	lease  *lease.Lease // guarded by ExpirableSemaphore.mu, as is timer
+	timer  *time.Timer
+}
+
+func (k *permit) markLost() { k.once.Do(func() { close(k.lost) }) }
+
+// stopLocked stops renewing and timing the permit; the caller holds the
+// semaphore's mu.
+func (k *permit) stopLocked() {
+	if k.lease != nil {
+		k.lease.Remove()
+		k.lease = nil
+	}
+	if k.timer != nil {
+		k.timer.Stop()
+		k.timer = nil
+	}
+}
+
+// keep starts keeping the permit id, acquired with a lease that started no
+// later than since: a timer marks it lost when a fixed lease ends, or the
+// watchdog renews it. It fails only when the watchdog is closed.
+func (s *ExpirableSemaphore) keep(id string, token uint64, fixed time.Duration, since time.Time) (Permit, error) {
+	k := &permit{lost: make(chan struct{})}
+	k.onLost = func() {
+		s.mu.Lock()
+		if s.held[id] == k {
+			delete(s.held, id)
+			k.stopLocked()
+		}
+		s.mu.Unlock()
+		k.markLost()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fixed > 0 {
+		k.timer = time.AfterFunc(fixed-time.Since(since), k.onLost)
+	} else if err := s.watchLocked(id, k, since); err != nil {
+		return Permit{}, err
+	}
+	s.held[id] = k
+	return Permit{ID: id, Token: token, lost: k.lost}, nil
+}
+
+// watchLocked makes the watchdog renew the permit id, last set no later
+// than since; the caller holds mu.
+func (s *ExpirableSemaphore) watchLocked(id string, k *permit, since time.Time) error {
+	script, keys, args := s.x.Renewal(id, s.h.s.Config.TTL)
+	l, err := s.h.s.Watchdog.Add(lease.Renewal{Script: script, Keys: keys, Args: args}, since, func() {
+		// The watchdog has dropped l already; forget it before onLost.
+		s.mu.Lock()
+		k.lease = nil
+		s.mu.Unlock()
+		k.onLost()
+	})
+	if err != nil {
+		return err
+	}
+	k.lease = l
+	return nil
+}
+
+// drop stops keeping the permit id and returns how it was kept; nil when
+// this handle was not keeping it.
+func (s *ExpirableSemaphore) drop(id string) *permit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.held[id]
+	if k != nil {
+		delete(s.held, id)
+		k.stopLocked()
+	}
+	return k
+}
+
+// checkPermit reports a Permit that was never acquired.
+func checkPermit(p Permit) error {
+	if p.ID == "" {
+		return errs.Invalid("p", "a zero Permit: it was not acquired")
+	}
+	return nil
+}
+
+// Release returns the permit, in one round trip, and wakes the local
+// waiters it lets in. The watchdog stops renewing it before the request is
+// sent. A permit that is not held (unknown, expired, or already released)
+// is ErrNotHeld, and ErrLeaseLost (matching ErrNotHeld too) when this
+// handle acquired it and its lease ended first; nothing changes then. A
+// Release that go-redis retries after a lost reply is applied once. If
+// Release fails for another reason, the permit is no longer renewed and
+// returns within its lease.
+func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
+	if err := s.h.check(ctx); err != nil {
+		return err
+	}
+	if err := checkPermit(p); err != nil {
+		return err
+	}
+	k := s.drop(p.ID)
+	ok, err := s.x.Release(ctx, s.h.s.RDB, p.ID, s.h.request())
+	if err != nil || ok {
+		return err
+	}
+	return s.notHeld(p, k)
+}
+
+// notHeld is the error for a permit that Redis does not have: lost, when
+// this handle kept it or saw it lost.
+func (s *ExpirableSemaphore) notHeld(p Permit, k *permit) error {
+	lost := k != nil
+	if k != nil {
+		k.markLost()
+	} else if p.lost != nil {
+		select {
+		case <-p.lost:
+			lost = true
+		default:
+		}
+	}
+	if lost {
+		return fmt.Errorf("%w: %w: permit %s of %q: its lease ended before release", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
+	}
+	return fmt.Errorf("%w: permit %s of %q is not held", errs.ErrNotHeld, p.ID, s.h.name)
+}
+
+// Extend gives the permit a fixed lease that ends lease (at least 1ms) from
+// now, in one round trip; a permit the watchdog kept is no longer renewed.
+// A permit that is not held is ErrNotHeld (ErrLeaseLost when this handle
+// acquired it), and nothing changes.
+func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) error {
+	if err := s.h.check(ctx); err != nil {
+		return err
+	}
+	if err := checkPermit(p); err != nil {
+		return err
+	}
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	// Stop the renewals first, or one in flight could undo a shorter lease.
+	s.mu.Lock()
+	k := s.held[p.ID]
+	renewed := k != nil && k.lease != nil
+	if renewed {
+		k.lease.Remove()
+		k.lease = nil
+	}
+	s.mu.Unlock()
+	sent := time.Now()
+	ok, err := s.x.Extend(ctx, s.h.s.RDB, p.ID, lease)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := k != nil && s.held[p.ID] == k
+	switch {
+	case err != nil:
+		if kept && renewed { // as it was
+			_ = s.watchLocked(p.ID, k, sent.Add(-s.h.s.Watchdog.Interval()))
+		}
+		return err
+	case !ok:
+		if kept {
+			delete(s.held, p.ID)
+			k.stopLocked()
+		}
+		return s.notHeld(p, k)
+	}
+	if kept {
+		k.stopLocked()
+		k.timer = time.AfterFunc(lease-time.Since(sent), k.onLost)
+	}
+	return nil
+}

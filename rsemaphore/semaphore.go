@@ -1,0 +1,210 @@
+package rsemaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/scripts"
+)
+
+const kind = "rsemaphore"
+
+// Semaphore is a handle on a counting semaphore named in Redis: a number of
+// permits that any handle, in any process, may acquire and release. Permits
+// have no owner and no lease (see ExpirableSemaphore for both): a handle
+// may release permits another one acquired, and permits held by a process
+// that dies are not returned. A Semaphore is safe for concurrent use; its
+// goroutines share nothing but the name.
+//
+// A Semaphore must not be copied after first use.
+type Semaphore struct {
+	_ noCopy
+
+	h   handle
+	sem scripts.Sem // zero when h.err is set
+}
+
+// New returns a handle on the counting semaphore named name. It does no
+// I/O; a bad name or option is reported by every method of the handle, as
+// ErrInvalidArgument. The permits are set once, by any handle, with
+// TrySetPermits or SetPermits.
+func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
+	s := &Semaphore{}
+	s.h.init(c, name, opts)
+	if s.h.err == nil {
+		s.sem = scripts.Sem{
+			Permits: s.h.key("permits"), Queue: s.h.key("queue"), Alive: s.h.key("alive"),
+			Waiting: s.h.key("waiting"), Done: s.h.key("done"),
+			Kind: kind, Publish: s.h.s.PublishCommand(), Channel: s.h.s.Channel(name),
+		}
+	}
+	return s
+}
+
+// Name returns the semaphore's name.
+func (s *Semaphore) Name() string { return s.h.name }
+
+// TrySetPermits sets the total number of permits to n, all available, if
+// they were never set, and reports whether it did. n must be at least 1.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	return s.h.trySet(ctx, s.sem.Set, n)
+}
+
+// SetPermits sets the total number of permits to n, at least 1, whether or
+// not they were set. Permits held stay held: available changes by n minus
+// the old total, and is below 0 while more are held than the new total
+// allows. Waiters that the new permits let in are served.
+func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
+	return s.h.set(ctx, s.sem.Set, n)
+}
+
+// AddPermits adds delta (not 0; below 0 to remove permits) to the total and
+// to the available permits; permits never set count as 0. A delta that
+// would make the total negative is ErrInvalidArgument and changes nothing.
+func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	return s.h.add(ctx, s.sem.Set, delta)
+}
+
+// Acquire blocks until it has taken n permits, all at once, or ctx is done.
+// n must be at least 1 and at most the total: a request that could never be
+// served is ErrInvalidArgument at once, not a wait. Permits never set are
+// ErrNotSet at once, for the same reason. A wait that ends returns an error
+// matching both ErrNotAcquired and ctx.Err(), and leaves the permits as
+// they were: a request that took permits (or was granted them, with
+// WithFair) just as the wait ended gives them back.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	return s.acquire(ctx, n, true)
+}
+
+// TryAcquire makes one attempt, in one round trip, and never waits or
+// queues: it takes n permits only if that many are available and no fair
+// waiter is queued (who has the first claim on them), and reports whether
+// it did. Busy is (false, nil); a failure is (false, err).
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64) (bool, error) {
+	return hold.Tried(s.acquire(ctx, n, false))
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
+	h := &s.h
+	if err := h.checkAcquire(ctx); err != nil {
+		return err
+	}
+	if err := checkCount("n", n); err != nil {
+		return err
+	}
+	req := h.request()
+	ttl := h.s.Config.TTL
+	queue := block && h.opts.fair
+	var hb *hold.Heartbeat
+	if queue {
+		script, keys, args := s.sem.Heartbeat(req, ttl)
+		hb = hold.NewHeartbeat(h.s.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		defer hb.Stop()
+	}
+	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
+		if scripts.ParseSemGrant(wake) {
+			return wait.Attempt{Acquired: true}, nil // granted by a release, after the last try ran
+		}
+		now := time.Now()
+		a, err := s.sem.Acquire(ctx, h.s.RDB, req, n, queue, ttl)
+		if err != nil || a.OK {
+			return wait.Attempt{Acquired: a.OK}, notAcquired(h.explain(err))
+		}
+		if queue {
+			if err := hb.Watch(now); err != nil {
+				return wait.Attempt{}, err
+			}
+		}
+		return wait.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
+	}
+	leave := func(ctx context.Context) error {
+		if hb != nil {
+			hb.Stop()
+		}
+		_, err := s.sem.Leave(ctx, h.s.RDB, req, n)
+		return err
+	}
+	id := ""
+	if queue {
+		id = req // grants are targeted at the request
+	}
+	spec := wait.Spec{Channel: s.sem.Channel, ID: id, Try: try, Leave: leave, Once: !block, Weight: n}
+	return wait.Acquire(ctx, h.wait(), spec)
+}
+
+// Release returns n permits (at least 1), in one round trip. They go to the
+// fair queue's first waiters that they satisfy, inside the same script, and
+// then wake as many local waiters, in each process, as their requests fit
+// in what is available: a release of 1 wakes one waiter of 1, not all of
+// them, and a release of 5 wakes five. Releasing more than is held
+// (available would exceed the total) is ErrNotHeld and changes nothing. A
+// Release that go-redis retries after a lost reply is applied once.
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := s.h.check(ctx); err != nil {
+		return err
+	}
+	if err := checkCount("n", n); err != nil {
+		return err
+	}
+	_, err := s.sem.Release(ctx, s.h.s.RDB, s.h.request(), n)
+	return s.h.explain(err)
+}
+
+// Available returns the permits available now: the total, minus what is
+// held. It is below 0 while SetPermits or AddPermits has shrunk the total
+// under what is held. Permits never set are ErrNotSet.
+func (s *Semaphore) Available(ctx context.Context) (int64, error) {
+	st, err := s.State(ctx)
+	if err == nil && !st.Set {
+		err = s.h.explain(redcoord.ErrNotSet)
+	}
+	return st.Available, err
+}
+
+// Drain takes every available permit, ahead of any queue, and returns how
+// many it took (0 when none is available). Give them back with Release.
+func (s *Semaphore) Drain(ctx context.Context) (int64, error) {
+	if err := s.h.check(ctx); err != nil {
+		return 0, err
+	}
+	n, err := s.sem.Drain(ctx, s.h.s.RDB)
+	return n, s.h.explain(err)
+}
+
+// State is a snapshot of a semaphore.
+type State struct {
+	Set       bool  // the permits were set; if not, the counts are 0
+	Available int64 // permits available (below 0 while the total is under what is held)
+	Total     int64 // the total: what was set, plus what was added
+	Waiting   int64 // fair waiters queued (WithFair); unfair waiters are not counted
+}
+
+// State reads the semaphore, in one round trip.
+func (s *Semaphore) State(ctx context.Context) (State, error) {
+	if err := s.h.check(ctx); err != nil {
+		return State{}, err
+	}
+	st, err := s.sem.State(ctx, s.h.s.RDB)
+	return State{Set: st.Set, Available: st.Available, Total: st.Total, Waiting: st.Waiting}, err
+}
+
+// notAcquired makes an ErrNotSet from an acquire also match ErrNotAcquired,
+// which says what did not happen beside why.
+func notAcquired(err error) error {
+	if errors.Is(err, redcoord.ErrNotSet) {
+		return fmt.Errorf("%w: %w", redcoord.ErrNotAcquired, err)
+	}
+	return err
+}
+
+// noCopy lets go vet's copylocks check report copies of a semaphore.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

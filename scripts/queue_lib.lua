@@ -1,0 +1,40 @@
+-- queue_lib.lua: a FIFO of waiting requests, for the fair lock and the fair
+-- semaphore, kept in three keys that always hold the same request ids:
+--   q  a list of request ids, oldest first
+--   a  a zset, request id -> heartbeat deadline (server time, ms)
+--   w  a hash, request id -> what a grant to the request needs
+-- A request whose heartbeat deadline has passed is dead: its waiter is
+-- gone, and the next look at the head drops it.
+
+-- queue_forget removes a request from the queue.
+local function queue_forget(q, a, w, req)
+  redis.call('LREM', q, 1, req)
+  redis.call('ZREM', a, req)
+  redis.call('HDEL', w, req)
+end
+
+-- queue_head returns the first request whose heartbeat deadline is still
+-- ahead, popping the dead ones before it; nil when there is none.
+local function queue_head(q, a, w, now)
+  while true do
+    local req = redis.call('LINDEX', q, 0)
+    if not req then
+      return nil
+    end
+    local deadline = redis.call('ZSCORE', a, req)
+    if deadline and tonumber(deadline) > now then
+      return req
+    end
+    redis.call('LPOP', q)
+    redis.call('ZREM', a, req)
+    redis.call('HDEL', w, req)
+  end
+end
+
+-- queue_keep makes the queue's keys outlive the latest heartbeat deadline,
+-- ms from now, so that a queue of waiters that all died disappears by itself.
+local function queue_keep(q, a, w, ms)
+  outlive(q, ms)
+  outlive(a, ms)
+  outlive(w, ms)
+end

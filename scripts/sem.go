@@ -1,0 +1,212 @@
+package scripts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+// The counting semaphore's scripts: lib.lua, done_lib.lua, queue_lib.lua,
+// sem_lib.lua, then the operation.
+var (
+	semAcquire   = loadSem("sem_acquire")
+	semRelease   = loadSem("sem_release")
+	semLeave     = loadSem("sem_leave")
+	semHeartbeat = loadSem("sem_heartbeat")
+	semSet       = loadSem("sem_set")
+	semDrain     = loadSem("sem_drain")
+	semState     = loadSem("sem_state")
+)
+
+// semScripts lists this file's scripts, for SHA.
+var semScripts = []*Script{semAcquire, semRelease, semLeave, semHeartbeat, semSet, semDrain, semState}
+
+func loadSem(name string) *Script { return loadWith(name, "done_lib.lua", "queue_lib.lua", "sem_lib.lua") }
+
+// RequestTTL is how long a semaphore remembers that it applied a request,
+// so that a retry or a late copy is not applied twice: longer than
+// go-redis's retries of one command and the leave after a failed wait take
+// together. Each remembered request costs about 100 bytes meanwhile.
+const RequestTTL = 15 * time.Second
+
+// Sem names one counting semaphore (see sem_lib.lua).
+type Sem struct {
+	Permits, Queue, Alive, Waiting, Done string // keys
+	Kind, Publish, Channel               string
+}
+
+func (s Sem) keys() []string {
+	return []string{s.Permits, s.Queue, s.Alive, s.Waiting, s.Done}
+}
+
+// args prepends the arguments every semaphore script takes.
+func (s Sem) args(more ...any) []any {
+	return append([]any{s.Kind, s.Publish, s.Channel, RequestTTL.Milliseconds()}, more...)
+}
+
+// SemAttempt is the reply of an acquire attempt.
+type SemAttempt struct {
+	OK        bool
+	Available int64 // permits available after it
+}
+
+// Acquire takes n permits for the request req, all or nothing, or finds
+// that req already has them (a retry, or a grant). When it does not, and
+// queue is true, req joins the fair queue (once) and its heartbeat deadline
+// is set to heartbeat from now. n beyond the total is ErrInvalidArgument;
+// unset permits are ErrNotSet; a request that was given up is ErrNotAcquired.
+func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, queue bool, heartbeat time.Duration) (SemAttempt, error) {
+	q := "0"
+	if queue {
+		q = "1"
+	}
+	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, q, heartbeat.Milliseconds())...)
+	if err != nil {
+		return SemAttempt{}, err
+	}
+	r, err := ints(v, 1)
+	if err != nil {
+		return SemAttempt{}, err
+	}
+	switch {
+	case r[0] == -1 && len(r) > 1:
+		return SemAttempt{}, tooMany(n, r[1])
+	case r[0] == -2:
+		return SemAttempt{}, errs.ErrNotSet
+	case r[0] == -3:
+		return SemAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
+	case (r[0] == 0 || r[0] == 1) && len(r) > 1:
+		return SemAttempt{OK: r[0] == 1, Available: r[1]}, nil
+	}
+	return SemAttempt{}, errUnexpected(v)
+}
+
+func tooMany(n, total int64) error {
+	return errs.Invalid("n", "%d permits exceed the semaphore's total of %d: they could never be acquired", n, total)
+}
+
+// ParseSemGrant reports whether payload is a grant message of the fair
+// queue ("granted", see serve in sem_lib.lua).
+func ParseSemGrant(payload string) bool { return payload == "granted" }
+
+// Release returns n permits under the request id req and reports how many
+// are available after it. A release that would make available exceed the
+// total (more released than acquired) is ErrNotHeld and changes nothing.
+func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64) (int64, error) {
+	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n)...)
+	if err != nil {
+		return 0, err
+	}
+	r, err := ints(v, 1)
+	switch {
+	case err != nil:
+		return 0, err
+	case r[0] == 1 && len(r) > 1:
+		return r[1], nil
+	case r[0] == -1 && len(r) > 2:
+		return 0, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
+			errs.ErrNotHeld, n, r[1]+n, r[2])
+	case r[0] == -2:
+		return 0, errs.ErrNotSet
+	}
+	return 0, errUnexpected(v)
+}
+
+// Leave undoes what the acquire request req (for n permits) did: its queue
+// entry, or the permits it took or was granted. It reports whether permits
+// were given back.
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64) (bool, error) {
+	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n)...)
+	if err != nil {
+		return false, err
+	}
+	k, err := integer(v)
+	return k == 1, err
+}
+
+// Heartbeat returns the watchdog's renewal of req's place in the fair
+// queue: the script, its keys and its arguments.
+func (s Sem) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []string, []any) {
+	return semHeartbeat.Script, s.keys(), s.args(req, heartbeat.Milliseconds())
+}
+
+// The modes of Set.
+const (
+	SetIfUnset = "try" // set the total only if it was never set
+	SetTotal   = "set" // set the total; what is held stays held
+	AddTotal   = "add" // add to the total (and to what is available)
+)
+
+// SetResult is the reply of Set.
+type SetResult struct {
+	Changed          bool // false: SetIfUnset found the permits set
+	Total, Available int64
+}
+
+// Set sets up or resizes the semaphore (mode: SetIfUnset, SetTotal or
+// AddTotal), then serves the queue and wakes the waiters new permits let
+// in. An AddTotal that would make the total negative is ErrInvalidArgument
+// and changes nothing.
+func (s Sem) Set(ctx context.Context, rdb redis.Scripter, mode string, n int64) (SetResult, error) {
+	return set(ctx, rdb, semSet, s.keys(), s.args(mode, n), n)
+}
+
+// set runs a set script of either semaphore and decodes its reply.
+func set(ctx context.Context, rdb redis.Scripter, script *Script, keys []string, args []any, n int64) (SetResult, error) {
+	v, err := script.Run(ctx, rdb, keys, args...)
+	if err != nil {
+		return SetResult{}, err
+	}
+	r, err := ints(v, 2)
+	switch {
+	case err != nil:
+		return SetResult{}, err
+	case r[0] == -1:
+		return SetResult{}, errs.Invalid("delta", "%d would make the total of %d permits negative", n, r[1])
+	case len(r) < 3:
+		return SetResult{}, errUnexpected(v)
+	}
+	return SetResult{Changed: r[0] == 1, Total: r[1], Available: r[2]}, nil
+}
+
+// Drain takes every available permit and returns how many it took.
+func (s Sem) Drain(ctx context.Context, rdb redis.Scripter) (int64, error) {
+	v, err := semDrain.Run(ctx, rdb, s.keys(), s.args()...)
+	if err != nil {
+		return 0, err
+	}
+	r, err := ints(v, 1)
+	switch {
+	case err != nil:
+		return 0, err
+	case r[0] == -2:
+		return 0, errs.ErrNotSet
+	case len(r) < 2:
+		return 0, errUnexpected(v)
+	}
+	return r[1], nil
+}
+
+// SemState is what sem_state reads.
+type SemState struct {
+	Set              bool  // the permits were set
+	Available, Total int64 // 0 when not Set
+	Waiting          int64 // live waiters in the fair queue
+}
+
+// State reads the semaphore.
+func (s Sem) State(ctx context.Context, rdb redis.Scripter) (SemState, error) {
+	v, err := semState.Run(ctx, rdb, s.keys(), s.args()...)
+	if err != nil {
+		return SemState{}, err
+	}
+	r, err := ints(v, 4)
+	if err != nil {
+		return SemState{}, err
+	}
+	return SemState{Set: r[0] == 1, Available: r[1], Total: r[2], Waiting: r[3]}, nil
+}

@@ -1,0 +1,59 @@
+-- sem_acquire: one attempt to take n permits, all or nothing. A fair
+-- blocking attempt that fails joins the queue (once) and refreshes its
+-- heartbeat.
+-- KEYS, ARGV[1..4] as in sem_lib.lua
+-- ARGV[5] request id   ARGV[6] n (>= 1)
+-- ARGV[7] "1": queue if not acquired (a fair Acquire); "0": never queue
+-- ARGV[8] heartbeat (ms): how long the queue entry lives without renewal
+-- Reply: {1, available}  acquired (now, by an earlier copy of this request,
+--                        or by a grant): available is what is left
+--        {0, available}  not acquired: the permits are taken, or a live
+--                        queued waiter comes first
+--        {-1, total}     n exceeds the total: it could never be acquired
+--        {-2}            the permits were never set
+--        {-3}            this request was given up (a late copy)
+-- Writes happen only after every check, so an error leaves the keys
+-- unchanged.
+local req, n = ARGV[5], tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
+check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
+if done_has(KEYS[5], 'a', req) then
+  return {1, tonumber(h[2])}
+end
+if done_has(KEYS[5], 'x', req) then
+  return {-3}
+end
+if not h[1] then
+  return {-2}
+end
+local total = tonumber(h[3])
+if n > total then
+  forget(req)
+  return {-1, total}
+end
+local avail, queued = serve(now, tonumber(h[2]))
+if done_has(KEYS[5], 'a', req) then -- it was this request's turn
+  redis.call('HSET', KEYS[1], 'a', avail)
+  return {1, avail}
+end
+if not queued and avail >= n then
+  avail = avail - n
+  redis.call('HSET', KEYS[1], 'a', avail)
+  done_mark(KEYS[5], 'a', req, now, MARK_TTL)
+  return {1, avail}
+end
+if avail ~= tonumber(h[2]) then
+  redis.call('HSET', KEYS[1], 'a', avail)
+end
+if ARGV[7] == '1' then
+  if not redis.call('ZSCORE', KEYS[3], req) then
+    redis.call('RPUSH', KEYS[2], req)
+    redis.call('HSET', KEYS[4], req, n)
+  end
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[8]), req)
+  keep(tonumber(ARGV[8]))
+  -- Queued behind nobody, with permits to spare, it would have been served.
+end
+return {0, avail}

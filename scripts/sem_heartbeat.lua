@@ -1,0 +1,17 @@
+-- sem_heartbeat: the watchdog's renewal of a fair waiter's place in the
+-- queue.
+-- KEYS, ARGV[1..4] as in sem_lib.lua
+-- ARGV[5] request id   ARGV[6] heartbeat (ms)
+-- Reply: 1 still queued (deadline pushed back), or granted; 0 gone
+local req = ARGV[5]
+local deadline = redis.call('ZSCORE', KEYS[3], req)
+local now = now_ms()
+if deadline and tonumber(deadline) > now then
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), req)
+  keep(tonumber(ARGV[6]))
+  return 1
+end
+if redis.call('ZSCORE', KEYS[5], 'a:' .. req) then
+  return 1
+end
+return 0

@@ -1,0 +1,84 @@
+-- sem_lib.lua: helpers of the counting semaphore's scripts, prepended after
+-- lib.lua, done_lib.lua and queue_lib.lua.
+--
+-- Every semaphore script takes the same KEYS and the same first four ARGV:
+--   KEYS[1] permits: a hash with the fields
+--             k  kind ("rsemaphore")
+--             a  available permits; below 0 while SetPermits has shrunk
+--                the total under what is held
+--             t  total permits: what was set, plus what was added
+--           It has no TTL: it is the semaphore's configuration.
+--   KEYS[2] queue: a list of fair waiters' request ids, oldest first
+--   KEYS[3] alive: a zset, request id -> heartbeat deadline (server time, ms)
+--   KEYS[4] waiting: a hash, request id -> permits it asks for
+--   KEYS[5] done: request markers (done_lib.lua)
+--   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+--   ARGV[4] how long request markers live (ms)
+-- The queue, alive and waiting keys always hold the same request ids. While
+-- the queue has a live waiter, permits go to it first: a release grants
+-- them to the live heads that fit, in order, inside the same script, and
+-- nobody else may take permits (so a large request is not starved by a
+-- stream of small ones).
+local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+-- check_keys raises WRONGTYPE unless the permits hash is absent or of this
+-- kind (kind_seen: its 'k' field) and the other keys are absent or of their
+-- types, so that a script fails before its first write.
+local function check_keys(kind_seen)
+  check_kind(KEYS[1], kind_seen, KIND)
+  redis.call('LLEN', KEYS[2])
+  redis.call('ZCARD', KEYS[3])
+  redis.call('HLEN', KEYS[4])
+  redis.call('ZCARD', KEYS[5])
+end
+
+-- forget removes a request from the queue (queue_lib.lua).
+local function forget(req)
+  queue_forget(KEYS[2], KEYS[3], KEYS[4], req)
+end
+
+-- live_head returns the first live request, popping the dead ones before it.
+local function live_head(now)
+  return queue_head(KEYS[2], KEYS[3], KEYS[4], now)
+end
+
+-- serve grants permits to the live heads of the queue, in order, while the
+-- head's request fits in avail, and tells each grantee ("@<req> granted",
+-- see pubsub.To). It returns what is left, and whether a live waiter
+-- remains queued (who then has the first claim on it).
+local function serve(now, avail)
+  while true do
+    local req = live_head(now)
+    if not req then
+      return avail, false
+    end
+    local n = tonumber(redis.call('HGET', KEYS[4], req))
+    if n > avail then
+      return avail, true
+    end
+    avail = avail - n
+    forget(req)
+    done_mark(KEYS[5], 'a', req, now, MARK_TTL)
+    -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
+    redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' granted')
+  end
+end
+
+-- settle stores avail after serving the queue, and wakes the unqueued
+-- waiters whose requests fit in what is left ("n:<avail>"), unless a live
+-- waiter still has the first claim on it.
+local function settle(now, avail)
+  local queued
+  avail, queued = serve(now, avail)
+  redis.call('HSET', KEYS[1], 'a', avail)
+  if avail > 0 and not queued then
+    redis.pcall(PUBLISH, CHANNEL, 'n:' .. avail)
+  end
+  return avail
+end
+
+-- keep makes the queue's keys outlive the latest heartbeat deadline, ms
+-- from now, so that a queue of waiters that all died disappears by itself.
+local function keep(ms)
+  queue_keep(KEYS[2], KEYS[3], KEYS[4], ms)
+end

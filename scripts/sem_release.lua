@@ -1,0 +1,25 @@
+-- sem_release: return n permits, grant them to the queue's live heads that
+-- fit, and wake the unqueued waiters whose requests fit in what is left.
+-- KEYS, ARGV[1..4] as in sem_lib.lua
+-- ARGV[5] request id   ARGV[6] n (>= 1)
+-- Reply: {1, available}  released (now, or by an earlier copy of this request)
+--        {-1, available, total}  more than is held: available + n > total;
+--                        nothing changed
+--        {-2}            the permits were never set
+local req, n = ARGV[5], tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
+check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
+if done_has(KEYS[5], 'r', req) then
+  return {1, tonumber(h[2])}
+end
+if not h[1] then
+  return {-2}
+end
+local avail, total = tonumber(h[2]), tonumber(h[3])
+if avail + n > total then
+  return {-1, avail, total}
+end
+done_mark(KEYS[5], 'r', req, now, MARK_TTL)
+return {1, settle(now, avail + n)}

@@ -1,0 +1,29 @@
+-- sem_set: set up or resize the semaphore, then serve the queue and wake
+-- the waiters that new permits let in.
+-- KEYS, ARGV[1..4] as in sem_lib.lua
+-- ARGV[5] "try": set the total to n only if the permits were never set
+--         "set": set the total to n; what is held stays held, so
+--                available changes by n - the old total
+--         "add": add n (which may be negative) to the total and to
+--                available; an unset semaphore counts as 0
+-- ARGV[6] n
+-- Reply: {1, total, available}  done
+--        {0, total, available}  "try" found the permits set; nothing changed
+--        {-1, total}            "add" would make the total negative; nothing changed
+local mode, n = ARGV[5], tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
+check_keys(h[1])
+local avail, total = tonumber(h[2]) or 0, tonumber(h[3]) or 0
+if mode == 'try' and h[1] then
+  return {0, total, avail}
+end
+if mode == 'add' then
+  if total + n < 0 then
+    return {-1, total}
+  end
+  avail, total = avail + n, total + n
+else
+  avail, total = avail + n - total, n
+end
+redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
+return {1, total, settle(now_ms(), avail)}

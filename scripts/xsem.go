@@ -1,0 +1,143 @@
+package scripts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+// The expirable semaphore's scripts: lib.lua, done_lib.lua, xsem_lib.lua,
+// then the operation.
+var (
+	xsemAcquire = loadXSem("xsem_acquire")
+	xsemRelease = loadXSem("xsem_release")
+	xsemExtend  = loadXSem("xsem_extend")
+	xsemLeave   = loadXSem("xsem_leave")
+	xsemSet     = loadXSem("xsem_set")
+	xsemState   = loadXSem("xsem_state")
+)
+
+// xsemScripts lists this file's scripts, for SHA.
+var xsemScripts = []*Script{xsemAcquire, xsemRelease, xsemExtend, xsemLeave, xsemSet, xsemState}
+
+func loadXSem(name string) *Script { return loadWith(name, "done_lib.lua", "xsem_lib.lua") }
+
+// XSem names one expirable semaphore (see xsem_lib.lua).
+type XSem struct {
+	Permits, Leases, Tokens, Fence, Done string // keys
+	Kind, Publish, Channel               string
+}
+
+func (s XSem) keys() []string {
+	return []string{s.Permits, s.Leases, s.Tokens, s.Fence, s.Done}
+}
+
+// args prepends the arguments every expirable semaphore script takes.
+func (s XSem) args(more ...any) []any {
+	return append([]any{s.Kind, s.Publish, s.Channel, RequestTTL.Milliseconds()}, more...)
+}
+
+// XAttempt is the reply of an acquire attempt.
+type XAttempt struct {
+	OK    bool
+	Token uint64        // the permit's fencing token, when OK
+	Wait  time.Duration // when not OK: until the soonest expiry that frees a permit
+	Free  int64         // permits free after it (below 0 while the total is under what is held)
+}
+
+// Acquire takes the permit id with a lease, or finds that it holds it
+// already (a retry). A total of 0 is ErrInvalidArgument; unset permits are
+// ErrNotSet; an acquire that was given up is ErrNotAcquired.
+func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (XAttempt, error) {
+	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
+	if err != nil {
+		return XAttempt{}, err
+	}
+	r, err := ints(v, 1)
+	if err != nil {
+		return XAttempt{}, err
+	}
+	switch {
+	case r[0] == -1 && len(r) > 1:
+		return XAttempt{}, tooMany(1, r[1])
+	case r[0] == -2:
+		return XAttempt{}, errs.ErrNotSet
+	case r[0] == -3:
+		return XAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
+	case r[0] == 1 && len(r) > 2:
+		return XAttempt{OK: true, Token: uint64(r[1]), Free: r[2]}, nil
+	case r[0] == 0 && len(r) > 2:
+		return XAttempt{Wait: time.Duration(r[1]) * time.Millisecond, Free: r[2]}, nil
+	}
+	return XAttempt{}, errUnexpected(v)
+}
+
+// Release returns the permit id under the request id req and reports
+// whether it was held (false: unknown, expired, or released already by
+// another request).
+func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req string) (bool, error) {
+	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req)...)
+	if err != nil {
+		return false, err
+	}
+	r, err := ints(v, 1)
+	return err == nil && r[0] == 1, err
+}
+
+// Extend sets the permit id's lease to end lease from now, if it is held.
+func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (bool, error) {
+	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Renewal returns the watchdog's renewal of the permit id: the script, its
+// keys and its arguments.
+func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return xsemExtend.Script, s.keys(), s.args(id, ttl.Milliseconds())
+}
+
+// Leave undoes the acquire of the permit id, when its caller gave up; a
+// late copy of it is refused from then on. It reports whether a permit was
+// given back.
+func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string) (bool, error) {
+	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id)...)
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// Set sets up or resizes the semaphore (mode: SetIfUnset, SetTotal or
+// AddTotal) and wakes the waiters new permits let in. Available in the
+// result is the free permits.
+func (s XSem) Set(ctx context.Context, rdb redis.Scripter, mode string, n int64) (SetResult, error) {
+	return set(ctx, rdb, xsemSet, s.keys(), s.args(mode, n), n)
+}
+
+// XState is what xsem_state reads.
+type XState struct {
+	Set         bool  // the permits were set
+	Total, Held int64 // Held: permits whose lease has not ended
+}
+
+// State reads the semaphore.
+func (s XSem) State(ctx context.Context, rdb redis.Scripter) (XState, error) {
+	v, err := xsemState.Run(ctx, rdb, s.keys(), s.args()...)
+	if err != nil {
+		return XState{}, err
+	}
+	r, err := ints(v, 3)
+	if err != nil {
+		return XState{}, err
+	}
+	return XState{Set: r[0] == 1, Total: r[1], Held: r[2]}, nil
+}

@@ -1,0 +1,42 @@
+-- xsem_acquire: one attempt to take a permit with the id ARGV[5].
+-- KEYS, ARGV[1..4] as in xsem_lib.lua
+-- ARGV[5] permit id (a fresh request id)   ARGV[6] lease (ms)
+-- Reply: {1, token, free}  acquired (now, or by an earlier copy of this
+--                          request); free: permits left
+--        {0, wait, free}   every permit is held (free <= 0): the soonest
+--                          expiry that would free one is wait ms away
+--        {-1, total}       the total is 0: nothing could ever be acquired
+--        {-2}              the permits were never set
+--        {-3}              this request was given up (a late copy)
+-- Writes happen only after every check, so an error leaves the keys
+-- unchanged.
+local id, lease = ARGV[5], tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'k', 't')
+check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
+local held = reclaim(now)
+local token = redis.call('HGET', KEYS[3], id)
+if token then
+  return {1, tonumber(token), tonumber(h[2]) - held}
+end
+if done_has(KEYS[5], 'x', id) then
+  return {-3}
+end
+if not h[1] then
+  return {-2}
+end
+local total = tonumber(h[2])
+if total < 1 then
+  return {-1, total}
+end
+if held >= total then
+  -- the (held - total + 1)-th soonest expiry frees the first permit
+  local r = redis.call('ZRANGE', KEYS[2], held - total, held - total, 'WITHSCORES')
+  return {0, math.max(1, tonumber(r[2]) - now), total - held}
+end
+token = redis.call('HINCRBY', KEYS[4], 'n', 1)
+redis.call('ZADD', KEYS[2], now + lease, id)
+redis.call('HSET', KEYS[3], id, token)
+keep(lease)
+return {1, token, total - held - 1}

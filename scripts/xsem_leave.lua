@@ -1,0 +1,19 @@
+-- xsem_leave: undo what the acquire request ARGV[5] did, when its caller
+-- gave up: give back the permit if it was taken. A late copy of the
+-- request is refused from now on.
+-- KEYS, ARGV[1..4] as in xsem_lib.lua
+-- ARGV[5] permit id
+-- Reply: 1 the permit was given back; 0 there was none
+local id = ARGV[5]
+local h = redis.call('HMGET', KEYS[1], 'k', 't')
+check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
+done_mark(KEYS[5], 'x', id, now, MARK_TTL)
+local held = reclaim(now)
+if redis.call('ZREM', KEYS[2], id) == 0 then
+  return 0
+end
+redis.call('HDEL', KEYS[3], id)
+wake((tonumber(h[2]) or 0) - held + 1)
+return 1

@@ -1,0 +1,57 @@
+-- xsem_lib.lua: helpers of the expirable semaphore's scripts, prepended
+-- after lib.lua and done_lib.lua.
+--
+-- Every expirable semaphore script takes the same KEYS and first four ARGV:
+--   KEYS[1] permits: a hash with the fields
+--             k  kind ("rsemaphore-expirable")
+--             t  total permits: what was set, plus what was added
+--           It has no TTL: it is the semaphore's configuration.
+--   KEYS[2] leases: a zset, permit id -> lease deadline (server time, ms)
+--   KEYS[3] tokens: a hash, permit id -> the permit's fencing token
+--   KEYS[4] fence: a hash, n -> the last token handed out (never expires)
+--   KEYS[5] done: request markers (done_lib.lua)
+--   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+--   ARGV[4] how long request markers live (ms)
+-- A permit is held while its deadline is ahead. Every script that reads or
+-- writes the leases first drops the permits whose deadline has passed, so
+-- an expired permit is back the moment it expires, whoever asks next. The
+-- leases and tokens keys expire with the last lease in them.
+local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+-- check_keys raises WRONGTYPE unless the permits hash is absent or of this
+-- kind (kind_seen: its 'k' field) and the other keys are absent or of their
+-- types, so that a script fails before its first write.
+local function check_keys(kind_seen)
+  check_kind(KEYS[1], kind_seen, KIND)
+  redis.call('ZCARD', KEYS[2])
+  redis.call('HLEN', KEYS[3])
+  redis.call('HEXISTS', KEYS[4], 'n')
+  redis.call('ZCARD', KEYS[5])
+end
+
+-- reclaim drops the permits whose lease has ended and returns how many are
+-- held now.
+local function reclaim(now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+    for _, id in ipairs(gone) do
+      redis.call('HDEL', KEYS[3], id)
+    end
+  end
+  return redis.call('ZCARD', KEYS[2])
+end
+
+-- keep makes the leases and tokens keys outlive a lease that ends ms from now.
+local function keep(ms)
+  outlive(KEYS[2], ms)
+  outlive(KEYS[3], ms)
+end
+
+-- wake wakes the waiters whose requests fit in the free permits.
+local function wake(free)
+  if free > 0 then
+    -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
+    redis.pcall(PUBLISH, CHANNEL, 'n:' .. free)
+  end
+end

@@ -1,0 +1,22 @@
+-- xsem_release: return the permit ARGV[5] and wake the waiters it lets in.
+-- KEYS, ARGV[1..4] as in xsem_lib.lua
+-- ARGV[5] permit id   ARGV[6] request id of this release
+-- Reply: {1, free}  released (now, or by an earlier copy of this request)
+--        {0}        not held: unknown, expired, or released by another request
+local id, req = ARGV[5], ARGV[6]
+local h = redis.call('HMGET', KEYS[1], 'k', 't')
+check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
+local held = reclaim(now)
+if done_has(KEYS[5], 'r', req) then
+  return {1, (tonumber(h[2]) or 0) - held}
+end
+if redis.call('ZREM', KEYS[2], id) == 0 then
+  return {0}
+end
+redis.call('HDEL', KEYS[3], id)
+done_mark(KEYS[5], 'r', req, now, MARK_TTL)
+local free = (tonumber(h[2]) or 0) - held + 1
+wake(free)
+return {1, free}

@@ -1,0 +1,30 @@
+-- xsem_set: set up or resize the semaphore, and wake the waiters that new
+-- permits let in.
+-- KEYS, ARGV[1..4] as in xsem_lib.lua
+-- ARGV[5] "try": set the total to n only if the permits were never set
+--         "set": set the total to n (permits held stay held)
+--         "add": add n (which may be negative) to the total; an unset
+--                semaphore counts as 0
+-- ARGV[6] n
+-- Reply: {1, total, free}  done
+--        {0, total, free}  "try" found the permits set; nothing changed
+--        {-1, total}       "add" would make the total negative; nothing changed
+local mode, n = ARGV[5], tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'k', 't')
+check_keys(h[1])
+local total = tonumber(h[2]) or 0
+local held = reclaim(now_ms())
+if mode == 'try' and h[1] then
+  return {0, total, total - held}
+end
+if mode == 'add' then
+  if total + n < 0 then
+    return {-1, total}
+  end
+  total = total + n
+else
+  total = n
+end
+redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
+wake(total - held)
+return {1, total, total - held}

@@ -1,6 +1,7 @@
 // Package redcoord is a toolkit of distributed coordination primitives on
-// Redis: a reentrant lock (package rlock) and a fair, first-come-first-served
-// one (package rfairlock), built on one Client per process.
+// Redis: a reentrant lock (package rlock), a fair, first-come-first-served
+// one (package rfairlock), a read-write lock (package rrwlock) and
+// semaphores (package rsemaphore), built on one Client per process.
 //
 // Every state change is one atomic Lua script; waiters are woken by pub/sub
 // instead of polling; one watchdog per Client keeps every held lease alive.

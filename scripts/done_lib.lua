@@ -2,7 +2,8 @@
 -- owner hash to remember the last request in (see lib.lua's release
 -- marker). A done zset (P:{N}:done) maps "<what>:<request id>" to the
 -- server time (ms) after which the marker is dropped:
---   a:<req>  the acquire request req was applied (taken, or granted)
+--   a:<req>  the acquire request req was applied (taken, or granted; for
+--            a permit with a lease, req is the permit's id)
 --   x:<req>  the acquire request req was given up: a late copy must not apply
 --   r:<req>  the release request req was applied
 -- A retry by go-redis, or a late copy, of a request finds its marker and is

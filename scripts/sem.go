@@ -25,7 +25,9 @@ var (
 // semScripts lists this file's scripts, for SHA.
 var semScripts = []*Script{semAcquire, semRelease, semLeave, semHeartbeat, semSet, semDrain, semState}
 
-func loadSem(name string) *Script { return loadWith(name, "done_lib.lua", "queue_lib.lua", "sem_lib.lua") }
+func loadSem(name string) *Script {
+	return loadWith(name, "done_lib.lua", "queue_lib.lua", "sem_lib.lua")
+}
 
 // RequestTTL is how long a semaphore remembers that it applied a request,
 // so that a retry or a late copy is not applied twice: longer than

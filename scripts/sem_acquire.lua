@@ -33,27 +33,32 @@ if n > total then
   forget(req)
   return {-1, total}
 end
+local had_queue = redis.call('LLEN', KEYS[2]) > 0
 local avail, queued = serve(now, tonumber(h[2]))
-if done_has(KEYS[5], 'a', req) then -- it was this request's turn
-  redis.call('HSET', KEYS[1], 'a', avail)
-  return {1, avail}
-end
-if not queued and avail >= n then
+local took = done_has(KEYS[5], 'a', req) -- it was this request's turn
+if not took and not queued and avail >= n then
   avail = avail - n
-  redis.call('HSET', KEYS[1], 'a', avail)
   done_mark(KEYS[5], 'a', req, now, MARK_TTL)
-  return {1, avail}
+  took = true
 end
 if avail ~= tonumber(h[2]) then
   redis.call('HSET', KEYS[1], 'a', avail)
 end
-if ARGV[7] == '1' then
+local enqueue = not took and ARGV[7] == '1'
+if had_queue and not queued and not enqueue then
+  -- The queue's last live waiters were served or found dead just now: the
+  -- waiters outside it may take what is left.
+  wake(avail, false)
+end
+if took then
+  return {1, avail}
+end
+if enqueue then
   if not redis.call('ZSCORE', KEYS[3], req) then
     redis.call('RPUSH', KEYS[2], req)
     redis.call('HSET', KEYS[4], req, n)
   end
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[8]), req)
   keep(tonumber(ARGV[8]))
-  -- Queued behind nobody, with permits to spare, it would have been served.
 end
 return {0, avail}

@@ -4,6 +4,7 @@
 -- ARGV[5] request id   ARGV[6] heartbeat (ms)
 -- Reply: 1 still queued (deadline pushed back), or granted; 0 gone
 local req = ARGV[5]
+check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[3], req)
 local now = now_ms()
 if deadline and tonumber(deadline) > now then

@@ -44,36 +44,47 @@ end
 
 -- serve grants permits to the live heads of the queue, in order, while the
 -- head's request fits in avail, and tells each grantee ("@<req> granted",
--- see pubsub.To). It returns what is left, and whether a live waiter
--- remains queued (who then has the first claim on it).
+-- see pubsub.To). A head asking for more than the total (it shrank) is
+-- dropped: its next attempt reports the error. serve returns what is left,
+-- and whether a live waiter remains queued (who then has the first claim on
+-- it).
 local function serve(now, avail)
+  local total = tonumber(redis.call('HGET', KEYS[1], 't')) or 0
   while true do
     local req = live_head(now)
     if not req then
       return avail, false
     end
     local n = tonumber(redis.call('HGET', KEYS[4], req))
-    if n > avail then
+    if n > total then
+      forget(req)
+    elseif n > avail then
       return avail, true
+    else
+      avail = avail - n
+      forget(req)
+      done_mark(KEYS[5], 'a', req, now, MARK_TTL)
+      -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
+      redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' granted')
     end
-    avail = avail - n
-    forget(req)
-    done_mark(KEYS[5], 'a', req, now, MARK_TTL)
-    -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
-    redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' granted')
+  end
+end
+
+-- wake wakes the unqueued waiters whose requests fit in avail
+-- ("n:<avail>"), unless a live waiter still has the first claim on it.
+local function wake(avail, queued)
+  if avail > 0 and not queued then
+    redis.pcall(PUBLISH, CHANNEL, 'n:' .. avail)
   end
 end
 
 -- settle stores avail after serving the queue, and wakes the unqueued
--- waiters whose requests fit in what is left ("n:<avail>"), unless a live
--- waiter still has the first claim on it.
+-- waiters who fit in what is left.
 local function settle(now, avail)
   local queued
   avail, queued = serve(now, avail)
   redis.call('HSET', KEYS[1], 'a', avail)
-  if avail > 0 and not queued then
-    redis.pcall(PUBLISH, CHANNEL, 'n:' .. avail)
-  end
+  wake(avail, queued)
   return avail
 end
 

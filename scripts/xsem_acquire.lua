@@ -7,7 +7,8 @@
 --                          expiry that would free one is wait ms away
 --        {-1, total}       the total is 0: nothing could ever be acquired
 --        {-2}              the permits were never set
---        {-3}              this request was given up (a late copy)
+--        {-3}              a late copy: the request was given up, or its
+--                          permit was taken and has since gone
 -- Writes happen only after every check, so an error leaves the keys
 -- unchanged.
 local id, lease = ARGV[5], tonumber(ARGV[6])
@@ -20,8 +21,8 @@ local token = redis.call('HGET', KEYS[3], id)
 if token then
   return {1, tonumber(token), tonumber(h[2]) - held}
 end
-if done_has(KEYS[5], 'x', id) then
-  return {-3}
+if done_has(KEYS[5], 'x', id) or done_has(KEYS[5], 'a', id) then
+  return {-3} -- given up, or taken and since released or expired
 end
 if not h[1] then
   return {-2}
@@ -38,5 +39,6 @@ end
 token = redis.call('HINCRBY', KEYS[4], 'n', 1)
 redis.call('ZADD', KEYS[2], now + lease, id)
 redis.call('HSET', KEYS[3], id, token)
+done_mark(KEYS[5], 'a', id, now, MARK_TTL)
 keep(lease)
 return {1, token, total - held - 1}

@@ -4,6 +4,7 @@
 -- ARGV[5] permit id   ARGV[6] lease (ms) from now
 -- Reply: 1 extended; 0 not held (unknown, or its lease has ended)
 local id, lease = ARGV[5], tonumber(ARGV[6])
+check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[2], id)
 local now = now_ms()
 if not deadline or tonumber(deadline) <= now then

@@ -12,9 +12,11 @@
 --   KEYS[5] done: request markers (done_lib.lua)
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
 --   ARGV[4] how long request markers live (ms)
--- A permit is held while its deadline is ahead. Every script that reads or
--- writes the leases first drops the permits whose deadline has passed, so
--- an expired permit is back the moment it expires, whoever asks next. The
+-- A permit is held while its deadline is ahead. Every script that takes,
+-- returns or counts permits for a write first drops the permits whose
+-- deadline has passed, so an expired permit is back the moment it expires,
+-- whoever asks next (xsem_state counts only the live ones; xsem_extend
+-- refuses an expired one). The
 -- leases and tokens keys expire with the last lease in them.
 local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 

@@ -1,0 +1,343 @@
+package scripts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// The fair queue: served in order inside the script, never overtaken.
+func TestSemQueue(t *testing.T) {
+	runSemCases(t, []semCase{
+		{"a waiter queues once", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 2, took(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"tryacq", "d:1", 1, refused(0)},
+			{"state", "", 0, SemState{Set: true, Available: 0, Total: 2, Waiting: 2}},
+		}, SemState{Set: true, Available: 0, Total: 2, Waiting: 2}, []string{"b:1", "c:1"}},
+		{"release serves the queue in order; a grant is not taken twice", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 2, took(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"release", "r:1", 1, int64(0)},
+			{"acquire", "b:1", 1, took(0)},
+			{"acquire", "b:1", 1, took(0)},
+			{"release", "r:2", 1, int64(0)},
+			{"acquire", "c:1", 1, took(0)},
+		}, SemState{Set: true, Available: 0, Total: 2}, nil},
+		{"a head of 3 is not overtaken by later requests of 1", []semStep{
+			{"try", "", 4, changed(4, 4)},
+			{"acquire", "a:1", 3, took(1)},
+			{"acquire", "b:1", 3, refused(1)},
+			{"acquire", "c:1", 1, refused(1)},
+			{"tryacq", "d:1", 1, refused(1)},
+			{"release", "r:1", 1, int64(2)},
+			{"acquire", "c:1", 1, refused(2)},
+			{"tryacq", "d:2", 1, refused(2)},
+			{"acquire", "e:1", 1, refused(2)},
+			{"release", "r:2", 1, int64(0)}, // 3: all to b; c does not fit
+			{"acquire", "b:1", 3, took(0)},
+			{"release", "r:3", 1, int64(0)}, // to c; e waits
+			{"acquire", "c:1", 1, took(0)},
+			{"acquire", "e:1", 1, refused(0)},
+			{"release", "r:4", 1, int64(0)},
+		}, SemState{Set: true, Available: 0, Total: 4}, nil},
+		{"release skips a dead head", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 2, took(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"kill", "b:1", 0, nil},
+			{"state", "", 0, SemState{Set: true, Available: 0, Total: 2, Waiting: 1}},
+			{"release", "r:1", 1, int64(0)},
+			{"beat", "b:1", 0, int64(0)},
+			{"beat", "c:1", 0, int64(1)},
+			{"acquire", "c:1", 1, took(0)},
+		}, SemState{Set: true, Available: 0, Total: 2}, nil},
+		{"an attempt skips a dead head ahead of it", []semStep{
+			{"try", "", 3, changed(3, 3)},
+			{"acquire", "a:1", 2, took(1)},
+			{"acquire", "b:1", 2, refused(1)},
+			{"acquire", "c:1", 1, refused(1)},
+			{"tryacq", "d:1", 1, refused(1)},
+			{"kill", "b:1", 0, nil},
+			{"acquire", "c:1", 1, took(0)},
+		}, SemState{Set: true, Available: 0, Total: 3}, nil},
+		{"a try is not held back by a dead waiter", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 1, took(1)},
+			{"acquire", "b:1", 2, refused(1)},
+			{"kill", "b:1", 0, nil},
+			{"tryacq", "c:1", 1, took(0)},
+		}, SemState{Set: true, Available: 0, Total: 2}, nil},
+		{"leave of the head lets the next in", []semStep{
+			{"try", "", 3, changed(3, 3)},
+			{"acquire", "a:1", 2, took(1)},
+			{"acquire", "b:1", 2, refused(1)},
+			{"acquire", "c:1", 1, refused(1)},
+			{"acquire", "d:1", 1, refused(1)},
+			{"leave", "b:1", 2, false},
+			{"state", "", 0, SemState{Set: true, Available: 0, Total: 3, Waiting: 1}}, // c was granted
+			{"acquire", "c:1", 1, took(0)},
+			{"acquire", "b:1", 2, errs.ErrNotAcquired},
+		}, SemState{Set: true, Available: 0, Total: 3, Waiting: 1}, []string{"d:1"}},
+		{"leave of a waiter behind the head", []semStep{
+			{"try", "", 1, changed(1, 1)},
+			{"acquire", "a:1", 1, took(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"leave", "c:1", 1, false},
+			{"beat", "c:1", 0, int64(0)},
+		}, SemState{Set: true, Available: 0, Total: 1, Waiting: 1}, []string{"b:1"}},
+		{"leave of a granted request gives its permits back, to the next", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 2, took(0)},
+			{"acquire", "b:1", 2, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"release", "r:1", 2, int64(0)},
+			{"beat", "b:1", 0, int64(1)},
+			{"leave", "b:1", 2, true},
+			{"state", "", 0, SemState{Set: true, Available: 1, Total: 2}}, // c was granted
+			{"beat", "b:1", 0, int64(0)},
+			{"acquire", "b:1", 2, errs.ErrNotAcquired},
+			{"acquire", "c:1", 1, took(1)},
+		}, SemState{Set: true, Available: 1, Total: 2}, nil},
+		{"heartbeat: queued, granted, gone", []semStep{
+			{"try", "", 1, changed(1, 1)},
+			{"beat", "z:1", 0, int64(0)},
+			{"acquire", "a:1", 1, took(0)},
+			{"acquire", "b:1", 1, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"beat", "b:1", 0, int64(1)},
+			{"beat", "c:1", 0, int64(1)},
+			{"kill", "c:1", 0, nil},
+			{"beat", "c:1", 0, int64(0)},
+			{"release", "r:1", 1, int64(0)},
+			{"beat", "b:1", 0, int64(1)},
+		}, SemState{Set: true, Available: 0, Total: 1}, nil},
+		{"set and add serve the queue", []semStep{
+			{"try", "", 2, changed(2, 2)},
+			{"acquire", "a:1", 2, took(0)},
+			{"acquire", "b:1", 2, refused(0)},
+			{"acquire", "c:1", 2, refused(0)},
+			{"add", "", 1, changed(3, 1)},
+			{"set", "", 4, changed(4, 0)},
+			{"acquire", "b:1", 2, took(0)},
+			{"add", "", 2, changed(6, 0)},
+			{"acquire", "c:1", 2, took(0)},
+		}, SemState{Set: true, Available: 0, Total: 6}, nil},
+		{"drain goes ahead of the queue", []semStep{
+			{"try", "", 3, changed(3, 3)},
+			{"acquire", "a:1", 2, took(1)},
+			{"acquire", "b:1", 2, refused(1)},
+			{"drain", "", 0, int64(1)},
+			{"release", "r:1", 1, int64(1)},
+		}, SemState{Set: true, Available: 1, Total: 3, Waiting: 1}, []string{"b:1"}},
+	})
+}
+
+// A queued request whose n a shrink put beyond the total is dropped by the
+// next script that serves the queue, so the one behind it is served; its
+// own next attempt is refused.
+func TestSemShrunkBelowQueued(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		for i, st := range []semStep{
+			{"try", "", 3, changed(3, 3)},
+			{"acquire", "a:1", 3, took(0)},
+			{"acquire", "b:1", 3, refused(0)},
+			{"acquire", "c:1", 1, refused(0)},
+			{"set", "", 2, changed(2, -1)},
+			// b can never fit now: the release drops it and serves c behind it
+			{"release", "r:1", 3, int64(1)},
+		} {
+			runSemStep(t, ctx, rdb, fmt.Sprintf("step %d: %s", i, st.op), st)
+		}
+		assert.Empty(t, rdb.LRange(ctx, testSem().Queue, 0, -1).Val(), "b left the queue")
+		_, err := testSem().Acquire(ctx, rdb, "b:1", 3, true, time.Minute)
+		assert.ErrorIs(t, err, errs.ErrInvalidArgument, "b's next attempt reports it")
+		got, err := testSem().Acquire(ctx, rdb, "c:1", 1, true, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, took(1), got)
+	})
+}
+
+// What release, set and leave publish: "@<req> granted" to each grantee,
+// then "n:<available>" when permits are left and no live waiter is queued.
+func TestSemPublish(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []semStep
+		msgs  []string
+	}{
+		{"set wakes what is available", []semStep{{"try", "", 3, nil}, {"try", "", 5, nil}, {"set", "", 4, nil}},
+			[]string{"n:3", "n:4"}},
+		{"acquire, a refused release and drain publish nothing", []semStep{
+			{"try", "", 2, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 2, nil},
+			{"release", "r:1", 3, errs.ErrNotHeld}, {"drain", "", 0, nil},
+		}, []string{"n:2"}},
+		{"release without a queue", []semStep{
+			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"release", "r:1", 1, nil}, {"release", "r:1", 1, nil},
+		}, []string{"n:2", "n:1"}},
+		{"release grants, then wakes what is left", []semStep{
+			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 2, nil}, {"release", "r:1", 3, nil},
+		}, []string{"n:3", "@b:1 granted", "n:1"}},
+		{"release grants in order, up to nothing left", []semStep{
+			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 1, nil},
+			{"acquire", "c:1", 1, nil}, {"release", "r:1", 2, nil},
+		}, []string{"n:2", "@b:1 granted", "@c:1 granted"}},
+		{"a live waiter that does not fit silences release", []semStep{
+			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 3, nil}, {"release", "r:1", 2, nil},
+		}, []string{"n:3"}},
+		{"release past a dead waiter", []semStep{
+			{"try", "", 1, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 1, nil},
+			{"kill", "b:1", 0, nil}, {"release", "r:1", 1, nil},
+		}, []string{"n:1", "n:1"}},
+		{"an attempt that finds the queue's last waiter dead wakes the others", []semStep{
+			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 3, nil},
+			{"release", "r:1", 2, nil}, // b does not fit: no message
+			{"tryacq", "d:1", 1, nil},  // refused behind b: no message
+			{"kill", "b:1", 0, nil}, {"tryacq", "c:1", 1, nil},
+		}, []string{"n:3", "n:1"}},
+		{"leave of a granted request", []semStep{
+			{"try", "", 1, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 1, nil},
+			{"release", "r:1", 1, nil}, {"leave", "b:1", 1, nil},
+		}, []string{"n:1", "@b:1 granted", "n:1"}},
+		{"leave of the head grants the next", []semStep{
+			{"try", "", 3, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil},
+			{"acquire", "c:1", 1, nil}, {"leave", "b:1", 2, nil},
+		}, []string{"n:3", "@c:1 granted"}},
+		{"leave of the head with nothing to give", []semStep{
+			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"leave", "b:1", 2, nil},
+		}, []string{"n:2"}},
+		{"add grants, then wakes what is left", []semStep{
+			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"add", "", 3, nil},
+		}, []string{"n:2", "@b:1 granted", "n:1"}},
+	}
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		ch := testSem().Channel
+		sub := rdb.Subscribe(ctx, ch)
+		defer sub.Close()
+		_, err := sub.Receive(ctx) // the confirmation
+		require.NoError(t, err)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				require.NoError(t, rdb.FlushAll(ctx).Err())
+				for i, st := range tc.steps {
+					runSemStep(t, ctx, rdb, fmt.Sprintf("step %d: %s %s", i, st.op, st.req), st)
+				}
+				got := receiveAll(t, rdb, sub, ch)
+				assert.Equal(t, tc.msgs, got)
+				for _, m := range got {
+					if id, payload, ok := strings.Cut(m, " "); ok && strings.HasPrefix(id, "@") {
+						assert.True(t, ParseSemGrant(payload), "%q is a grant", m)
+					}
+				}
+			})
+		}
+	})
+}
+
+// receiveAll publishes an end mark on ch and returns what sub received
+// before it.
+func receiveAll(t *testing.T, rdb *redis.Client, sub *redis.PubSub, ch string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, rdb.Publish(ctx, ch, "end").Err())
+	var got []string
+	for {
+		msg, err := sub.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if msg.Payload == "end" {
+			return got
+		}
+		got = append(got, msg.Payload)
+	}
+}
+
+// The queue's keys live as long as the latest heartbeat deadline, the done
+// zset as long as its markers, the permits hash for ever.
+func TestSemKeyTTL(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		s := testSem()
+		queueKeys := []string{s.Queue, s.Alive, s.Waiting}
+		ttls := func(keys ...string) []time.Duration {
+			var out []time.Duration
+			for _, k := range keys {
+				out = append(out, rdb.PTTL(ctx, k).Val())
+			}
+			return out
+		}
+		_, err := s.Set(ctx, rdb, SetIfUnset, 1)
+		require.NoError(t, err)
+		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
+		require.NoError(t, err)
+		_, err = s.Acquire(ctx, rdb, "b:1", 1, true, time.Minute)
+		require.NoError(t, err)
+		for i, ttl := range ttls(queueKeys...) {
+			assert.Greater(t, ttl, 50*time.Second, queueKeys[i])
+			assert.LessOrEqual(t, ttl, time.Minute, queueKeys[i])
+		}
+		done := rdb.PTTL(ctx, s.Done).Val()
+		assert.Greater(t, done, RequestTTL-5*time.Second, "done lives as long as its markers")
+		assert.LessOrEqual(t, done, RequestTTL)
+		assert.Equal(t, time.Duration(-1), rdb.PTTL(ctx, s.Permits).Val(), "permits never expire")
+
+		_, err = s.Acquire(ctx, rdb, "c:1", 1, true, 2*time.Minute)
+		require.NoError(t, err)
+		script, keys, args := s.Heartbeat("b:1", time.Minute)
+		require.NoError(t, script.Run(ctx, rdb, keys, args...).Err())
+		for i, ttl := range ttls(queueKeys...) {
+			assert.Greater(t, ttl, 110*time.Second, "%s: the longest heartbeat wins", queueKeys[i])
+		}
+
+		// A queue whose waiters all stopped beating disappears by itself.
+		require.NoError(t, rdb.FlushAll(ctx).Err())
+		_, err = s.Set(ctx, rdb, SetIfUnset, 1)
+		require.NoError(t, err)
+		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
+		require.NoError(t, err)
+		_, err = s.Acquire(ctx, rdb, "b:1", 1, true, 20*time.Millisecond)
+		require.NoError(t, err)
+		elapse(t, srv, rdb, 50*time.Millisecond)
+		assert.Zero(t, rdb.Exists(ctx, queueKeys...).Val(), "queue keys outlived their heartbeats")
+		assert.Equal(t, int64(2), rdb.Exists(ctx, s.Permits, s.Done).Val())
+		if srv.Mini != nil { // too long to sleep on redis-server
+			elapse(t, srv, rdb, RequestTTL)
+			assert.Zero(t, rdb.Exists(ctx, s.Done).Val(), "done outlived its markers")
+			assert.Equal(t, int64(1), rdb.Exists(ctx, s.Permits).Val())
+		}
+	})
+}
+
+// elapse lets d pass on the server: miniredis's clock (TIME and TTLs) jumps
+// ahead; redis-server's is waited for.
+func elapse(t *testing.T, srv *redistest.Server, rdb *redis.Client, d time.Duration) {
+	t.Helper()
+	if srv.Mini == nil {
+		time.Sleep(d)
+		return
+	}
+	now, err := rdb.Time(context.Background()).Result()
+	require.NoError(t, err)
+	srv.Mini.SetTime(now.Add(d))
+}

@@ -50,7 +50,7 @@ type XAttempt struct {
 }
 
 // Acquire takes the permit id with a lease, or finds that it holds it
-// already (a retry). A total of 0 is ErrInvalidArgument; unset permits are
+// already (a retry). A total of 0 is ErrInvalidArgument (naming "permits"); unset permits are
 // ErrNotSet; an acquire that was given up is ErrNotAcquired.
 func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (XAttempt, error) {
 	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
@@ -63,7 +63,7 @@ func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease 
 	}
 	switch {
 	case r[0] == -1 && len(r) > 1:
-		return XAttempt{}, tooMany(1, r[1])
+		return XAttempt{}, errs.Invalid("permits", "the semaphore's total is %d: no permit could ever be acquired", r[1])
 	case r[0] == -2:
 		return XAttempt{}, errs.ErrNotSet
 	case r[0] == -3:
@@ -88,9 +88,10 @@ func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req string) (
 	return err == nil && r[0] == 1, err
 }
 
-// Extend sets the permit id's lease to end lease from now, if it is held.
+// Extend sets the permit id's lease to end lease from now, if it is held,
+// and fixes it: the watchdog's renewals leave it be from then on.
 func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (bool, error) {
-	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
+	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), "fix")...)
 	if err != nil {
 		return false, err
 	}
@@ -99,9 +100,10 @@ func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, id string, lease t
 }
 
 // Renewal returns the watchdog's renewal of the permit id: the script, its
-// keys and its arguments.
+// keys and its arguments. It replies 1 without renewing a permit that Extend
+// has fixed, so a renewal sent before Extend cannot undo it.
 func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return xsemExtend.Script, s.keys(), s.args(id, ttl.Milliseconds())
+	return xsemExtend.Script, s.keys(), s.args(id, ttl.Milliseconds(), "renew")
 }
 
 // Leave undoes the acquire of the permit id, when its caller gave up; a

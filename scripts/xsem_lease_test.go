@@ -162,3 +162,40 @@ func TestXSemLateAcquireAfterRelease(t *testing.T) {
 		assert.Zero(t, st.Held, "the late copy took a permit")
 	})
 }
+
+// A renewal that lands after Extend (sent before it, or retried) leaves
+// the fixed lease as Extend set it; the fixed flag goes with the permit.
+func TestXSemRenewalLeavesFixedLease(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		x := testXSem()
+		_, err := x.Set(ctx, rdb, SetIfUnset, 1)
+		require.NoError(t, err)
+		_, err = x.Acquire(ctx, rdb, "p1", time.Minute)
+		require.NoError(t, err)
+		renew := func() int64 {
+			script, keys, args := x.Renewal("p1", time.Hour)
+			n, err := script.Run(ctx, rdb, keys, args...).Int64()
+			require.NoError(t, err)
+			return n
+		}
+		deadline := func() float64 { return rdb.ZScore(ctx, x.Leases, "p1").Val() }
+		before := deadline()
+		require.Equal(t, int64(1), renew())
+		assert.Greater(t, deadline(), before+50*60*1000, "a renewal of a kept permit pushes it an hour out")
+
+		ok, err := x.Extend(ctx, rdb, "p1", 2*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		fixed := deadline()
+		assert.Equal(t, int64(1), renew(), "the permit is still held")
+		assert.Equal(t, fixed, deadline(), "the renewal left the fixed lease alone")
+
+		ok, err = x.Release(ctx, rdb, "p1", "r1")
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Zero(t, rdb.Exists(ctx, x.Tokens).Val(), "the fixed flag went with the permit")
+		assert.Equal(t, int64(0), renew())
+	})
+}

@@ -14,6 +14,6 @@ local held = reclaim(now)
 if redis.call('ZREM', KEYS[2], id) == 0 then
   return 0
 end
-redis.call('HDEL', KEYS[3], id)
+redis.call('HDEL', KEYS[3], id, 'f:' .. id)
 wake((tonumber(h[2]) or 0) - held + 1)
 return 1

@@ -7,7 +7,8 @@
 --             t  total permits: what was set, plus what was added
 --           It has no TTL: it is the semaphore's configuration.
 --   KEYS[2] leases: a zset, permit id -> lease deadline (server time, ms)
---   KEYS[3] tokens: a hash, permit id -> the permit's fencing token
+--   KEYS[3] tokens: a hash, permit id -> the permit's fencing token, and
+--           "f:<permit id>" -> 1 once Extend has fixed the permit's lease
 --   KEYS[4] fence: a hash, n -> the last token handed out (never expires)
 --   KEYS[5] done: request markers (done_lib.lua)
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
@@ -38,7 +39,7 @@ local function reclaim(now)
   if #gone > 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
     for _, id in ipairs(gone) do
-      redis.call('HDEL', KEYS[3], id)
+      redis.call('HDEL', KEYS[3], id, 'f:' .. id)
     end
   end
   return redis.call('ZCARD', KEYS[2])

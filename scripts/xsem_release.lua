@@ -15,7 +15,7 @@ end
 if redis.call('ZREM', KEYS[2], id) == 0 then
   return {0}
 end
-redis.call('HDEL', KEYS[3], id)
+redis.call('HDEL', KEYS[3], id, 'f:' .. id)
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
 local free = (tonumber(h[2]) or 0) - held + 1
 wake(free)

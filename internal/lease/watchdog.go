@@ -6,7 +6,8 @@
 // per node, however many leases. A renewal that replies 0 means the hold is
 // gone: the lease is marked lost at once. A lease whose last successful
 // renewal is older than the TTL is lost too, because Redis has expired it by
-// then. Loss calls the lease's onLost.
+// then: a timer reports it at that moment, not at the next tick. Loss calls
+// the lease's onLost.
 package lease
 
 import (
@@ -133,19 +134,47 @@ func (w *Watchdog) run() {
 	defer close(w.done)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	// expiry fires when the first lease whose renewals are failing runs out
+	// in Redis, which is between ticks: waiting for the next tick would
+	// report the loss up to an interval after another holder may have it.
+	expiry := time.NewTimer(time.Hour)
+	expiry.Stop()
+	defer expiry.Stop()
 	for {
 		select {
 		case <-w.ctx.Done():
 			return
 		case <-t.C:
-			w.tick()
+			if at, ok := w.tick(); ok {
+				expiry.Reset(time.Until(at))
+			}
+		case <-expiry.C:
+			w.expire()
 		}
 	}
 }
 
+// expire marks lost the leases not renewed within their TTL.
+func (w *Watchdog) expire() {
+	var lost []*Lease
+	w.mu.Lock()
+	for l := range w.leases {
+		if time.Since(l.lastOK) >= w.ttl {
+			w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys)
+			delete(w.leases, l)
+			lost = append(lost, l)
+		}
+	}
+	w.mu.Unlock()
+	for _, l := range lost {
+		l.onLost()
+	}
+}
+
 // tick renews every watched lease in one pipeline and marks lost the leases
-// whose hold is gone or whose last renewal is older than the TTL.
-func (w *Watchdog) tick() {
+// whose hold is gone or whose last renewal is older than the TTL. When some
+// renewals failed, it returns when the first of those leases runs out.
+func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 	w.mu.Lock()
 	batch := make([]*Lease, 0, len(w.leases))
 	for l := range w.leases {
@@ -153,7 +182,7 @@ func (w *Watchdog) tick() {
 	}
 	w.mu.Unlock()
 	if len(batch) == 0 {
-		return
+		return time.Time{}, false
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.interval)
 	defer cancel()
@@ -177,6 +206,9 @@ func (w *Watchdog) tick() {
 			w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys, "err", err)
 		default:
 			w.log.Debug("redcoord: lease renewal failed; will retry", "keys", l.r.Keys, "err", err)
+			if end := l.lastOK.Add(w.ttl); !failing || end.Before(expiry) {
+				expiry, failing = end, true
+			}
 			continue
 		}
 		delete(w.leases, l)
@@ -186,6 +218,7 @@ func (w *Watchdog) tick() {
 	for _, l := range lost {
 		l.onLost()
 	}
+	return expiry, failing
 }
 
 // renew sends one pipeline of EVALSHA; if Redis lost the scripts (a restart,

@@ -50,8 +50,9 @@ type XAttempt struct {
 }
 
 // Acquire takes the permit id with a lease, or finds that it holds it
-// already (a retry). A total of 0 is ErrInvalidArgument (naming "permits"); unset permits are
-// ErrNotSet; an acquire that was given up is ErrNotAcquired.
+// already (a retry). A total of 0 is ErrInvalidArgument (naming
+// "permits"); unset permits are ErrNotSet; an acquire that was given up is
+// ErrNotAcquired.
 func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (XAttempt, error) {
 	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
 	if err != nil {

@@ -26,16 +26,20 @@ const (
 	tailX = 3.5
 )
 
-// writeChart writes an SVG chart of rows (all the mutex rows of a run) to w.
-// It charts the largest worker count that has any acquisitions, one series
-// per contender in the order of rows: on the left the wait time by
-// percentile, on the right each worker's share of the acquisitions. If rows
-// hold nothing to chart it returns an error and writes nothing; if w fails,
-// part of the SVG may have been written.
-func writeChart(w io.Writer, rows []mutexRow, title string) error {
-	cell := largestCell(rows)
+// writeChart writes an SVG chart of rows (all the mutex rows of a run, or
+// all the semaphore rows) to w. It charts the largest worker count that has
+// any acquisitions, one series per contender in the order of rows: on the
+// left the wait time by percentile, on the right each worker's share of the
+// acquisitions. If rows hold nothing to chart it returns an error and
+// writes nothing; if w fails, part of the SVG may have been written.
+func writeChart[R row](w io.Writer, rows []R, title string) error {
+	all := make([]common, len(rows))
+	for i, r := range rows {
+		all[i] = r.figures()
+	}
+	cell := largestCell(all)
 	if len(cell) == 0 {
-		return errors.New("chart: nothing to chart: no mutex row has any acquisitions")
+		return errors.New("chart: nothing to chart: no row has any acquisitions")
 	}
 	n := cell[0].Workers
 	left, err := waitPanel(cell, n)
@@ -74,14 +78,14 @@ func drawPanels(w io.Writer, panels []*plot.Plot, title string) error {
 
 // largestCell returns the rows with acquisitions at the largest worker
 // count that has any, in their order in rows, or nil if none has any.
-func largestCell(rows []mutexRow) []mutexRow {
+func largestCell(rows []common) []common {
 	n := 0
 	for _, r := range rows {
 		if r.Acquisitions > 0 && r.Workers > 0 {
 			n = max(n, r.Workers)
 		}
 	}
-	var cell []mutexRow
+	var cell []common
 	for _, r := range rows {
 		if n > 0 && r.Workers == n && r.Acquisitions > 0 {
 			cell = append(cell, r)
@@ -92,7 +96,7 @@ func largestCell(rows []mutexRow) []mutexRow {
 
 // waitPanel plots each row's wait distribution against the percentile, on
 // axes stretched so that the tail gets as much room as the body.
-func waitPanel(cell []mutexRow, n int) (*plot.Plot, error) {
+func waitPanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Wait time by percentile (%d workers)", n)
 	p.X.Label.Text = "percentile"
@@ -160,7 +164,7 @@ func percentileX(q float64) float64 {
 // sharePanel plots each row's per-worker shares of its acquisitions,
 // largest first, against the worker's rank, with the equal share for n
 // workers as a reference: a fair lock is flat, an unfair one steep.
-func sharePanel(cell []mutexRow, n int) (*plot.Plot, error) {
+func sharePanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Share of acquisitions per worker (%d workers)", n)
 	p.X.Label.Text = "worker rank (most acquisitions first)"

@@ -22,8 +22,9 @@ type config struct {
 	tls      bool
 
 	locks    []string // mutex and seckill contenders, in the order of lockNames
-	workers  []int    // one row per count (mutex, rwlock)
+	workers  []int    // one row per count (mutex, rwlock, semaphore)
 	mixes    []int    // rwlock: the reads' share of each mix, in percent
+	permits  int      // semaphore: its total
 	procs    int      // processes (go-redis + redcoord clients) the workers share
 	hold     time.Duration
 	duration time.Duration // per cell
@@ -85,18 +86,20 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
 	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
-	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+strings.Join(rwLockNames, " and ")+"): "+strings.Join(lockNames, ", "))
-	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock)")
+	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+
+		strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, " and ")+"): "+strings.Join(lockNames, ", "))
+	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock, semaphore)")
 	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
+	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
 	fs.IntVar(&c.procs, "procs", 8, "processes the workers are spread over: each a go-redis client and a redcoord Client")
-	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock (mutex, rwlock)")
-	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex, rwlock)")
+	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
 	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
-	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg and rwlock.svg; empty: write no files")
+	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
 	if err := fs.Parse(args); err != nil {
@@ -162,7 +165,7 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		name string
 		v    int
 		min  int
-	}{{"-procs", c.procs, 1}, {"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
+	}{{"-procs", c.procs, 1}, {"-permits", c.permits, 1}, {"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
 		if n.v < n.min {
 			return fmt.Errorf("%s %d: must be at least %d", n.name, n.v, n.min)
 		}

@@ -14,12 +14,19 @@ import (
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
 	"github.com/redcoord/redcoord/rrwlock"
+	"github.com/redcoord/redcoord/rsemaphore"
 )
 
 // locker is one worker's handle on the contended lock.
 type locker interface {
 	Lock(ctx context.Context) error
 	Unlock(ctx context.Context) error
+}
+
+// preparer is a locker whose primitive needs setting up once per cell,
+// before the first Lock: a semaphore's permits.
+type preparer interface {
+	prepare(ctx context.Context) error
 }
 
 // contender is one lock implementation under test.
@@ -57,6 +64,14 @@ func named(cfg *config, names []string) []contender {
 			openRedislock},
 		"rrwlock": {"rrwlock", "redcoord read-write lock: shared reads, writer preference, woken by pub/sub",
 			redcoordProcess(func(c *redcoord.Client, key string) locker { return rrwlock.New(c, key) })},
+		"rsemaphore": {"rsemaphore", "redcoord semaphore, unfair: a release wakes the waiters that fit, the first to Redis wins",
+			redcoordProcess(func(c *redcoord.Client, key string) locker {
+				return semLock{rsemaphore.New(c, key), int64(cfg.permits)}
+			})},
+		"rsemaphore-fair": {"rsemaphore-fair", "rsemaphore WithFair: a FIFO queue in Redis, permits granted inside the release script",
+			redcoordProcess(func(c *redcoord.Client, key string) locker {
+				return semLock{rsemaphore.New(c, key, rsemaphore.WithFair()), int64(cfg.permits)}
+			})},
 		"none": {"none", "no lock at all: the baseline that shows what oversell looks like",
 			func(redis.UniversalClient, *config, string) (process, error) {
 				return process{handle: func(string) locker { return noLock{} }, close: noClose}, nil

@@ -6,10 +6,10 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// common are the figures every lock cell has, mutex or rwlock: one
-// contender at one worker count. Times are in milliseconds unless the name
-// says otherwise. An acquisition is a return from Lock (or RLock) with the
-// lock held.
+// common are the figures every lock cell has, mutex, rwlock or semaphore:
+// one contender at one worker count. Times are in milliseconds unless the
+// name says otherwise. An acquisition is a return from Lock (or RLock, or
+// Acquire) with the lock (or a permit) held.
 type common struct {
 	Lock         string  `json:"lock"`
 	Workers      int     `json:"workers"`
@@ -26,12 +26,8 @@ type common struct {
 	Starved    int     `json:"starved_workers"` // workers that never acquired in the cell
 	// RoundTrips counts every command and pipeline, and the Hubs' SUBSCRIBE
 	// and UNSUBSCRIBE, read as the cell ends, over acquisitions.
-	RoundTrips float64 `json:"round_trips_per_acq"`
-	Jain       float64 `json:"jain"`
-	// ME counts acquisitions the harness saw break the lock's promise:
-	// a write (any mutex acquisition) while anyone was inside, a read while
-	// a writer was.
-	ME          int64   `json:"mutual_exclusion_violations"`
+	RoundTrips  float64 `json:"round_trips_per_acq"`
+	Jain        float64 `json:"jain"`
 	Errors      int64   `json:"errors"`
 	ErrorSample string  `json:"error_sample,omitempty"`
 	PerWorker   []int64 `json:"per_worker_acquisitions"`
@@ -39,8 +35,8 @@ type common struct {
 	WaitDist []quantile `json:"wait_distribution"`
 }
 
-// acquired returns the row's acquisitions: what makes a row worth charting.
-func (c common) acquired() int64 { return c.Acquisitions }
+// figures returns the common figures of any row that embeds them.
+func (c common) figures() common { return c }
 
 // mutexRow is one cell of the mutex scenario.
 type mutexRow struct {
@@ -55,6 +51,8 @@ type mutexRow struct {
 	// more than fifoSlack longer, both past their first wait (the start-up
 	// rush, whose order is the scheduler's).
 	FIFO int64 `json:"fifo_violations"`
+	// ME counts acquisitions made while anyone was inside: it must be 0.
+	ME int64 `json:"mutual_exclusion_violations"`
 }
 
 // rwRow is one cell of the rwlock scenario: one contender, one mix, one
@@ -70,6 +68,27 @@ type rwRow struct {
 	XRlock       float64 `json:"x_rlock,omitempty"`
 	WriteWaitP99 float64 `json:"write_wait_p99_ms"` // writes' waits only
 	MaxReaders   int     `json:"max_concurrent_readers"`
+	// ME counts writes made while anyone was inside, and reads made while
+	// a writer was: it must be 0.
+	ME int64 `json:"mutual_exclusion_violations"`
+}
+
+// semRow is one cell of the semaphore scenario: one contender, one worker
+// count. Each acquisition takes one of Permits permits.
+type semRow struct {
+	Permits int `json:"permits"`
+	common
+	// MaxInside is the most workers the harness saw holding a permit at once.
+	MaxInside int `json:"max_holders"`
+	// FIFO counts acquisitions made while Permits or more workers who had
+	// been waiting more than fifoSlack longer were still waiting (first
+	// waits excluded, as in mutexRow). Fewer is no violation: in FIFO order
+	// each of them was served first, and its reply may still be on its way,
+	// holding one of the other permits.
+	FIFO int64 `json:"fifo_violations"`
+	// OverLimit counts acquisitions made while Permits workers were inside
+	// already: it must be 0.
+	OverLimit int64 `json:"over_limit_violations"`
 }
 
 // seckillRow is one contender's flash sale.

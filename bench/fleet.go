@@ -23,8 +23,9 @@ type fleet struct {
 }
 
 // openFleet opens workers handles of ct on key, in min(cfg.procs, workers)
-// processes, and warms one handle in each process so that scripts are
-// loaded before the clock starts. It resets the round trips.
+// processes, prepares the primitive if it needs it (a semaphore's permits),
+// and warms one handle in each process so that scripts are loaded before
+// the clock starts. It resets the round trips.
 func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers int, prefix, key string) (*fleet, error) {
 	f := &fleet{locks: make([]locker, workers)}
 	n := min(cfg.procs, workers)
@@ -39,6 +40,11 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 		f.procs = append(f.procs, pr)
 		for w := p; w < workers; w += n {
 			f.locks[w] = pr.handle(key)
+		}
+	}
+	if pr, ok := f.locks[0].(preparer); ok {
+		if err := pr.prepare(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: prepare: %w", ct.name, err), f.close())
 		}
 	}
 	for p := range n {

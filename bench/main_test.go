@@ -142,18 +142,6 @@ func TestUnreachableRedis(t *testing.T) {
 	require.Contains(t, errOut, "bench: cannot reach Redis at "+addr)
 }
 
-func TestNotYetBuilt(t *testing.T) {
-	code, out, errOut := bench(t, context.Background(), "-scenario", "semaphore")
-	require.Equal(t, 1, code)
-	require.Empty(t, out)
-	require.Contains(t, errOut, "nothing to run: semaphore not built yet")
-
-	code, out, errOut = bench(t, context.Background(), append(tiny, "-out", "", "-locks", "rlock", "-scenario", "mutex,semaphore")...)
-	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "semaphore: not yet built")
-	require.NotContains(t, out, "rwlock: not yet built")
-}
-
 // TestInterrupt cancels the run as its second cell starts, as Ctrl-C does:
 // the first cell's row is printed, the second's is not, and the status is 130.
 func TestInterrupt(t *testing.T) {
@@ -183,7 +171,7 @@ func TestHarnessCountsViolations(t *testing.T) {
 	require.NoError(t, f.close())
 	require.Positive(t, row.ME, "4 workers holding 1ms each with no lock overlap")
 	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}},
-		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4, ME: 1}}}}
+		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4}, ME: 1}}}
 	require.Len(t, res.violations(), 3)
 	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers: 1 mutual-exclusion")
 }
@@ -212,7 +200,7 @@ func TestRealRedis(t *testing.T) {
 	srv := redistest.Real(t)
 	dir := t.TempDir()
 	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", srv.Addr, "-out", dir,
-		"-scenario", "mutex,rwlock,seckill", "-mixes", "95", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
+		"-scenario", "all", "-mixes", "95", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "backend: Redis at "+srv.Addr+" (redis ")
 	res := readResults(t, filepath.Join(dir, "results.json"))
@@ -223,6 +211,11 @@ func TestRealRedis(t *testing.T) {
 	for _, m := range res.RWLock {
 		require.Zero(t, m.ME, "rwlock %s, %d workers", m.Lock, m.Workers)
 		require.Positive(t, m.Acquisitions, "rwlock %s, %d workers", m.Lock, m.Workers)
+	}
+	require.Len(t, res.Semaphore, 4)
+	for _, m := range res.Semaphore {
+		require.Zero(t, m.OverLimit, "semaphore %s, %d workers", m.Lock, m.Workers)
+		require.Positive(t, m.Acquisitions, "semaphore %s, %d workers", m.Lock, m.Workers)
 	}
 	for _, k := range res.Seckill {
 		if k.Lock != "none" {

@@ -62,19 +62,26 @@ func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func(
 // runMutex runs one cell of the mutex scenario: every worker locks, holds
 // and unlocks its handle until cfg.duration passes or ctx is done.
 func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow {
-	r := newRecorder(len(f.locks), cfg.duration)
-	next := make([]func() take, len(f.locks))
-	for w, lk := range f.locks {
-		t := take{lock: lk.Lock, unlock: lk.Unlock}
-		next[w] = func() take { return t }
-	}
-	elapsed, trips := drive(ctx, f, cfg, r, next)
+	r := newRecorder(len(f.locks), 1, cfg.duration)
+	elapsed, trips := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return mutexRow{
 		common: r.common(ct.name, elapsed, trips),
 		GapP50: ms(r.gaps, 50) * 1000,
 		Gaps:   r.gaps.TotalCount(),
 		FIFO:   r.fifo,
+		ME:     r.me,
 	}
+}
+
+// exclusive returns each worker's take when every acquisition is a write:
+// Lock and Unlock of its handle.
+func exclusive(locks []locker) []func() take {
+	next := make([]func() take, len(locks))
+	for w, lk := range locks {
+		t := take{lock: lk.Lock, unlock: lk.Unlock}
+		next[w] = func() take { return t }
+	}
+	return next
 }
 
 // sleep holds for d, or until ctx is done.

@@ -9,16 +9,18 @@ import (
 
 // recorder is the harness's own view of the lock: who holds it and for
 // what, who waits since when. It trusts nothing the lock says: a worker
-// inside while a writer is, or a writer inside while anyone is, is a
-// mutual-exclusion violation whatever the lock replied. In the mutex
-// scenario every acquisition is a write.
+// inside while a writer is, or a writer inside while limit workers are, is a
+// violation whatever the lock replied. In the mutex and semaphore scenarios
+// every acquisition is a write.
 type recorder struct {
 	start, end time.Time // of the cell: waits still running at end count up to it
+	limit      int       // how many writers may be inside at once: 1, or a semaphore's permits
 
 	mu          sync.Mutex  // protects everything below
 	writers     int         // workers between a write's return and their release call
 	readers     int         // likewise, reads
 	maxReaders  int         // the most readers inside at once
+	maxInside   int         // the most workers inside at once, readers and writers
 	lastRelease time.Time   // the last release call; zero before the first
 	waiting     []time.Time // by worker: when its current wait began; zero: not waiting
 	shared      []bool      // by worker: its current wait or hold is a read
@@ -27,19 +29,21 @@ type recorder struct {
 	reads       int64       // acquisitions that were reads
 	waits, gaps *hdrhistogram.Histogram
 	writeWaits  *hdrhistogram.Histogram // the writes' waits only
-	fifo        int64                   // acquisitions that overtook a longer waiter (see fifoSlack)
-	me          int64                   // acquisitions that broke mutual exclusion
+	fifo        int64                   // acquisitions that overtook limit longer waiters (see overtaken)
+	me          int64                   // acquisitions that broke exclusion: past the limit, or beside a writer
 	unfinished  int64                   // waits cut short by the end of the cell
 	errors      int64
 	errSample   string
 }
 
-// newRecorder returns the recorder of a cell of the given length, from now.
-func newRecorder(workers int, length time.Duration) *recorder {
+// newRecorder returns the recorder of a cell of the given length, from now,
+// in which at most limit writers may be inside at once.
+func newRecorder(workers, limit int, length time.Duration) *recorder {
 	now := time.Now()
 	return &recorder{
 		start:      now,
 		end:        now.Add(length),
+		limit:      limit,
 		waiting:    make([]time.Time, workers),
 		shared:     make([]bool, workers),
 		waited:     make([]bool, workers),
@@ -72,25 +76,37 @@ func (r *recorder) acquired(w int) {
 		r.reads++
 		r.maxReaders = max(r.maxReaders, r.readers)
 	} else {
-		if r.writers+r.readers > 0 {
+		if r.writers+r.readers >= r.limit {
 			r.me++
 		}
 		r.writers++
 	}
+	r.maxInside = max(r.maxInside, r.writers+r.readers)
 	r.counts[w]++
 	r.recordWait(w, now.Sub(t0))
 	if !r.lastRelease.IsZero() && t0.Before(r.lastRelease) {
 		record(r.gaps, now.Sub(r.lastRelease))
 	}
-	if r.waited[w] {
-		for v, since := range r.waiting {
-			if v != w && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
-				r.fifo++
-				break
-			}
-		}
+	if r.waited[w] && r.overtaken(w, t0) >= r.limit {
+		r.fifo++
 	}
 	r.waiting[w], r.waited[w] = time.Time{}, true
+}
+
+// overtaken counts the workers still waiting that began more than
+// fifoSlack before t0, when worker w began, both past their first wait;
+// r.mu is held. In FIFO order each of them was served before w, and holds
+// its place while its reply travels, so with limit places at most limit-1
+// of them can still be on their way when w returns: limit or more is an
+// overtaking.
+func (r *recorder) overtaken(w int, t0 time.Time) int {
+	n := 0
+	for v, since := range r.waiting {
+		if v != w && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
+			n++
+		}
+	}
+	return n
 }
 
 // failed records a wait that ended without the lock: with err, a failure;
@@ -160,7 +176,6 @@ func (r *recorder) common(lock string, elapsed time.Duration, trips int64) commo
 		WaitMax:     ms(r.waits, 100),
 		Unfinished:  r.unfinished,
 		Jain:        jain(r.counts),
-		ME:          r.me,
 		Errors:      r.errors,
 		ErrorSample: r.errSample,
 		PerWorker:   r.counts,

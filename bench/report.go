@@ -22,9 +22,9 @@ type results struct {
 	Legend      []legend     `json:"legend"`
 	Mutex       []mutexRow   `json:"mutex,omitempty"`
 	RWLock      []rwRow      `json:"rwlock,omitempty"`
+	Semaphore   []semRow     `json:"semaphore,omitempty"`
 	Seckill     []seckillRow `json:"seckill,omitempty"`
-	NotYet      []string     `json:"not_yet_built,omitempty"` // scenarios whose primitives don't exist yet
-	Interrupted bool         `json:"interrupted,omitempty"`   // Ctrl-C: the rows are the cells that finished
+	Interrupted bool         `json:"interrupted,omitempty"` // Ctrl-C: the rows are the cells that finished
 
 	short string // the backend, briefly: the chart's title
 }
@@ -34,6 +34,7 @@ type settings struct {
 	Scenarios   []string `json:"scenarios"`
 	Workers     []int    `json:"workers"`
 	Mixes       []int    `json:"mixes_read_pct"`
+	Permits     int      `json:"permits"`
 	Procs       int      `json:"procs"`
 	HoldMs      float64  `json:"hold_ms"`
 	DurationS   float64  `json:"duration_s"`
@@ -58,7 +59,7 @@ func newResults(cfg *config, b *backend) *results {
 		Go:      runtime.Version(),
 		CPUs:    runtime.NumCPU(),
 		Settings: settings{
-			Scenarios: cfg.scenarios, Workers: cfg.workers, Mixes: cfg.mixes, Procs: cfg.procs,
+			Scenarios: cfg.scenarios, Workers: cfg.workers, Mixes: cfg.mixes, Permits: cfg.permits, Procs: cfg.procs,
 			HoldMs: msOf(cfg.hold), DurationS: cfg.duration.Seconds(), PollMs: msOf(cfg.poll),
 			Orders: cfg.orders, Concurrency: cfg.concurrency, Stock: cfg.stock,
 		},
@@ -66,6 +67,9 @@ func newResults(cfg *config, b *backend) *results {
 	cts := contenders(cfg)
 	if slices.Contains(cfg.scenarios, "rwlock") {
 		cts = append(cts, rwContenders(cfg)...)
+	}
+	if slices.Contains(cfg.scenarios, "semaphore") {
+		cts = append(cts, semContenders(cfg)...)
 	}
 	for _, ct := range cts {
 		if !slices.ContainsFunc(r.Legend, func(l legend) bool { return l.Lock == ct.name }) {
@@ -79,7 +83,8 @@ func newResults(cfg *config, b *backend) *results {
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // violations lists what must never happen: a writer inside a lock with
-// anyone else, a reader with a writer, an item sold twice under a lock.
+// anyone else, a reader with a writer, more workers inside a semaphore than
+// its permits, an item sold twice under a lock.
 func (r *results) violations() []string {
 	var out []string
 	for _, m := range r.Mutex {
@@ -91,6 +96,12 @@ func (r *results) violations() []string {
 		if m.ME > 0 {
 			out = append(out, fmt.Sprintf("rwlock %s %s, %d workers: %d mutual-exclusion violations",
 				m.Mix, m.Lock, m.Workers, m.ME))
+		}
+	}
+	for _, m := range r.Semaphore {
+		if m.OverLimit > 0 {
+			out = append(out, fmt.Sprintf("semaphore %s, %d workers: %d over-limit violations (more than %d inside at once)",
+				m.Lock, m.Workers, m.OverLimit, m.Permits))
 		}
 	}
 	for _, k := range r.Seckill {
@@ -108,9 +119,9 @@ func writeJSON(out io.Writer, r *results) error {
 	return enc.Encode(r)
 }
 
-// writeFiles writes results.json, and waits.svg and rwlock.svg when there
-// are mutex and rwlock rows to chart, into dir, creating it. It returns the
-// paths written.
+// writeFiles writes results.json, and waits.svg, rwlock.svg and
+// semaphore.svg when there are mutex, rwlock and semaphore rows to chart,
+// into dir, creating it. It returns the paths written.
 func writeFiles(dir string, r *results) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -144,13 +155,22 @@ func writeFiles(dir string, r *results) ([]string, error) {
 			return paths, err
 		}
 	}
+	if hasAcquisitions(r.Semaphore) {
+		semTitle := fmt.Sprintf("semaphore, %d permits: %s", r.Settings.Permits, title)
+		if err := write("semaphore.svg", func(w io.Writer) error { return writeChart(w, r.Semaphore, semTitle) }); err != nil {
+			return paths, err
+		}
+	}
 	return paths, nil
 }
 
+// row is any scenario's row that embeds the common figures.
+type row interface{ figures() common }
+
 // hasAcquisitions reports whether any row has something to chart.
-func hasAcquisitions[R interface{ acquired() int64 }](rows []R) bool {
+func hasAcquisitions[R row](rows []R) bool {
 	for _, m := range rows {
-		if m.acquired() > 0 {
+		if m.figures().Acquisitions > 0 {
 			return true
 		}
 	}

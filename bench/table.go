@@ -33,6 +33,18 @@ func writeTable(out io.Writer, r *results) error {
 			m.Mix, m.Lock, m.Workers, m.AcqPerSec, times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
 			m.WriteWaitP99, m.Starved, m.RoundTrips, m.MaxReaders, m.ME, m.Errors)
 	}
+	sem := section{
+		title: fmt.Sprintf("semaphore: one semaphore of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
+			"workers spread over %d processes\n  max inside: the most workers holding a permit at once, as the harness saw them",
+			s.Permits, s.HoldMs, s.DurationS, s.Procs),
+		head: "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\tround trips/acq\tJain\tmax inside\tFIFO viol.\tover-limit viol.\terrors\t",
+	}
+	for _, m := range r.Semaphore {
+		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers", m.Lock, m.Workers), m.ErrorSample,
+			"%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%.3f\t%d\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
+			m.RoundTrips, m.Jain, m.MaxInside, m.FIFO, m.OverLimit, m.Errors)
+	}
 	seckill := section{
 		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock", s.Orders, s.Concurrency, s.Stock),
 		head:  "lock\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\toversold\terrors\t",
@@ -43,21 +55,24 @@ func writeTable(out io.Writer, r *results) error {
 			k.RoundTrips, k.Oversold, k.Errors)
 	}
 	ran := map[string]bool{}
-	for _, t := range []*section{&mutex, &rw, &seckill} {
+	for _, t := range []*section{&mutex, &rw, &sem, &seckill} {
 		if err := t.print(out, ran); err != nil {
 			return err
 		}
 	}
 	if len(ran) > 0 {
 		fmt.Fprintln(out, "\nlocks:")
+		width := 10
 		for _, l := range r.Legend {
 			if ran[l.Lock] {
-				fmt.Fprintf(out, "  %-10s %s\n", l.Lock, l.About)
+				width = max(width, len(l.Lock))
 			}
 		}
-	}
-	for _, n := range r.NotYet {
-		fmt.Fprintf(out, "\n%s: not yet built; this scenario runs once its primitive lands\n", n)
+		for _, l := range r.Legend {
+			if ran[l.Lock] {
+				fmt.Fprintf(out, "  %-*s %s\n", width, l.Lock, l.About)
+			}
+		}
 	}
 	if r.Interrupted {
 		fmt.Fprintln(out, "\ninterrupted: the rows above are the cells that finished")

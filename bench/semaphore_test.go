@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSemaphoreTable runs the semaphore scenario on 2 permits: a row for
+// each contender at each worker count, in the table, the JSON and the chart.
+func TestSemaphoreTable(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := bench(t, context.Background(), append(tiny, "-scenario", "semaphore", "-permits", "2", "-out", dir)...)
+	require.Equal(t, 0, code, "stderr:\n%s", errOut)
+	require.Contains(t, out, "\nsemaphore: one semaphore of 2 permits")
+	for _, lock := range semLockNames {
+		for _, w := range []string{"1", "4"} {
+			require.Regexp(t, `(?m)^\s*`+lock+`\s+`+w+`\s`, out, "no row for %s at %s workers", lock, w)
+		}
+	}
+	require.Contains(t, out, "rsemaphore WithFair: a FIFO queue", "the fair semaphore is in the legend")
+	require.NotContains(t, out, "redsync", "the mutex contenders did not run")
+	require.Contains(t, errOut, "[4/4] semaphore rsemaphore-fair, 4 workers")
+
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"over_limit_violations": 0`)
+	require.NotContains(t, string(raw), "mutual_exclusion", "semaphore rows count over-limit violations only")
+	res := readResults(t, filepath.Join(dir, "results.json"))
+	require.Empty(t, res.Mutex)
+	require.Equal(t, 2, res.Settings.Permits)
+	require.Len(t, res.Semaphore, 4)
+	for i, m := range res.Semaphore {
+		require.Equal(t, semLockNames[i%2], m.Lock, "unfair first, then fair, at each worker count")
+		require.Equal(t, []int{1, 4}[i/2], m.Workers)
+		require.Equal(t, 2, m.Permits)
+		require.Zero(t, m.OverLimit, "%s, %d workers: over-limit violations", m.Lock, m.Workers)
+		require.Zero(t, m.Errors, "%s, %d workers: %s", m.Lock, m.Workers, m.ErrorSample)
+		require.Positive(t, m.Acquisitions, "%s, %d workers", m.Lock, m.Workers)
+		require.Len(t, m.PerWorker, m.Workers)
+		require.NotEmpty(t, m.WaitDist)
+		require.LessOrEqual(t, m.MaxInside, min(2, m.Workers))
+		require.Positive(t, m.MaxInside)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "semaphore.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"<svg", "rsemaphore-fair", "semaphore, 2 permits", "4 workers"} {
+		require.Contains(t, string(svg), want)
+	}
+	_, err = os.Stat(filepath.Join(dir, "waits.svg"))
+	require.ErrorIs(t, err, os.ErrNotExist, "no mutex rows, no waits chart")
+}
+
+func TestBadPermits(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"0", "-permits 0: must be at least 1"},
+		{"-3", "-permits -3: must be at least 1"},
+		{"x", `invalid value "x" for flag -permits`},
+	} {
+		code, out, errOut := bench(t, context.Background(), "-scenario", "semaphore", "-permits", tc.value)
+		require.Equal(t, 2, code, "-permits %s", tc.value)
+		require.Empty(t, out)
+		require.Contains(t, errOut, tc.want)
+	}
+}
+
+// TestHarnessCountsOverLimit: the harness does not trust the semaphore. One
+// that lets 4 in where the harness allows 2 is caught, and fails the run.
+func TestHarnessCountsOverLimit(t *testing.T) {
+	ctx := context.Background()
+	args := []string{"-duration", "300ms", "-hold", "5ms", "-scenario", "semaphore", "-procs", "2"}
+	loose, err := parseConfig(append(args, "-permits", "4"), io.Discard)
+	require.NoError(t, err)
+	strict, err := parseConfig(append(args, "-permits", "2"), io.Discard)
+	require.NoError(t, err)
+	loose.logger = slog.New(slog.DiscardHandler)
+	b, err := connect(ctx, loose)
+	require.NoError(t, err)
+	defer b.close()
+	ct := semContenders(loose)[0]
+	f, err := openFleet(ctx, b, loose, ct, 8, "rcbench-test", "sem") // 4 permits in Redis
+	require.NoError(t, err)
+	row := runSemaphore(ctx, f, strict, ct) // 2 in the harness's count
+	require.NoError(t, f.close())
+	require.Positive(t, row.OverLimit, "8 workers on 4 permits, holding 5ms each, are more than 2 at once")
+	require.Greater(t, row.MaxInside, 2)
+	res := &results{Semaphore: []semRow{row}}
+	require.Len(t, res.violations(), 1)
+	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers:")
+	require.Contains(t, res.violations()[0], "over-limit violations (more than 2 inside at once)")
+}
+
+// TestRecorderLimit: with 2 places, a third writer inside is a violation;
+// an acquisition overtakes only when 2 or more longer waiters are left.
+func TestRecorderLimit(t *testing.T) {
+	r := newRecorder(5, 2, time.Second)
+	for w := range 2 {
+		r.wait(w, false)
+		r.acquired(w)
+	}
+	require.Zero(t, r.me, "two inside two places")
+	r.wait(2, false)
+	r.acquired(2)
+	require.EqualValues(t, 1, r.me, "a third inside two places")
+	require.Equal(t, 3, r.maxInside)
+	for w := range 3 {
+		r.releasing(w)
+	}
+
+	// Workers 0 to 2 are past their first wait; 3 and 4 wait since long ago.
+	long := time.Now().Add(-time.Second)
+	r.waiting[3], r.waited[3] = long, true
+	r.wait(0, false)
+	r.acquired(0)
+	require.Zero(t, r.fifo, "one longer waiter left: its grant may be on its way")
+	r.waiting[4], r.waited[4] = long, true
+	r.wait(1, false)
+	r.acquired(1)
+	require.EqualValues(t, 1, r.fifo, "two longer waiters left behind on two places")
+	require.EqualValues(t, 1, r.me, "two inside two places again: no new violation")
+}

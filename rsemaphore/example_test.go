@@ -62,7 +62,8 @@ func ExampleWithFair() {
 	}
 	big := make(chan error, 1)
 	go func() { big <- pool.Acquire(ctx, 3) }() // 2 are free: it queues
-	for i := 0; i < 5000; i++ { // until it is queued: at most 5s
+	// Wait until it is queued (at most 5s).
+	for i := 0; i < 5000; i++ {
 		if st, _ := pool.State(ctx); st.Waiting > 0 {
 			break
 		}

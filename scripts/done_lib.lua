@@ -8,7 +8,9 @@
 --   r:<req>  the release request req was applied
 -- A retry by go-redis, or a late copy, of a request finds its marker and is
 -- not applied twice. Markers live MARK_TTL ms, longer than a command's
--- retries take; each costs about 100 bytes while it lives.
+-- retries take; each costs about 100 bytes while it lives. A fair grant's
+-- marker is how its waiter learns of it, so it lives as long as the
+-- waiter's heartbeat, which keeps it until the waiter has looked.
 
 -- done_purge drops the markers whose time has passed.
 local function done_purge(key, now)
@@ -24,7 +26,7 @@ end
 -- last marker.
 local function done_mark(key, what, req, now, ttl)
   redis.call('ZADD', key, now + ttl, what .. ':' .. req)
-  redis.call('PEXPIRE', key, ttl)
+  outlive(key, ttl)
 end
 
 -- done_unmark removes the marker what:req.

@@ -2,7 +2,8 @@
 -- queue.
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] heartbeat (ms)
--- Reply: 1 still queued (deadline pushed back), or granted; 0 gone
+-- Reply: 1 still queued (deadline pushed back), or granted (the grant is
+--        kept as long); 0 gone
 local req = ARGV[5]
 check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[3], req)
@@ -12,7 +13,9 @@ if deadline and tonumber(deadline) > now then
   keep(tonumber(ARGV[6]))
   return 1
 end
-if redis.call('ZSCORE', KEYS[5], 'a:' .. req) then
+if done_has(KEYS[5], 'a', req) then
+  -- granted, and the waiter has not looked yet: keep the grant for it
+  done_mark(KEYS[5], 'a', req, now, math.max(MARK_TTL, tonumber(ARGV[6])))
   return 1
 end
 return 0

@@ -62,8 +62,11 @@ local function serve(now, avail)
       return avail, true
     else
       avail = avail - n
+      -- the marker is the grant: it must last until the waiter looks, which
+      -- its heartbeat promises within its deadline (then sem_heartbeat keeps it)
+      local deadline = tonumber(redis.call('ZSCORE', KEYS[3], req))
       forget(req)
-      done_mark(KEYS[5], 'a', req, now, MARK_TTL)
+      done_mark(KEYS[5], 'a', req, now, math.max(MARK_TTL, deadline - now))
       -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
       redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' granted')
     end

@@ -186,6 +186,9 @@ func TestSemPublish(t *testing.T) {
 	}{
 		{"set wakes what is available", []semStep{{"try", "", 3, nil}, {"try", "", 5, nil}, {"set", "", 4, nil}},
 			[]string{"n:3", "n:4"}},
+		{"a shrink wakes everyone, to find requests now beyond the total", []semStep{
+			{"try", "", 3, nil}, {"set", "", 2, nil}, {"add", "", -1, nil}, {"add", "", 2, nil},
+		}, []string{"n:3", "*", "n:2", "*", "n:1", "n:3"}},
 		{"acquire, a refused release and drain publish nothing", []semStep{
 			{"try", "", 2, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 2, nil},
 			{"release", "r:1", 3, errs.ErrNotHeld}, {"drain", "", 0, nil},

@@ -183,7 +183,10 @@ func settle(ctx context.Context, cfg Config, s Spec, err error) error {
 			err = ended(err)
 		}
 	}
-	if s.Leave != nil && !errors.Is(err, errs.ErrInvalidArgument) && !errors.Is(err, errs.ErrWrongType) {
+	// A bad argument, a wrong type or unset permits are found before any
+	// write: there is nothing to undo.
+	if s.Leave != nil && !errors.Is(err, errs.ErrInvalidArgument) && !errors.Is(err, errs.ErrWrongType) &&
+		!errors.Is(err, errs.ErrNotSet) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
 		defer cancel()
 		if lerr := s.Leave(lctx); lerr != nil {

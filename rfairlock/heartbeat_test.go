@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
 
@@ -44,14 +45,14 @@ func (p *pipelines) take() []int {
 // their heartbeats in the same pipelined tick as the Client's leases (here
 // a lock the waiting process holds on another name), one round trip per tick.
 func TestHeartbeatsKeepWaitersQueued(t *testing.T) {
-	bubbleProcs(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
 		pipes := &pipelines{}
-		ps[1].rdb.AddHook(pipes)
-		holder := rfairlock.New(ps[0].c, "n")
-		other := rfairlock.New(ps[1].c, "other")
-		first := rfairlock.New(ps[1].c, "n", rfairlock.WithMaxPollInterval(time.Hour))
-		second := rfairlock.New(ps[1].c, "n", rfairlock.WithMaxPollInterval(time.Hour))
+		ps[1].RDB.AddHook(pipes)
+		holder := rfairlock.New(ps[0].C, "n")
+		other := rfairlock.New(ps[1].C, "other")
+		first := rfairlock.New(ps[1].C, "n", rfairlock.WithMaxPollInterval(time.Hour))
+		second := rfairlock.New(ps[1].C, "n", rfairlock.WithMaxPollInterval(time.Hour))
 		require.NoError(t, holder.Lock(ctx))
 		require.NoError(t, other.Lock(ctx)) // starts the waiting process's watchdog
 		firstDone := lockAsync(first)
@@ -63,7 +64,7 @@ func TestHeartbeatsKeepWaitersQueued(t *testing.T) {
 
 		time.Sleep(time.Hour) // 120 heartbeat TTLs
 		ticks := pipes.take()
-		assert.Len(t, ticks, int(time.Hour/(ps[1].c.LeaseTTL()/3)), "one pipeline per tick")
+		assert.Len(t, ticks, int(time.Hour/(ps[1].C.LeaseTTL()/3)), "one pipeline per tick")
 		for i, n := range ticks {
 			require.Equal(t, 3, n, "tick %d: a tick renews the hold and both heartbeats together", i)
 		}

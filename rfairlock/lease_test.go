@@ -21,11 +21,11 @@ import (
 func TestGrantedFixedLeaseRunsFromTheGrant(t *testing.T) {
 	const lease = 5 * time.Second
 	for _, lostMessage := range []bool{false, true} {
-		bubbleProcs(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+		locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 			ctx := context.Background()
-			holder := rfairlock.New(ps[0].c, "n")
+			holder := rfairlock.New(ps[0].C, "n")
 			// Re-checks only when the holder's lease would run out (30s).
-			waiter := rfairlock.New(ps[1].c, "n", rfairlock.WithMaxPollInterval(time.Hour))
+			waiter := rfairlock.New(ps[1].C, "n", rfairlock.WithMaxPollInterval(time.Hour))
 			require.NoError(t, holder.Lock(ctx))
 			done := make(chan result, 1)
 			go func() {
@@ -34,7 +34,7 @@ func TestGrantedFixedLeaseRunsFromTheGrant(t *testing.T) {
 			}()
 			synctest.Wait()
 			if lostMessage {
-				ps[1].faults.Blackhole()
+				ps[1].Faults.Blackhole()
 			}
 			time.Sleep(28 * time.Second) // long after the waiter's last check, 2s before its next
 			granted := time.Now()
@@ -59,7 +59,7 @@ func TestGrantedFixedLeaseRunsFromTheGrant(t *testing.T) {
 			locked, err = waiter.IsLocked(ctx)
 			require.NoError(t, err)
 			assert.False(t, locked)
-			ps[1].faults.Unblackhole()
+			ps[1].Faults.Unblackhole()
 		})
 	}
 }

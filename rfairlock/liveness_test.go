@@ -7,61 +7,16 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
-	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 )
 
 // These tests run in a synctest bubble on a miniredis whose clock is the
 // bubble's, so durations are exact. The Client defaults hold: lease TTL and
 // heartbeat 30s, renewed every 10s; poll interval 1s.
-
-// proc is one process: its own connections and Client.
-type proc struct {
-	rdb    *redis.Client
-	c      *redcoord.Client
-	faults *redistest.Faults
-	rt     *redistest.RoundTrips
-}
-
-func newProc(t *testing.T, opts *redis.Options, copts ...redcoord.Option) *proc {
-	p := &proc{faults: redistest.NewFaults(), rt: &redistest.RoundTrips{}}
-	o := *opts
-	o.Dialer = p.faults.Dialer(opts.Dialer)
-	p.rdb = redis.NewClient(&o)
-	p.rdb.AddHook(p.rt)
-	c, err := redcoord.New(p.rdb, copts...)
-	require.NoError(t, err)
-	p.c = c
-	return p
-}
-
-// kill stops the process without any clean-up reaching Redis: its
-// connections are closed first, so the leave script of a wait in progress
-// fails, then its Client stops (and with it the watchdog's heartbeats).
-func (p *proc) kill() {
-	_ = p.rdb.Close()
-	_ = p.c.Close(context.Background())
-}
-
-// bubbleProcs runs f in a bubble with n processes on one miniredis.
-func bubbleProcs(t *testing.T, n int, f func(t *testing.T, m *miniredis.Miniredis, ps []*proc)) {
-	synctest.Test(t, func(t *testing.T) {
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		ps := make([]*proc, n)
-		for i := range ps {
-			ps[i] = newProc(t, opts)
-			defer ps[i].kill()
-		}
-		f(t, m, ps)
-	})
-}
 
 // lockAsync starts m.Lock and returns where its result arrives, with the
 // bubble time at which it returned.
@@ -94,11 +49,11 @@ func TestDeadWaiterIsSkipped(t *testing.T) {
 		{"released after its heartbeat lapsed", 30 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+			locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 				ctx := context.Background()
-				holder := rfairlock.New(ps[0].c, "n")
-				dead := rfairlock.New(ps[1].c, "n")
-				next := rfairlock.New(ps[2].c, "n")
+				holder := rfairlock.New(ps[0].C, "n")
+				dead := rfairlock.New(ps[1].C, "n")
+				next := rfairlock.New(ps[2].C, "n")
 				require.NoError(t, holder.Lock(ctx))
 				deadDone := lockAsync(dead)
 				synctest.Wait()
@@ -109,7 +64,7 @@ func TestDeadWaiterIsSkipped(t *testing.T) {
 				require.Equal(t, 2, n)
 
 				time.Sleep(5 * time.Second) // between two heartbeat ticks
-				ps[1].kill()
+				ps[1].Kill()
 				require.Error(t, (<-deadDone).err)
 				assert.Equal(t, 2, mustQueueLength(t, holder), "the dead waiter's clean-up reached Redis")
 				time.Sleep(tc.afterKill)
@@ -118,7 +73,7 @@ func TestDeadWaiterIsSkipped(t *testing.T) {
 				r := <-nextDone
 				require.NoError(t, r.err)
 				delay := r.at.Sub(released)
-				ttl := ps[2].c.LeaseTTL()
+				ttl := ps[2].C.LeaseTTL()
 				t.Logf("the next waiter acquired %v after the release", delay)
 				if tc.delayed {
 					assert.GreaterOrEqual(t, delay, ttl, "the dead waiter was not granted the lock: the test proves nothing")
@@ -139,17 +94,17 @@ func TestDeadWaiterIsSkipped(t *testing.T) {
 // A waiter granted the lock that dies before it sees the grant holds the
 // queue up for the grant's lease, then the lock passes on.
 func TestGrantToDeadWaiterPassesOn(t *testing.T) {
-	bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+	locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		holder := rfairlock.New(ps[0].c, "n")
-		dead := rfairlock.New(ps[1].c, "n")
-		next := rfairlock.New(ps[2].c, "n")
+		holder := rfairlock.New(ps[0].C, "n")
+		dead := rfairlock.New(ps[1].C, "n")
+		next := rfairlock.New(ps[2].C, "n")
 		require.NoError(t, holder.Lock(ctx))
 		deadDone := lockAsync(dead)
 		synctest.Wait()
 		nextDone := lockAsync(next)
 		synctest.Wait()
-		ps[1].faults.Blackhole() // the grant message never arrives
+		ps[1].Faults.Blackhole() // the grant message never arrives
 		time.Sleep(time.Second / 3)
 
 		released := time.Now()
@@ -158,13 +113,13 @@ func TestGrantToDeadWaiterPassesOn(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, dead.Owner(), h.Owner, "granted to the first waiter")
-		ps[1].kill() // before its next re-check
+		ps[1].Kill() // before its next re-check
 		require.Error(t, (<-deadDone).err)
 
 		r := <-nextDone
 		require.NoError(t, r.err)
 		delay := r.at.Sub(released)
-		ttl := ps[2].c.LeaseTTL()
+		ttl := ps[2].C.LeaseTTL()
 		t.Logf("the next waiter acquired %v after the release", delay)
 		assert.GreaterOrEqual(t, delay, ttl, "the grant did not last its lease")
 		assert.LessOrEqual(t, delay, ttl+ttl/3, "the queue was held up longer than one lease TTL and one renew interval")
@@ -176,11 +131,11 @@ func TestGrantToDeadWaiterPassesOn(t *testing.T) {
 // A holder that dies keeps the lock for its lease; then the first waiter is
 // granted it by the next script that finds it free.
 func TestDeadHolderPassesToTheHead(t *testing.T) {
-	bubbleProcs(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+	locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		holder := rfairlock.New(ps[0].c, "n")
-		first := rfairlock.New(ps[1].c, "n")
-		second := rfairlock.New(ps[2].c, "n")
+		holder := rfairlock.New(ps[0].C, "n")
+		first := rfairlock.New(ps[1].C, "n")
+		second := rfairlock.New(ps[2].C, "n")
 		require.NoError(t, holder.Lock(ctx))
 		firstDone := lockAsync(first)
 		synctest.Wait()
@@ -189,10 +144,10 @@ func TestDeadHolderPassesToTheHead(t *testing.T) {
 		time.Sleep(5 * time.Second)
 
 		killed := time.Now()
-		ps[0].kill()
+		ps[0].Kill()
 		r := <-firstDone
 		require.NoError(t, r.err)
-		ttl := ps[1].c.LeaseTTL()
+		ttl := ps[1].C.LeaseTTL()
 		delay := r.at.Sub(killed)
 		t.Logf("the first waiter acquired %v after the holder died", delay)
 		assert.GreaterOrEqual(t, delay, ttl-5*time.Second, "before the dead holder's lease ran out")
@@ -210,18 +165,18 @@ func TestDeadHolderPassesToTheHead(t *testing.T) {
 func TestLostGrantCostsAtMostOnePollInterval(t *testing.T) {
 	const poll = time.Second
 	for _, lost := range []bool{false, true} {
-		bubbleProcs(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*proc) {
+		locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 			ctx := context.Background()
-			holder := rfairlock.New(ps[0].c, "n")
-			waiter := rfairlock.New(ps[1].c, "n", rfairlock.WithMaxPollInterval(poll))
+			holder := rfairlock.New(ps[0].C, "n")
+			waiter := rfairlock.New(ps[1].C, "n", rfairlock.WithMaxPollInterval(poll))
 			require.NoError(t, holder.Lock(ctx))
 			done := lockAsync(waiter)
 			synctest.Wait() // queued, subscribed, asleep
 			if lost {
-				ps[1].faults.Blackhole()
+				ps[1].Faults.Blackhole()
 			}
 			time.Sleep(poll / 3) // release between two of the waiter's checks
-			ps[1].rt.Reset()
+			ps[1].RT.Reset()
 			released := time.Now()
 			require.NoError(t, holder.Unlock(ctx))
 			r := <-done
@@ -233,14 +188,14 @@ func TestLostGrantCostsAtMostOnePollInterval(t *testing.T) {
 				assert.LessOrEqual(t, gap, poll)
 			} else {
 				assert.Zero(t, gap, "a delivered grant wakes the waiter at once")
-				assert.Zero(t, ps[1].rt.Load(), "a delivered grant needs no round trip")
+				assert.Zero(t, ps[1].RT.Load(), "a delivered grant needs no round trip")
 			}
 			n, err := waiter.HoldCount(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), n, "the grant was counted twice")
 			assert.Equal(t, uint64(2), waiter.Token())
 			require.NoError(t, waiter.Unlock(ctx))
-			ps[1].faults.Unblackhole()
+			ps[1].Faults.Unblackhole()
 		})
 	}
 }

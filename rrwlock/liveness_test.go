@@ -11,50 +11,17 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
-	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rrwlock"
 )
 
 // These tests run in a synctest bubble on a miniredis whose clock is the
 // bubble's, so durations are exact. The Client defaults hold: lease TTL and
 // writer heartbeat 30s, renewed every 10s; poll interval 1s.
-
-// process is one process: its own connections and Client.
-type process struct {
-	rdb *redis.Client
-	c   *redcoord.Client
-}
-
-// kill stops the process without any clean-up reaching Redis: its
-// connections close first, so the leave script of a wait in progress
-// fails, then its Client stops (and with it the watchdog's renewals).
-func (p *process) kill() {
-	_ = p.rdb.Close()
-	_ = p.c.Close(context.Background())
-}
-
-// inBubble runs f in a bubble with n processes on one miniredis.
-func inBubble(t *testing.T, n int, f func(t *testing.T, mr *miniredis.Miniredis, ps []*process)) {
-	synctest.Test(t, func(t *testing.T) {
-		mr, opts := redistest.Bubble()
-		defer mr.Close()
-		ps := make([]*process, n)
-		for i := range ps {
-			rdb := redis.NewClient(opts)
-			c, err := redcoord.New(rdb)
-			require.NoError(t, err)
-			ps[i] = &process{rdb: rdb, c: c}
-			defer ps[i].kill()
-		}
-		f(t, mr, ps)
-	})
-}
 
 // timed is the outcome of a lock call and the bubble time it returned at.
 type timed struct {
@@ -145,15 +112,15 @@ func (s *readStream) end(t *testing.T) {
 // hold), then gets the lock at once, and no reader is inside with it.
 func TestWriterNotStarvedByReaders(t *testing.T) {
 	const hold = time.Millisecond
-	inBubble(t, 4, func(t *testing.T, mr *miniredis.Miniredis, ps []*process) {
+	locktest.InBubble(t, 4, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
 		var clients []*redcoord.Client
 		for _, p := range ps {
-			clients = append(clients, p.c)
+			clients = append(clients, p.C)
 		}
 		s := startReaders(ctx, clients, "n", 32, hold)
 		time.Sleep(20 * hold) // a steady stream of overlapping readers
-		waited := s.write(ctx, t, rrwlock.New(ps[0].c, "n"), hold)
+		waited := s.write(ctx, t, rrwlock.New(ps[0].C, "n"), hold)
 		s.end(t)
 		t.Logf("the writer waited %v; up to %d readers at once", waited, s.most.Load())
 		assert.LessOrEqual(t, waited, hold, "the writer waited longer than the read holds taken before it")
@@ -164,9 +131,9 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 // A reader that dies keeps its read hold at most one lease TTL after its
 // last renewal: a waiting writer gets the lock then, and not before.
 func TestDeadReaderHoldsAtMostItsLease(t *testing.T) {
-	inBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*process) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		reader, w := rrwlock.New(ps[0].c, "n"), rrwlock.New(ps[1].c, "n")
+		reader, w := rrwlock.New(ps[0].C, "n"), rrwlock.New(ps[1].C, "n")
 		require.NoError(t, reader.RLock(ctx))
 		time.Sleep(time.Second)
 		wDone := timedAsync(ctx, w.Lock)
@@ -180,10 +147,10 @@ func TestDeadReaderHoldsAtMostItsLease(t *testing.T) {
 		assert.Equal(t, 1, stateOf(t, w).WaitingWriters)
 
 		killed := time.Now()
-		ps[0].kill()
+		ps[0].Kill()
 		r := <-wDone
 		require.NoError(t, r.err)
-		ttl := ps[1].c.LeaseTTL()
+		ttl := ps[1].C.LeaseTTL()
 		delay := r.at.Sub(killed)
 		t.Logf("the writer got the lock %v after the reader died", delay)
 		assert.GreaterOrEqual(t, delay, ttl-ttl/3, "the dead reader's lease was cut short")
@@ -208,10 +175,10 @@ func TestFixedLeaseEnds(t *testing.T) {
 	for _, pair := range []struct{ blocker, waiter string }{{"read", "write"}, {"write", "read"}, {"write", "write"}} {
 		for _, arrive := range []time.Duration{0, lease - 500*time.Microsecond} {
 			t.Run(fmt.Sprintf("%s blocks %s, arriving at %v", pair.blocker, pair.waiter, arrive), func(t *testing.T) {
-				inBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*process) {
+				locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 					ctx := context.Background()
-					blocker := rrwlock.New(ps[0].c, "n")
-					waiter := rrwlock.New(ps[1].c, "n", rrwlock.WithMaxPollInterval(time.Minute))
+					blocker := rrwlock.New(ps[0].C, "n")
+					waiter := rrwlock.New(ps[1].C, "n", rrwlock.WithMaxPollInterval(time.Minute))
 					take, lost, release := blocker.RLockWithLease, blocker.RLost, blocker.RUnlock
 					if pair.blocker == "write" {
 						take, lost, release = blocker.LockWithLease, blocker.Lost, blocker.Unlock
@@ -246,17 +213,17 @@ func TestFixedLeaseEnds(t *testing.T) {
 func TestEndedWaitingWriterReleasesReaders(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		end  func(p *process, cancel context.CancelFunc)
+		end  func(p *locktest.Proc, cancel context.CancelFunc)
 		dies bool
 	}{
-		{"crashed", func(p *process, _ context.CancelFunc) { p.kill() }, true},
-		{"cancelled", func(_ *process, cancel context.CancelFunc) { cancel() }, false},
-		{"client closed", func(p *process, _ context.CancelFunc) { _ = p.c.Close(context.Background()) }, false},
+		{"crashed", func(p *locktest.Proc, _ context.CancelFunc) { p.Kill() }, true},
+		{"cancelled", func(_ *locktest.Proc, cancel context.CancelFunc) { cancel() }, false},
+		{"client closed", func(p *locktest.Proc, _ context.CancelFunc) { _ = p.C.Close(context.Background()) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*process) {
+			locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 				ctx := context.Background()
-				r, w, n := rrwlock.New(ps[0].c, "n"), rrwlock.New(ps[1].c, "n"), rrwlock.New(ps[2].c, "n")
+				r, w, n := rrwlock.New(ps[0].C, "n"), rrwlock.New(ps[1].C, "n"), rrwlock.New(ps[2].C, "n")
 				require.NoError(t, r.RLock(ctx))
 				wctx, cancel := context.WithCancel(ctx)
 				defer cancel()
@@ -274,7 +241,7 @@ func TestEndedWaitingWriterReleasesReaders(t *testing.T) {
 				nr := <-nDone
 				require.NoError(t, nr.err)
 				delay := nr.at.Sub(ended)
-				ttl := ps[2].c.LeaseTTL()
+				ttl := ps[2].C.LeaseTTL()
 				t.Logf("the new reader got in %v after the writer's wait ended (%v)", delay, wr.err)
 				if tc.dies {
 					assert.GreaterOrEqual(t, delay, ttl-ttl/3, "the dead writer was dropped before its heartbeat lapsed: the test proves nothing")
@@ -298,7 +265,7 @@ func TestEndedWaitingWriterReleasesReaders(t *testing.T) {
 // RUnlock wakes a waiting writer in each process; an Unlock wakes the next
 // writer, and the last writer's wakes the readers it held back.
 func TestReleasesWakeWaiters(t *testing.T) {
-	inBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*process) {
+	locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
 		wait := func(what string, chs ...<-chan timed) {
 			t.Helper()
@@ -309,21 +276,21 @@ func TestReleasesWakeWaiters(t *testing.T) {
 				assert.Zero(t, r.at.Sub(released), "%s: not woken at once", what)
 			}
 		}
-		w := rrwlock.New(ps[0].c, "n")
+		w := rrwlock.New(ps[0].C, "n")
 		var rs []*rrwlock.RWMutex
 		var rDone []<-chan timed
 		require.NoError(t, w.Lock(ctx))
 		for i := 0; i < 4; i++ {
-			rs = append(rs, rrwlock.New(ps[1+i%2].c, "n"))
+			rs = append(rs, rrwlock.New(ps[1+i%2].C, "n"))
 			rDone = append(rDone, timedAsync(ctx, rs[i].RLock))
 		}
 		time.Sleep(100 * time.Millisecond) // all four wait, between two polls
 		require.NoError(t, w.Unlock(ctx))
 		wait("readers after a write", rDone...)
 
-		ws := []*rrwlock.RWMutex{rrwlock.New(ps[1].c, "n"), rrwlock.New(ps[2].c, "n")}
+		ws := []*rrwlock.RWMutex{rrwlock.New(ps[1].C, "n"), rrwlock.New(ps[2].C, "n")}
 		wDone := []<-chan timed{timedAsync(ctx, ws[0].Lock), timedAsync(ctx, ws[1].Lock)}
-		late := rrwlock.New(ps[0].c, "n")
+		late := rrwlock.New(ps[0].C, "n")
 		synctest.Wait()
 		lateDone := timedAsync(ctx, late.RLock) // held back by the waiting writers
 		time.Sleep(100 * time.Millisecond)

@@ -15,44 +15,12 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
-	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
 // These tests run in a synctest bubble on a miniredis whose clock is the
 // bubble's, so durations are exact. The Client defaults hold: lease TTL
 // 30s, renewed every 10s from the first watched lease; poll interval 1s.
-
-// crashProc is one process in a bubble: its own connections and Client.
-type crashProc struct {
-	rdb *redis.Client
-	c   *redcoord.Client
-}
-
-// kill stops the process without any clean-up reaching Redis: its
-// connections close first, then its Client stops, and with it the
-// watchdog's renewals.
-func (p *crashProc) kill() {
-	_ = p.rdb.Close()
-	_ = p.c.Close(context.Background())
-}
-
-// crashBubble runs f in a bubble with n processes on one miniredis.
-func crashBubble(t *testing.T, n int, f func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc)) {
-	synctest.Test(t, func(t *testing.T) {
-		mr, opts := redistest.Bubble()
-		defer mr.Close()
-		ps := make([]*crashProc, n)
-		for i := range ps {
-			rdb := redis.NewClient(opts)
-			c, err := redcoord.New(rdb)
-			require.NoError(t, err)
-			ps[i] = &crashProc{rdb: rdb, c: c}
-			defer ps[i].kill()
-		}
-		f(t, mr, ps)
-	})
-}
 
 // crashResult is the outcome of an Acquire and the bubble time it returned at.
 type crashResult struct {
@@ -92,9 +60,9 @@ func crashPending(t *testing.T, chs ...<-chan crashResult) {
 func TestCrashedHolderPermitsReturn(t *testing.T) {
 	for _, after := range []time.Duration{time.Millisecond, 5 * time.Second, 10*time.Second - time.Millisecond} {
 		t.Run(fmt.Sprintf("killed %v after a renewal", after), func(t *testing.T) {
-			crashBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+			locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 				ctx := context.Background()
-				holder := rsemaphore.NewExpirable(ps[0].c, "n")
+				holder := rsemaphore.NewExpirable(ps[0].C, "n")
 				require.NoError(t, holder.SetPermits(ctx, 2))
 				held := []rsemaphore.Permit{
 					expAcquire(t, holder, rsemaphore.AcquireOptions{}),
@@ -102,7 +70,7 @@ func TestCrashedHolderPermitsReturn(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 				waiters := []*rsemaphore.ExpirableSemaphore{
-					rsemaphore.NewExpirable(ps[1].c, "n"), rsemaphore.NewExpirable(ps[2].c, "n"),
+					rsemaphore.NewExpirable(ps[1].C, "n"), rsemaphore.NewExpirable(ps[2].C, "n"),
 				}
 				w1 := crashAcquire(waiters[0], rsemaphore.AcquireOptions{})
 				w2 := crashAcquire(waiters[1], rsemaphore.AcquireOptions{})
@@ -113,8 +81,8 @@ func TestCrashedHolderPermitsReturn(t *testing.T) {
 				}
 
 				killed := time.Now()
-				ps[0].kill()
-				ttl := ps[1].c.LeaseTTL()
+				ps[0].Kill()
+				ttl := ps[1].C.LeaseTTL()
 				var tokens []uint64
 				for i, w := range []<-chan crashResult{w1, w2} {
 					r := <-w
@@ -163,12 +131,12 @@ func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
 	const lease = 5 * time.Second
 	for _, arrive := range []time.Duration{0, lease / 2, lease - 500*time.Microsecond} {
 		t.Run(fmt.Sprintf("arriving at %v", arrive), func(t *testing.T) {
-			crashBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+			locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 				ctx := context.Background()
-				holder := rsemaphore.NewExpirable(ps[0].c, "n")
-				waiter := rsemaphore.NewExpirable(ps[1].c, "n", rsemaphore.WithMaxPollInterval(time.Hour))
+				holder := rsemaphore.NewExpirable(ps[0].C, "n")
+				waiter := rsemaphore.NewExpirable(ps[1].C, "n", rsemaphore.WithMaxPollInterval(time.Hour))
 				require.NoError(t, holder.SetPermits(ctx, 1))
-				monitor := ps[0].rdb.Subscribe(ctx, "rc:{n}:ch")
+				monitor := ps[0].RDB.Subscribe(ctx, "rc:{n}:ch")
 				defer monitor.Close()
 				_, err := monitor.Receive(ctx) // the confirmation
 				require.NoError(t, err)
@@ -178,7 +146,7 @@ func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
 				time.Sleep(arrive)
 				done := crashAcquire(waiter, rsemaphore.AcquireOptions{})
 				crashPending(t, done)
-				hub, err := ps[1].c.Hub()
+				hub, err := ps[1].C.Hub()
 				require.NoError(t, err)
 				assert.Equal(t, 1, hub.Stats().Waiters, "the waiter is not subscribed: a message could not have woken it anyway")
 				time.Sleep(lease - arrive - time.Millisecond)
@@ -214,17 +182,17 @@ func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
 // than at the first tick after, this fails: Lost closes at the tick at
 // 40s, 5s after the waiter took the permit.
 func TestCutOffHolderLosesPermitFirst(t *testing.T) {
-	crashBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		anchor := rsemaphore.NewExpirable(ps[0].c, "anchor")
+		anchor := rsemaphore.NewExpirable(ps[0].C, "anchor")
 		require.NoError(t, anchor.SetPermits(ctx, 1))
-		holder, waiter := rsemaphore.NewExpirable(ps[0].c, "n"), rsemaphore.NewExpirable(ps[1].c, "n")
+		holder, waiter := rsemaphore.NewExpirable(ps[0].C, "n"), rsemaphore.NewExpirable(ps[1].C, "n")
 		require.NoError(t, holder.SetPermits(ctx, 1))
 		start := time.Now()
 		expAcquire(t, anchor, rsemaphore.AcquireOptions{}) // the watchdog ticks at 10s, 20s, ...
 		time.Sleep(5 * time.Second)
 		p := expAcquire(t, holder, rsemaphore.AcquireOptions{})
-		_ = ps[0].rdb.Close() // cut off: every renewal fails from now on
+		_ = ps[0].RDB.Close() // cut off: every renewal fails from now on
 		lost := make(chan time.Time, 1)
 		go func() {
 			select {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -39,9 +38,9 @@ func leaseAt(t *testing.T, s *rsemaphore.ExpirableSemaphore, p rsemaphore.Permit
 // A fixed lease ends when it says, and Lost closes then, not a millisecond
 // before; Release first leaves Lost open for good.
 func TestPermitLostWhenFixedLeaseEnds(t *testing.T) {
-	crashBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		s := rsemaphore.NewExpirable(ps[0].c, "n")
+		s := rsemaphore.NewExpirable(ps[0].C, "n")
 		require.NoError(t, s.SetPermits(ctx, 2))
 		start := time.Now()
 		p := expAcquire(t, s, rsemaphore.AcquireOptions{Lease: 5 * time.Second})
@@ -67,9 +66,9 @@ func TestPermitLostWhenFixedLeaseEnds(t *testing.T) {
 // until 130s), and it ends, and Lost closes, when the new lease does.
 // Extending a fixed lease moves its end.
 func TestExtendMakesPermitFixed(t *testing.T) {
-	crashBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		s := rsemaphore.NewExpirable(ps[0].c, "n")
+		s := rsemaphore.NewExpirable(ps[0].C, "n")
 		require.NoError(t, s.SetPermits(ctx, 2))
 		start := time.Now()
 		kept := expAcquire(t, s, rsemaphore.AcquireOptions{}) // renewed at 10s, 20s, ...
@@ -92,9 +91,9 @@ func TestExtendMakesPermitFixed(t *testing.T) {
 // the next renewal, which closes its Lost; the keeper's Release then says
 // the lease was lost.
 func TestRenewalFindsPermitGone(t *testing.T) {
-	crashBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		s, other := rsemaphore.NewExpirable(ps[0].c, "n"), rsemaphore.NewExpirable(ps[1].c, "n")
+		s, other := rsemaphore.NewExpirable(ps[0].C, "n"), rsemaphore.NewExpirable(ps[1].C, "n")
 		require.NoError(t, s.SetPermits(ctx, 1))
 		start := time.Now()
 		p := expAcquire(t, s, rsemaphore.AcquireOptions{}) // renewed at 10s, 20s, ...
@@ -125,14 +124,10 @@ func TestExtendNotUndoneByRetriedRenewal(t *testing.T) {
 		ctx := context.Background()
 		mr, opts := redistest.Bubble()
 		defer mr.Close()
-		faults := redistest.NewFaults()
-		opts.Dialer = faults.Dialer(opts.Dialer)
-		p := &crashProc{rdb: redis.NewClient(opts)}
-		c, err := redcoord.New(p.rdb)
-		require.NoError(t, err)
-		p.c = c
-		defer p.kill()
-		s := rsemaphore.NewExpirable(p.c, "n")
+		p := locktest.NewProc(t, opts)
+		faults := p.Faults
+		defer p.Kill()
+		s := rsemaphore.NewExpirable(p.C, "n")
 		require.NoError(t, s.SetPermits(ctx, 1))
 
 		start := time.Now()
@@ -154,9 +149,9 @@ func TestExtendNotUndoneByRetriedRenewal(t *testing.T) {
 // Redis, this fails: the holder's watchdog renews the permit at 10s, 20s,
 // ... as if Extend had not been called, and it never ends.
 func TestExtendFromAnotherHandleIsFixed(t *testing.T) {
-	crashBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*crashProc) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
-		s, other := rsemaphore.NewExpirable(ps[0].c, "n"), rsemaphore.NewExpirable(ps[1].c, "n")
+		s, other := rsemaphore.NewExpirable(ps[0].C, "n"), rsemaphore.NewExpirable(ps[1].C, "n")
 		require.NoError(t, s.SetPermits(ctx, 1))
 		start := time.Now()
 		kept := expAcquire(t, s, rsemaphore.AcquireOptions{}) // renewed at 10s, 20s, ...

@@ -53,6 +53,17 @@
 // P:{N}:ch. The {N} hash tag keeps them in one Redis Cluster slot. Names are
 // non-empty, at most 512 bytes, valid UTF-8, and contain no brace.
 //
+// # Eviction
+//
+// Every hold, waiter heartbeat and permit lease is a key with a TTL. A
+// server whose maxmemory-policy may evict such keys (volatile-* or
+// allkeys-*) can delete a held lock under memory pressure, and the lock is
+// then granted again while its holder still works under it. On its first
+// operation a Client reads the policy of the server (of every primary, on
+// Cluster) with CONFIG GET, and logs one warning through WithLogger's
+// logger if it evicts; set maxmemory-policy noeviction. Where CONFIG is not
+// permitted it logs at debug level and carries on.
+//
 // # Errors
 //
 // Every error matches one of the sentinels below with errors.Is. Bad input

@@ -82,8 +82,9 @@ func WithMaxPollInterval(d time.Duration) Option {
 	}
 }
 
-// WithLogger sets where the Client logs lost leases, refused subscriptions
-// and failed clean-ups. A nil logger is an error. The default discards.
+// WithLogger sets where the Client logs lost leases, refused subscriptions,
+// failed clean-ups and a server whose eviction policy can delete leases. A
+// nil logger is an error. The default discards.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l == nil {

@@ -63,6 +63,11 @@ type Session struct {
 
 	hubMu sync.Mutex  // guards hub
 	hub   *pubsub.Hub // created on the first wait that subscribes
+
+	checkOnce sync.Once      // starts checkServer's goroutine
+	checks    sync.WaitGroup // that goroutine, for Close
+	ctx       context.Context
+	cancel    context.CancelFunc // called by Close: ends the check
 }
 
 // New returns a Session; it does no I/O.
@@ -72,7 +77,10 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{
+		ctx:      ctx,
+		cancel:   cancel,
 		host:     host,
 		pid:      os.Getpid(),
 		RDB:      rdb,
@@ -113,6 +121,7 @@ func (s *Session) Check(ctx context.Context) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
+	s.checkServer()
 	return ctx.Err()
 }
 
@@ -155,12 +164,21 @@ func (s *Session) Close(ctx context.Context) error {
 		return nil
 	}
 	close(s.done)
+	s.cancel()
+	s.checkOnce.Do(func() {}) // no check starts after Close
 	err := s.Watchdog.Close(ctx)
 	s.hubMu.Lock()
 	h := s.hub
 	s.hubMu.Unlock()
 	if h != nil {
 		err = errors.Join(err, h.Close(ctx))
+	}
+	checked := make(chan struct{})
+	go func() { s.checks.Wait(); close(checked) }()
+	select {
+	case <-checked:
+	case <-ctx.Done():
+		err = errors.Join(err, ctx.Err())
 	}
 	return err
 }

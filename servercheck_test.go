@@ -1,0 +1,85 @@
+package redcoord_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// logBuffer is an io.Writer safe for the Client's goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the log's lines at level.
+func (b *logBuffer) lines(level string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		if strings.Contains(l, "level="+level) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// checkedLog runs a few operations on a fresh Client of srv, closes it (which
+// waits for the server check) and returns what it logged.
+func checkedLog(t *testing.T, srv *redistest.Server) *logBuffer {
+	t.Helper()
+	ctx := context.Background()
+	log := &logBuffer{}
+	c, err := redcoord.New(srv.Client(t),
+		redcoord.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		mu := rlock.New(c, "orders")
+		require.NoError(t, mu.Lock(ctx))
+		require.NoError(t, mu.Unlock(ctx))
+	}
+	require.NoError(t, c.Close(ctx))
+	return log
+}
+
+// A server that may evict keys with a TTL gets one warning per Client that
+// names the policy; the others get none.
+func TestEvictionPolicyWarning(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "volatile-ttl", "allkeys-random", "volatile-lfu"} {
+		t.Run(policy, func(t *testing.T) {
+			log := checkedLog(t, redistest.Real(t, "--maxmemory-policy", policy))
+			warns := log.lines("WARN")
+			require.Len(t, warns, 1, "one warning, however many operations")
+			assert.Contains(t, warns[0], "maxmemory-policy="+policy)
+			assert.Contains(t, warns[0], "noeviction")
+		})
+	}
+	t.Run("noeviction", func(t *testing.T) {
+		assert.Empty(t, checkedLog(t, redistest.Real(t)).lines("WARN"))
+	})
+	t.Run("CONFIG not permitted", func(t *testing.T) {
+		log := checkedLog(t, redistest.Real(t, "--maxmemory-policy", "allkeys-lru", "--rename-command", "CONFIG", ""))
+		assert.Empty(t, log.lines("WARN"), "nothing to warn about without CONFIG")
+		assert.NotEmpty(t, log.lines("DEBUG"), "the refusal is logged at debug")
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		assert.Empty(t, checkedLog(t, redistest.Mini(t)).lines("WARN"))
+	})
+}

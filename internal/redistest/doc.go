@@ -9,6 +9,21 @@
 // each. [Bubble] returns a miniredis with no listener at all, for use inside
 // a testing/synctest bubble, where keys expire on the bubble's fake clock.
 //
+// # Cluster and Sentinel
+//
+// [StartCluster] starts a Redis Cluster of redis-server processes on free
+// 127.0.0.1 ports, joined by redis-cli --cluster create, with
+// cluster-node-timeout 1000 ms so that a killed master's replica takes over
+// in about two seconds. [Cluster] finds the master of a key, fails a master
+// over to its replica (CLUSTER FAILOVER), kills a node, and moves a slot with
+// its keys while the cluster serves it (SETSLOT IMPORTING/MIGRATING, MIGRATE,
+// SETSLOT NODE). [StartSentinel] starts a primary, its replica and three
+// sentinels (redis-server --sentinel, quorum 2, down-after-milliseconds
+// 1000); [Sentinel] gives a go-redis failover client, forces a failover
+// (SENTINEL FAILOVER) and kills the primary. Each waits for its topology to
+// settle, at most 20 s per wait; each skips the test when a binary is
+// missing, as [Real] does.
+//
 // # Round trips
 //
 // [RoundTrips] is a go-redis hook that counts one round trip per command and

@@ -1,0 +1,188 @@
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+const (
+	// startAttempts bounds how often startProc retries with a new port when
+	// the server exits before answering (another process took the port
+	// between the probe and the server's bind).
+	startAttempts = 3
+	// startTimeout bounds the wait for one server to answer PING.
+	startTimeout = 5 * time.Second
+)
+
+// proc is one redis-server child process owned by a test. A t.Cleanup kills
+// and reaps it; kill may also be called earlier, any number of times.
+type proc struct {
+	addr   string        // 127.0.0.1:port
+	port   int           // the client port
+	cmd    *exec.Cmd     // the started process
+	exited chan struct{} // closed by the goroutine that reaps the process
+}
+
+// kill sends SIGKILL and returns once the process has been reaped.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill() // an error means it has exited already
+	<-p.exited
+}
+
+// cmdline returns the arguments of one start attempt, given the attempt's own
+// fresh directory and free port. Its error is reported with t.Fatal.
+type cmdline func(dir string, port int) ([]string, error)
+
+// serverArgs is the common part of every command line: the port, loopback
+// only, no persistence, in the foreground, dir as the working directory.
+func serverArgs(dir string, port int) []string {
+	return []string{
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--dir", dir,
+	}
+}
+
+// lookBin returns the path of the named binary, found on PATH. If it is
+// missing it calls t.Skip naming the Debian package that installs it, or
+// t.Fatal when the environment sets CI (CI installs it, so nothing may skip).
+func lookBin(t testing.TB, name, pkg string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		msg := fmt.Sprintf("redistest: %s not found on PATH; install it (apt-get install %s) to run this test", name, pkg)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI is set: CI installs it, so nothing may skip)", msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// startProc starts bin with the arguments line returns and waits until it
+// answers PING, trying up to startAttempts times with a new port and
+// directory. The returned process is owned by a t.Cleanup. If no attempt
+// succeeds, startProc calls t.Fatal with the last attempt's output, naming
+// the server what; every process it started has been killed and reaped.
+func startProc(t testing.TB, bin, what string, line cmdline) *proc {
+	t.Helper()
+	var output string
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		p, out := startOnce(t, bin, line)
+		if p != nil {
+			return p
+		}
+		output = out
+	}
+	t.Fatalf("redistest: %s did not answer PING after %d attempts; last output:\n%s", what, startAttempts, output)
+	return nil
+}
+
+// startOnce makes one attempt. On success the process is running and owned
+// by a t.Cleanup. On failure it returns nil and the server's output, after
+// killing and reaping the process.
+func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("redistest: find a free port: %v", err)
+	}
+	dir := t.TempDir()
+	args, err := line(dir, port)
+	if err != nil {
+		t.Fatalf("redistest: prepare %s: %v", bin, err)
+	}
+	logPath := filepath.Join(dir, "redis-server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("redistest: create log file: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	// An *os.File as stdout/stderr makes exec hand the descriptor to the
+	// child directly: no copying goroutine outlives the process.
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	err = cmd.Start()
+	_ = logFile.Close() // the child holds its own descriptor
+	if err != nil {
+		t.Fatalf("redistest: start %s: %v", bin, err)
+	}
+
+	p := &proc{
+		addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		port:   port,
+		cmd:    cmd,
+		exited: make(chan struct{}),
+	}
+	go func() {
+		defer close(p.exited)
+		_ = cmd.Wait()
+	}()
+	if waitPing(p.addr, p.exited, startTimeout) {
+		t.Cleanup(p.kill)
+		return p, ""
+	}
+	p.kill()
+	out, _ := os.ReadFile(logPath)
+	return nil, string(out)
+}
+
+// freePort asks the kernel for a free TCP port on 127.0.0.1 and releases it.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitPing polls addr with PING every 10ms until it answers +PONG, the
+// process exits, or timeout passes.
+func waitPing(addr string, exited <-chan struct{}, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if ping(addr) == nil {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// ping sends one inline PING on a fresh connection and checks the reply.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
+		return err
+	}
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("redistest: PING answered %q", line)
+	}
+	return nil
+}

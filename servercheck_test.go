@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -82,4 +83,29 @@ func TestEvictionPolicyWarning(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
 		assert.Empty(t, checkedLog(t, redistest.Mini(t)).lines("WARN"))
 	})
+}
+
+// On Cluster every primary is checked: one warning per primary that evicts.
+func TestEvictionPolicyWarningCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := context.Background()
+	masters := cl.Masters()
+	for _, addr := range masters[:2] {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		require.NoError(t, rdb.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
+		require.NoError(t, rdb.Close())
+	}
+	log := &logBuffer{}
+	c, err := redcoord.New(cl.Client(t), redcoord.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
+	require.NoError(t, err)
+	mu := rlock.New(c, "orders")
+	require.NoError(t, mu.Lock(ctx))
+	require.NoError(t, mu.Unlock(ctx))
+	require.NoError(t, c.Close(ctx))
+	warns := log.lines("WARN")
+	require.Len(t, warns, 2, "one per evicting primary")
+	for i, addr := range masters[:2] {
+		assert.Contains(t, strings.Join(warns, "\n"), "addr="+addr, "primary %d", i)
+	}
+	assert.NotContains(t, strings.Join(warns, "\n"), "addr="+masters[2])
 }

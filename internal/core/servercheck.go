@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/roundtrip"
 )
 
 // serverCheckTimeout bounds the startup check of the server's settings.
@@ -28,7 +30,9 @@ func (s *Session) checkServer() {
 		s.checks.Add(1)
 		go func() {
 			defer s.checks.Done()
-			ctx, cancel := context.WithTimeout(s.ctx, serverCheckTimeout) // Close cancels s.ctx
+			// Close cancels s.ctx. The check belongs to no operation: round-trip
+			// counters leave it out.
+			ctx, cancel := context.WithTimeout(roundtrip.Uncounted(s.ctx), serverCheckTimeout)
 			defer cancel()
 			if m, ok := s.RDB.(masters); ok {
 				_ = m.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {

@@ -121,8 +121,11 @@ func (s *Session) Check(ctx context.Context) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.checkServer()
-	return ctx.Err()
+	return nil
 }
 
 // Hub returns the Session's Hub, creating it on first use. It returns nil,

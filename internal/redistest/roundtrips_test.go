@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/roundtrip"
 )
 
 func TestRoundTrips(t *testing.T) {
@@ -45,6 +47,21 @@ func TestRoundTrips(t *testing.T) {
 		}
 		if got := rt.Commands("get"); got != 0 {
 			t.Errorf("Commands(get) = %d, want 0", got)
+		}
+
+		// Calls marked Uncounted are not counted; the same call unmarked is.
+		rt.Reset()
+		if err := rdb.Get(roundtrip.Uncounted(ctx), "a").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rt.Load() + rt.Commands("get"); got != 0 {
+			t.Errorf("an Uncounted GET: Load()+Commands(get) = %d, want 0", got)
+		}
+		if err := rdb.Get(ctx, "a").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rt.Load(); got != 1 {
+			t.Errorf("a GET: Load() = %d, want 1", got)
 		}
 
 		// A Pub/Sub connection's handshake is not a round trip either.

@@ -23,8 +23,10 @@ import (
 // the connection; Counter marks the context of every call it counts and
 // skips calls made with a marked context. The handshake of a Pub/Sub
 // connection runs outside any call, so HELLO and CLIENT MAINT_NOTIFICATIONS
-// are also skipped by name wherever they come from. A command skipped is
-// neither a round trip nor counted by Commands.
+// are also skipped by name wherever they come from. Calls made with a
+// context from Uncounted are skipped too: the Client's one-time check of
+// the server's settings, which belongs to no operation. A command skipped
+// is neither a round trip nor counted by Commands.
 type Counter struct {
 	trips atomic.Int64
 
@@ -80,11 +82,22 @@ func (r *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
-// skip reports whether ctx belongs to a call r already counted: a command
-// made with it is part of that call's connection handshake. The context key
-// is r itself, so two Counter on one client count independently.
+// skip reports whether ctx belongs to a call r already counted (a command
+// made with it is part of that call's connection handshake) or is marked
+// Uncounted. The context key is r itself, so two Counter on one client
+// count independently.
 func (r *Counter) skip(ctx context.Context) bool {
-	return ctx.Value(r) != nil
+	return ctx.Value(r) != nil || ctx.Value(uncounted{}) != nil
+}
+
+// uncounted is the context key of Uncounted.
+type uncounted struct{}
+
+// Uncounted marks ctx so that no Counter counts the calls made with it: for
+// traffic that belongs to no operation, such as a Client's one-time check of
+// the server's settings.
+func Uncounted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, uncounted{}, true)
 }
 
 // isHandshake reports whether cmd is one only go-redis's connection handshake

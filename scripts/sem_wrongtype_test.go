@@ -80,9 +80,9 @@ func TestSemWrongType(t *testing.T) {
 }
 
 // The watchdog's heartbeat of a live waiter is refused like every other
-// script, and changes nothing. (It fails today: sem_heartbeat.lua does not
-// call check_keys, so it replies 1 or 0 and may ZADD alive and PEXPIRE a
-// foreign key at queue or waiting.)
+// script, and changes nothing: without its key check, sem_heartbeat would
+// reply 1 or 0 and could ZADD alive and PEXPIRE a foreign key at queue or
+// waiting.
 func TestSemHeartbeatWrongType(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)

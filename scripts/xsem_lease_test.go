@@ -141,9 +141,9 @@ func TestXSemPublish(t *testing.T) {
 // A copy of an acquire that reaches Redis after the permit it took was
 // released (a go-redis retry whose first copy was delayed) must take
 // nothing, as the counting semaphore's marker ensures and as xsem_leave
-// ensures for a given-up request. It fails today: xsem_release leaves no
-// marker, so the late copy takes a second permit under the same id, held
-// by nobody until its lease ends.
+// ensures for a given-up request: the acquire's own marker refuses it, where
+// without one the late copy would take a second permit under the same id,
+// held by nobody until its lease ends.
 func TestXSemLateAcquireAfterRelease(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)

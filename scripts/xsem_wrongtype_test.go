@@ -75,9 +75,9 @@ func TestXSemWrongType(t *testing.T) {
 }
 
 // Extend (the watchdog's renewal) of a held permit is refused like every
-// other script, and changes nothing. (It fails today: xsem_extend.lua does
-// not call check_keys, so it extends the lease beside a foreign permits,
-// fence or done key, and PEXPIREs a foreign key at tokens.)
+// other script, and changes nothing: without its key check, xsem_extend
+// would extend the lease beside a foreign permits, fence or done key, and
+// PEXPIRE a foreign key at tokens.
 func TestXSemExtendWrongType(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)

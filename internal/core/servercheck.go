@@ -13,6 +13,9 @@ import (
 // serverCheckTimeout bounds the startup check of the server's settings.
 const serverCheckTimeout = 5 * time.Second
 
+// closeCheckGrace is how long Close lets a running check finish.
+const closeCheckGrace = time.Second
+
 // masters is what a *redis.ClusterClient has: a way to reach every primary.
 type masters interface {
 	ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error

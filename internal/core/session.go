@@ -167,7 +167,6 @@ func (s *Session) Close(ctx context.Context) error {
 		return nil
 	}
 	close(s.done)
-	s.cancel()
 	s.checkOnce.Do(func() {}) // no check starts after Close
 	err := s.Watchdog.Close(ctx)
 	s.hubMu.Lock()
@@ -176,8 +175,19 @@ func (s *Session) Close(ctx context.Context) error {
 	if h != nil {
 		err = errors.Join(err, h.Close(ctx))
 	}
+	// A check already running is one CONFIG GET: it gets a short grace to
+	// finish, so a Client closed right after its first operation still
+	// warns, and is then cancelled, so a dead server cannot hold Close up.
 	checked := make(chan struct{})
 	go func() { s.checks.Wait(); close(checked) }()
+	grace := time.NewTimer(closeCheckGrace)
+	defer grace.Stop()
+	select {
+	case <-checked:
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	s.cancel()
 	select {
 	case <-checked:
 	case <-ctx.Done():

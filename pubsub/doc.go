@@ -78,14 +78,30 @@
 // ErrSubscribeRefused poll; Hub.Wait does so by itself.
 //
 // The probe channel stays subscribed for the Hub's life, so PUBSUB CHANNELS
-// on the server lists it beside the channels that have waiters.
+// on the server lists it beside the channels that have waiters. (On Cluster
+// the probe is an SSUBSCRIBE on a connection of its own, closed at once.)
 //
 // # Redis Cluster
 //
-// The Hub uses classic SUBSCRIBE, which a Redis Cluster delivers to
-// subscribers on every node, so one connection to any node serves every
-// channel. The cost is cluster-bus traffic: every release is broadcast to
-// every node. Sharded pub/sub (SSUBSCRIBE, one connection per shard), which
-// confines it to the shard that owns the name, is planned with Cluster
-// support.
+// On a *redis.ClusterClient the Hub uses sharded pub/sub (SSUBSCRIBE, Redis
+// 7.0 and later), and the scripts publish with SPUBLISH (PublishCommand): a
+// release is delivered within the shard that owns the name's slot instead of
+// being broadcast over the cluster bus to every node. Every channel of a
+// name shares the name's hash tag, so it lives in the name's slot.
+//
+// The Hub keeps one subscription connection per primary that owns a channel
+// waited on (Stats.Nodes), and subscribes each channel on its slot's owner.
+// A channel is moved (Stats.Moves) when the server says it no longer serves
+// it: a slot migrated away (the server unsubscribes the channel), a primary
+// demoted by a failover (likewise), an SSUBSCRIBE answered with MOVED, or a
+// connection lost (a crashed primary). The Hub asks the cluster (CLUSTER
+// SLOTS) which primary serves the slot now, subscribes there, retrying with a
+// pause of up to a second while the cluster settles, and wakes the channel's
+// waiters twice: when the move starts and when it is confirmed, since
+// messages published in between were lost. The waiters' timers bound the
+// gap, as always.
+//
+// A cluster without sharded pub/sub (before Redis 7.0) is detected once, by
+// the probe: the Hub then uses SUBSCRIBE on one connection, and the scripts,
+// whose SPUBLISH fails there, publish with PUBLISH instead.
 package pubsub

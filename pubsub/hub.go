@@ -28,9 +28,10 @@ type Subscriber interface {
 // Hub multiplexes the subscriptions of one process (one redcoord Client) onto
 // a single pub/sub connection. It is safe for concurrent use.
 type Hub struct {
-	rdb  Subscriber
-	opts options
-	quit chan struct{} // closed by Close
+	rdb     Subscriber
+	cluster cluster // rdb, when it is a Redis Cluster client
+	opts    options
+	quit    chan struct{} // closed by Close
 
 	mu         sync.Mutex // guards the fields below and every topic and Subscription
 	closed     bool
@@ -43,6 +44,14 @@ type Hub struct {
 	topics     map[string]*topic
 	reconnects int64
 	commands   int64 // SUBSCRIBE and UNSUBSCRIBE sent
+
+	// Sharded pub/sub, on a cluster whose probe accepted SSUBSCRIBE: one
+	// connection per primary instead of ps.
+	sharded bool
+	nodes   map[string]*node // by address
+	gen     uint64           // last topic generation handed out
+	moves   int64
+	workers sync.WaitGroup // node readers and topic movers
 }
 
 // Stats is a snapshot of a Hub, for tests and operators.
@@ -51,9 +60,17 @@ type Stats struct {
 	Waiters    int   // registered Subscriptions
 	Reconnects int64 // times go-redis re-established the connection
 	Refused    bool  // the server refused SUBSCRIBE; every wait polls
-	// Commands is how many SUBSCRIBE and UNSUBSCRIBE commands the Hub has
-	// sent, the probe's included: traffic that go-redis hooks do not see.
+	// Commands is how many SUBSCRIBE and UNSUBSCRIBE commands (SSUBSCRIBE
+	// and SUNSUBSCRIBE on Cluster) the Hub has sent, the probe's included:
+	// traffic that go-redis hooks do not see.
 	Commands int64
+	// Nodes is how many sharded connections are open (one per primary that
+	// owns a channel waited on; 0 outside Cluster).
+	Nodes int
+	// Moves is how many times a shard channel was resubscribed on another
+	// connection: its slot moved, its primary failed over or its connection
+	// was lost.
+	Moves int64
 }
 
 // NewHub returns a Hub that subscribes through rdb. It does no I/O: the
@@ -69,19 +86,23 @@ func NewHub(rdb Subscriber, opts ...Option) (*Hub, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	return &Hub{
+	h := &Hub{
 		rdb:    rdb,
 		opts:   o,
 		quit:   make(chan struct{}),
 		topics: make(map[string]*topic),
-	}, nil
+		nodes:  make(map[string]*node),
+	}
+	h.cluster, _ = rdb.(cluster)
+	return h, nil
 }
 
 // Stats returns a snapshot of the Hub's state.
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Stats{Reconnects: h.reconnects, Refused: h.refused != nil, Commands: h.commands}
+	st := Stats{Reconnects: h.reconnects, Refused: h.refused != nil, Commands: h.commands,
+		Nodes: len(h.nodes), Moves: h.moves}
 	for _, t := range h.topics {
 		if len(t.waiters) > 0 {
 			st.Channels++
@@ -112,6 +133,7 @@ func (h *Hub) Close(ctx context.Context) error {
 	h.mu.Lock()
 	ps, done := h.ps, h.done
 	first := !h.closed
+	var nodes []*node
 	if first {
 		h.closed = true
 		close(h.quit)
@@ -119,6 +141,10 @@ func (h *Hub) Close(ctx context.Context) error {
 			t.wakeAll()
 		}
 		clear(h.topics)
+		for _, n := range h.nodes {
+			nodes = append(nodes, n)
+		}
+		clear(h.nodes)
 	}
 	h.mu.Unlock()
 
@@ -129,14 +155,23 @@ func (h *Hub) Close(ctx context.Context) error {
 			err = fmt.Errorf("pubsub: close connection: %w", cerr)
 		}
 	}
-	if done == nil {
-		return err
+	for _, n := range nodes {
+		_ = n.ps.Close()
+		_ = n.client.Close()
 	}
+	exited := make(chan struct{})
+	go func() {
+		h.workers.Wait()
+		if done != nil {
+			<-done
+		}
+		close(exited)
+	}()
 	select {
-	case <-done:
+	case <-exited:
 		return err
 	case <-ctx.Done():
-		return errors.Join(err, fmt.Errorf("pubsub: close: waiting for the reader: %w", ctx.Err()))
+		return errors.Join(err, fmt.Errorf("pubsub: close: waiting for the readers: %w", ctx.Err()))
 	}
 }
 
@@ -152,7 +187,7 @@ func (h *Hub) start(ctx context.Context) error {
 		case h.refused != nil:
 			h.mu.Unlock()
 			return h.refused
-		case h.ps != nil:
+		case h.ps != nil || h.sharded:
 			h.mu.Unlock()
 			return nil
 		case h.starting != nil:
@@ -173,6 +208,21 @@ func (h *Hub) start(ctx context.Context) error {
 		}
 		h.starting = make(chan struct{})
 		h.mu.Unlock()
+		if h.cluster != nil {
+			err := h.probeShard(ctx)
+			if err == nil {
+				return h.shardOpened()
+			}
+			if !isUnknownCommand(err) {
+				return h.opened(ctx, nil, err)
+			}
+			// Detected once: the Hub stays on SUBSCRIBE for its life, and
+			// the scripts' SPUBLISH falls back to PUBLISH on such a server.
+			h.opts.logger.Info("pubsub: the cluster has no sharded pub/sub (Redis before 7.0); using SUBSCRIBE", "err", err)
+			h.mu.Lock()
+			h.commands++
+			h.mu.Unlock()
+		}
 		ps, err := h.open(ctx)
 		return h.opened(ctx, ps, err)
 	}
@@ -256,7 +306,7 @@ func isRefusal(err error) bool {
 	if !errors.As(err, &rerr) {
 		return false
 	}
-	for _, transient := range []string{"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"} {
+	for _, transient := range []string{"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK"} {
 		if strings.HasPrefix(rerr.Error(), transient) {
 			return false
 		}

@@ -22,6 +22,10 @@ func (h *Hub) read(msgs <-chan any, done chan struct{}) {
 func (h *Hub) deliver(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.deliverLocked(channel, payload)
+}
+
+func (h *Hub) deliverLocked(channel, payload string) {
 	t := h.topics[channel]
 	if t == nil || len(t.waiters) == 0 {
 		return

@@ -23,6 +23,12 @@ type topic struct {
 	pending   int
 	confirmed bool          // the latest SUBSCRIBE has been confirmed
 	ready     chan struct{} // closed when it is; replaced by each SUBSCRIBE
+
+	// Sharded pub/sub (see shard.go).
+	node  *node  // the connection subscribed on; nil while moving or refused
+	gen   uint64 // changes with every SSUBSCRIBE or move: older replies are stale
+	moved bool   // wake every waiter when the next SSUBSCRIBE is confirmed
+	err   error  // the server refused SSUBSCRIBE: the waiters poll
 }
 
 func (t *topic) markConfirmed() {
@@ -198,7 +204,9 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 	defer timer.Stop()
 	select {
 	case <-ready:
-		return s, nil
+		if err = h.topicErr(s); err == nil {
+			return s, nil
+		}
 	case <-h.quit:
 		err = errs.ErrClosed
 	case <-timer.C:
@@ -225,9 +233,20 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*
 		t = &topic{name: channel}
 		h.topics[channel] = t
 	}
+	if t.err != nil {
+		return nil, nil, t.err
+	}
 	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight}
 	t.waiters = append(t.waiters, s)
-	if len(t.waiters) == 1 {
+	if len(t.waiters) == 1 && h.sharded {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.confirmTimeout)
+		err := h.subscribeShardLocked(wctx, t)
+		cancel()
+		if err != nil {
+			h.removeLocked(s)
+			return nil, nil, fmt.Errorf("%w: SSUBSCRIBE %q: %w", errs.ErrSubscribeRefused, channel, err)
+		}
+	} else if len(t.waiters) == 1 {
 		// Written under h.mu, so that SUBSCRIBE and UNSUBSCRIBE of one
 		// channel reach the server in the order they were decided here.
 		t.pending++
@@ -273,6 +292,13 @@ func (h *Hub) removeLocked(s *Subscription) {
 	if len(t.waiters) > 0 {
 		return
 	}
+	if h.sharded {
+		// Replies to this topic's commands carry its generation, which no
+		// later topic of the same name shares: it can go at once.
+		h.unsubscribeShardLocked(t)
+		delete(h.topics, t.name)
+		return
+	}
 	t.confirmed = false
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
 	defer cancel()
@@ -285,4 +311,11 @@ func (h *Hub) removeLocked(s *Subscription) {
 	if t.pending == 0 {
 		delete(h.topics, t.name)
 	}
+}
+
+// topicErr returns why s's topic cannot be subscribed, if it cannot.
+func (h *Hub) topicErr(s *Subscription) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return s.topic.err
 }

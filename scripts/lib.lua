@@ -43,3 +43,14 @@ local function outlive(key, ms)
     redis.call('PEXPIRE', key, ms)
   end
 end
+
+-- notify publishes msg on channel with cmd (PUBLISH, or SPUBLISH on
+-- Cluster). It is a hint: a refused command (an ACL) must not fail a script
+-- that has written. A server without sharded pub/sub (before 7.0) refuses
+-- SPUBLISH, and its subscribers fall back to SUBSCRIBE: PUBLISH reaches them.
+local function notify(cmd, channel, msg)
+  local r = redis.pcall(cmd, channel, msg)
+  if cmd == 'SPUBLISH' and type(r) == 'table' and r.err then
+    redis.pcall('PUBLISH', channel, msg)
+  end
+end

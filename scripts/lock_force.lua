@@ -4,7 +4,7 @@
 -- Reply: 1 a hold was deleted; 0 the lock was free.
 check_kind(KEYS[1], redis.call('HGET', KEYS[1], 'k'), ARGV[1])
 if redis.call('DEL', KEYS[1]) == 1 then
-  redis.pcall(ARGV[2], ARGV[3], '1') -- a hint: a refused PUBLISH (ACL) must not fail the release
+  notify(ARGV[2], ARGV[3], '1') -- a hint (see notify)
   return 1
 end
 return 0

@@ -15,5 +15,5 @@ if c > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1])
-redis.pcall(ARGV[4], ARGV[5], '1') -- a hint: a refused PUBLISH (ACL) must not fail the release
+notify(ARGV[4], ARGV[5], '1') -- a hint (see notify)
 return 1

@@ -24,5 +24,5 @@ if c > 0 then
 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[6])
 redis.call('DEL', KEYS[1])
-redis.pcall(ARGV[4], ARGV[5], '1') -- a hint: a refused PUBLISH (ACL) must not fail the release
+notify(ARGV[4], ARGV[5], '1') -- a hint (see notify)
 return 0

@@ -24,10 +24,9 @@ local function check_keys()
   redis.call('ZCARD', KEYS[5])
 end
 
--- notify publishes a hint: a refused PUBLISH (an ACL) must not fail a
--- script that has written.
-local function notify(channel, msg)
-  redis.pcall(PUBLISH, channel, msg)
+-- hint publishes msg on channel (see notify in lib.lua).
+local function hint(channel, msg)
+  notify(PUBLISH, channel, msg)
 end
 
 -- token is the last fencing token handed out: what a read hold reports.
@@ -68,7 +67,7 @@ local function drop_reader(owner)
   if redis.call('ZCARD', KEYS[4]) == 0 then
     redis.call('DEL', KEYS[3], KEYS[4])
     if redis.call('EXISTS', KEYS[1]) == 0 then
-      notify(WCH, '1')
+      hint(WCH, '1')
     end
   end
 end
@@ -79,7 +78,7 @@ local function drop_writer(owner)
   if redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
     redis.call('DEL', KEYS[5])
     if redis.call('EXISTS', KEYS[1]) == 0 then
-      notify(RCH, '*')
+      hint(RCH, '*')
     end
   end
 end
@@ -100,8 +99,8 @@ end
 -- every reader.
 local function write_released()
   if redis.call('EXISTS', KEYS[5]) == 1 then
-    notify(WCH, '1')
+    hint(WCH, '1')
   else
-    notify(RCH, '*')
+    hint(RCH, '*')
   end
 end

@@ -67,8 +67,7 @@ local function serve(now, avail)
       local deadline = tonumber(redis.call('ZSCORE', KEYS[3], req))
       forget(req)
       done_mark(KEYS[5], 'a', req, now, math.max(MARK_TTL, deadline - now))
-      -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
-      redis.pcall(PUBLISH, CHANNEL, '@' .. req .. ' granted')
+      notify(PUBLISH, CHANNEL, '@' .. req .. ' granted')
     end
   end
 end
@@ -77,7 +76,7 @@ end
 -- ("n:<avail>"), unless a live waiter still has the first claim on it.
 local function wake(avail, queued)
   if avail > 0 and not queued then
-    redis.pcall(PUBLISH, CHANNEL, 'n:' .. avail)
+    notify(PUBLISH, CHANNEL, 'n:' .. avail)
   end
 end
 

@@ -29,6 +29,6 @@ redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
 if h[1] and total < tonumber(h[3]) then
   -- A shrink may leave waiters asking for more than the total: wake them
   -- all, so that those find out at once rather than at their next poll.
-  redis.pcall(PUBLISH, CHANNEL, '*')
+  notify(PUBLISH, CHANNEL, '*')
 end
 return {1, total, settle(now_ms(), avail)}

@@ -54,7 +54,6 @@ end
 -- wake wakes the waiters whose requests fit in the free permits.
 local function wake(free)
   if free > 0 then
-    -- a hint: a refused PUBLISH (an ACL) must not fail a script that has written
-    redis.pcall(PUBLISH, CHANNEL, 'n:' .. free)
+    notify(PUBLISH, CHANNEL, 'n:' .. free)
   end
 end

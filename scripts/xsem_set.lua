@@ -28,7 +28,7 @@ end
 redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
 if total == 0 and h[1] then
   -- waiters can never succeed now: wake them all to find out at once
-  redis.pcall(PUBLISH, CHANNEL, '*')
+  notify(PUBLISH, CHANNEL, '*')
 end
 wake(total - held)
 return {1, total, total - held}

@@ -104,8 +104,9 @@ func (s *Session) Key(name, part string) string {
 // Channel returns the notification channel of a name.
 func (s *Session) Channel(name string) string { return s.Key(name, "ch") }
 
-// PublishCommand is the command scripts notify with.
-func (s *Session) PublishCommand() string { return "PUBLISH" }
+// PublishCommand is the command scripts notify with: SPUBLISH on Cluster,
+// where the Hub subscribes per shard, PUBLISH otherwise.
+func (s *Session) PublishCommand() string { return pubsub.PublishCommand(s.RDB) }
 
 // Err returns ErrClosed once Close has been called, nil before.
 func (s *Session) Err() error {

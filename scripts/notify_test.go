@@ -1,0 +1,49 @@
+package scripts
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// A release notifies with the Session's publish command: SPUBLISH reaches
+// SSUBSCRIBE; where SPUBLISH is refused (a server before 7.0, here renamed
+// away) the script publishes with PUBLISH, which its SUBSCRIBE-ing Hubs hear.
+func TestNotifyFallsBackToPublish(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		sub  func(*redis.Client, context.Context, ...string) *redis.PubSub
+	}{
+		{"SPUBLISH reaches SSUBSCRIBE", nil, (*redis.Client).SSubscribe},
+		{"refused SPUBLISH becomes PUBLISH", []string{"--rename-command", "SPUBLISH", ""}, (*redis.Client).Subscribe},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rdb := redistest.Real(t, tc.args...).Client(t)
+			ps := tc.sub(rdb, ctx, "t:{n}:ch")
+			defer func() { _ = ps.Close() }()
+			_, err := ps.Receive(ctx) // the confirmation
+			require.NoError(t, err)
+
+			l := testLock("a")
+			l.Publish = "SPUBLISH"
+			a, err := l.Acquire(ctx, rdb, "1", time.Minute, nil)
+			require.NoError(t, err)
+			require.True(t, a.OK)
+			n, err := l.Release(ctx, rdb, "2")
+			require.NoError(t, err)
+			assert.Equal(t, int64(0), n)
+			msg, err := ps.ReceiveMessage(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "1", msg.Payload)
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -209,4 +211,47 @@ func checkKeySlot(t *testing.T, rdb *redis.ClusterClient) {
 	for _, key := range []string{"", "a", "rc:{orders}:ch", "{}x", "x{}{y}", "{a}{b}", "no-brace", "rc:{n17}:lock", "é{ü}"} {
 		assert.Equal(t, redisSlot(t, rdb, key), keySlot(key), key)
 	}
+}
+
+// Behind a Sentinel failover client, a killed primary drops the Hub's
+// connection: go-redis reconnects to the new primary and the Hub wakes its
+// waiters as their channels are resubscribed there. A forced failover leaves
+// the old primary running and the Hub connected to it: it hears the new
+// primary's messages once the old one replicates from it (PUBLISH is
+// replicated); until then waiters re-check on their timers.
+func TestHubSentinelFailover(t *testing.T) {
+	for _, kill := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SENTINEL FAILOVER", true: "kill"}[kill], func(t *testing.T) {
+			s := redistest.StartSentinel(t)
+			rdb := s.FailoverClient(t)
+			h := newHub(t, rdb)
+			sub := subscribe(t, h, "rc:{failing}:ch", "")
+			if kill {
+				s.KillPrimary(t)
+				awaitWake(t, sub, "the resubscription wakes the waiter")
+				assert.GreaterOrEqual(t, h.Stats().Reconnects, int64(1))
+			} else {
+				s.Failover(t)
+			}
+			take(sub)
+			heard := false
+			for deadline := time.Now().Add(30 * time.Second); !heard && time.Now().Before(deadline); {
+				require.NoError(t, ignoreReadOnly(rdb.Publish(testCtx(t), "rc:{failing}:ch", One()).Err()))
+				select {
+				case <-sub.C():
+					heard = true
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			assert.True(t, heard, "a message on the new primary reaches the Hub")
+		})
+	}
+}
+
+// ignoreReadOnly drops the errors of a write sent during a failover.
+func ignoreReadOnly(err error) error {
+	if err != nil && (strings.HasPrefix(err.Error(), "READONLY") || strings.Contains(err.Error(), "connection refused")) {
+		return nil
+	}
+	return err
 }

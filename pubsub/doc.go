@@ -101,6 +101,17 @@
 // messages published in between were lost. The waiters' timers bound the
 // gap, as always.
 //
+// # Sentinel
+//
+// Behind a go-redis failover client the Hub uses one SUBSCRIBE connection to
+// the primary. When the primary dies, go-redis reconnects to the one the
+// Sentinels promoted and the Hub wakes every waiter as its channel is
+// resubscribed. A forced failover (SENTINEL FAILOVER) leaves the old primary
+// running and the connection on it: go-redis does not move pub/sub
+// connections. The Hub hears the new primary's messages once the old primary
+// replicates from it (PUBLISH is replicated), about ten seconds on Redis 7.0;
+// until then waiters re-check on their timers (the max poll interval).
+//
 // A cluster without sharded pub/sub (before Redis 7.0) is detected once, by
 // the probe: the Hub then uses SUBSCRIBE on one connection, and the scripts,
 // whose SPUBLISH fails there, publish with PUBLISH instead.

@@ -53,6 +53,25 @@
 // P:{N}:ch. The {N} hash tag keeps them in one Redis Cluster slot. Names are
 // non-empty, at most 512 bytes, valid UTF-8, and contain no brace.
 //
+// # Redis Cluster and Sentinel
+//
+// New accepts a *redis.ClusterClient or a Sentinel failover client as well
+// as a *redis.Client. On Cluster every script touches the one slot of its
+// name, so names spread the load over the shards, and notifications use
+// sharded pub/sub (SPUBLISH, SSUBSCRIBE; Redis 7.0 and later): a release
+// is delivered only within the shard that owns the name. The Client keeps
+// one subscription connection per primary that owns a name someone waits
+// on, and moves a name's subscription when its slot migrates or its
+// primary fails over, waking its waiters to re-check. The watchdog renews
+// every hold in one pipeline per primary per tick. A cluster older than 7.0
+// is detected once and served with PUBLISH and SUBSCRIBE. Package pubsub
+// describes the details, and what a Sentinel failover does to waiters.
+//
+// A failover can lose the latest writes: Redis replicates asynchronously.
+// A holder whose lock did not reach the promoted replica sees its renewals
+// fail and Lost() close, while a waiter can take the lock on the new
+// primary before that: two holders for up to one lease.
+//
 // # Eviction
 //
 // Every hold, waiter heartbeat and permit lease is a key with a TTL. A

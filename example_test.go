@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/rlock"
 )
 
 // Replace a spin-wait on your own condition with the Client's Hub: check,
@@ -46,4 +47,35 @@ func ExampleClient_Hub() {
 	})
 	fmt.Println("job done:", err == nil)
 	// Output: job done: true
+}
+
+// On Redis Cluster, pass a *redis.ClusterClient. (miniredis stands in for a
+// one-node cluster here; it has no sharded pub/sub, which the Client
+// detects once.)
+func ExampleNew_cluster() {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	addrs := []string{srv.Addr()}
+	ctx := context.Background()
+
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer rdb.Close()
+	c, err := redcoord.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	mu := rlock.New(c, "orders:42") // keys rc:{orders:42}:*, all in one slot
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("locked, token", mu.Token())
+	if err := mu.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: locked, token 1
 }

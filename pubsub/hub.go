@@ -31,7 +31,9 @@ type Hub struct {
 	rdb     Subscriber
 	cluster cluster // rdb, when it is a Redis Cluster client
 	opts    options
-	quit    chan struct{} // closed by Close
+	quit    chan struct{}   // closed by Close
+	bg      context.Context // the background work's context; cancelled by Close
+	stop    context.CancelFunc
 
 	mu         sync.Mutex // guards the fields below and every topic and Subscription
 	closed     bool
@@ -94,6 +96,7 @@ func NewHub(rdb Subscriber, opts ...Option) (*Hub, error) {
 		nodes:  make(map[string]*node),
 	}
 	h.cluster, _ = rdb.(cluster)
+	h.bg, h.stop = context.WithCancel(context.Background())
 	return h, nil
 }
 
@@ -137,6 +140,7 @@ func (h *Hub) Close(ctx context.Context) error {
 	if first {
 		h.closed = true
 		close(h.quit)
+		h.stop()
 		for _, t := range h.topics {
 			t.wakeAll()
 		}

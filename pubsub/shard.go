@@ -150,7 +150,7 @@ func (h *Hub) unsubscribeShardLocked(t *topic) {
 	if n == nil || n.dead {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
+	ctx, cancel := context.WithTimeout(h.bg, h.opts.confirmTimeout)
 	defer cancel()
 	h.commands++
 	if err := n.ps.SUnsubscribe(ctx, t.name); err != nil {
@@ -304,7 +304,7 @@ func (h *Hub) nodeLost(n *node, err error) {
 	}
 	h.reconnects++
 	h.opts.logger.Info("pubsub: shard connection lost; moving its channels", "addr", n.addr, "err", err)
-	h.cluster.ReloadState(context.Background())
+	h.cluster.ReloadState(h.bg)
 	for _, t := range h.topics {
 		if t.node == n && len(t.waiters) > 0 {
 			h.moveLocked(t, "", 0)
@@ -345,7 +345,7 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 				return
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
+		ctx, cancel := context.WithTimeout(h.bg, h.opts.confirmTimeout)
 		var err error
 		if addr == "" {
 			addr, err = h.ownerOf(ctx, channel)
@@ -369,7 +369,7 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 		h.mu.Unlock()
 		cancel()
 		h.opts.logger.Debug("pubsub: moving a shard channel failed; retrying", "channel", channel, "addr", addr, "err", err)
-		h.cluster.ReloadState(context.Background())
+		h.cluster.ReloadState(h.bg)
 		addr = ""
 		delay = min(max(2*delay, moveBackoff/20), moveBackoff)
 	}

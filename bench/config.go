@@ -23,6 +23,7 @@ type config struct {
 
 	locks    []string // mutex and seckill contenders, in the order of lockNames
 	workers  []int    // one row per count (mutex, rwlock, semaphore)
+	names    int      // mutex, semaphore: worker i takes name i % names
 	mixes    []int    // rwlock: the reads' share of each mix, in percent
 	permits  int      // semaphore: its total
 	procs    int      // processes (go-redis + redcoord clients) the workers share
@@ -89,6 +90,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+
 		strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, " and ")+"): "+strings.Join(lockNames, ", "))
 	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock, semaphore)")
+	fs.IntVar(&c.names, "names", 1, "lock names the workers are spread over, worker i on name i mod names; "+
+		"exclusion is checked per name (mutex, semaphore)")
 	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
 	fs.IntVar(&c.procs, "procs", 8, "processes the workers are spread over: each a go-redis client and a redcoord Client")
@@ -165,7 +168,8 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		name string
 		v    int
 		min  int
-	}{{"-procs", c.procs, 1}, {"-permits", c.permits, 1}, {"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
+	}{{"-procs", c.procs, 1}, {"-names", c.names, 1}, {"-permits", c.permits, 1},
+		{"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
 		if n.v < n.min {
 			return fmt.Errorf("%s %d: must be at least %d", n.name, n.v, n.min)
 		}

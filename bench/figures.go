@@ -13,6 +13,7 @@ import (
 type common struct {
 	Lock         string  `json:"lock"`
 	Workers      int     `json:"workers"`
+	Names        int     `json:"names,omitempty"` // -names: worker i on name i mod Names; 0 (omitted): one name
 	Seconds      float64 `json:"seconds"`
 	Acquisitions int64   `json:"acquisitions"`
 	AcqPerSec    float64 `json:"acq_per_sec"`
@@ -47,11 +48,12 @@ type mutexRow struct {
 	// release's own round trip. Gaps counts them; 0 gaps gives GapP50 0.
 	GapP50 float64 `json:"handoff_gap_p50_us"`
 	Gaps   int64   `json:"handoff_gaps"`
-	// FIFO counts acquisitions that overtook a worker who had been waiting
-	// more than fifoSlack longer, both past their first wait (the start-up
-	// rush, whose order is the scheduler's).
+	// FIFO counts acquisitions that overtook a worker on the same name who
+	// had been waiting more than fifoSlack longer, both past their first
+	// wait (the start-up rush, whose order is the scheduler's).
 	FIFO int64 `json:"fifo_violations"`
-	// ME counts acquisitions made while anyone was inside: it must be 0.
+	// ME counts acquisitions made while anyone was inside the same name:
+	// it must be 0.
 	ME int64 `json:"mutual_exclusion_violations"`
 }
 
@@ -78,16 +80,17 @@ type rwRow struct {
 type semRow struct {
 	Permits int `json:"permits"`
 	common
-	// MaxInside is the most workers the harness saw holding a permit at once.
+	// MaxInside is the most workers the harness saw holding a permit of one
+	// semaphore at once.
 	MaxInside int `json:"max_holders"`
-	// FIFO counts acquisitions made while Permits or more workers who had
-	// been waiting more than fifoSlack longer were still waiting (first
-	// waits excluded, as in mutexRow). Fewer is no violation: in FIFO order
-	// each of them was served first, and its reply may still be on its way,
-	// holding one of the other permits.
+	// FIFO counts acquisitions made while Permits or more workers on the
+	// same semaphore who had been waiting more than fifoSlack longer were
+	// still waiting (first waits excluded, as in mutexRow). Fewer is no
+	// violation: in FIFO order each of them was served first, and its reply
+	// may still be on its way, holding one of the other permits.
 	FIFO int64 `json:"fifo_violations"`
 	// OverLimit counts acquisitions made while Permits workers were inside
-	// already: it must be 0.
+	// the same semaphore already: it must be 0.
 	OverLimit int64 `json:"over_limit_violations"`
 }
 

@@ -18,16 +18,19 @@ type fleet struct {
 	clients []redis.UniversalClient
 	procs   []process
 	locks   []locker // one per worker
+	names   int      // lock names the workers are spread over, from 1 to len(locks)
 	trips   roundtrip.Counter
 	base    int64 // pub/sub commands sent before the last reset
 }
 
-// openFleet opens workers handles of ct on key, in min(cfg.procs, workers)
-// processes, prepares the primitive if it needs it (a semaphore's permits),
-// and warms one handle in each process so that scripts are loaded before
-// the clock starts. It resets the round trips.
-func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers int, prefix, key string) (*fleet, error) {
-	f := &fleet{locks: make([]locker, workers)}
+// openFleet opens workers handles of ct, spread over min(names, workers)
+// names made from key (see spreadKey), in min(cfg.procs, workers)
+// processes, prepares each name's primitive if it needs it (a semaphore's
+// permits), and warms one handle in each process and on each name so that
+// scripts are loaded, on every server, before the clock starts. It resets
+// the round trips.
+func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names int, prefix, key string) (*fleet, error) {
+	f := &fleet{locks: make([]locker, workers), names: min(names, workers)}
 	n := min(cfg.procs, workers)
 	for p := range n {
 		rdb := b.client(workers/n + 1)
@@ -39,21 +42,32 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 		}
 		f.procs = append(f.procs, pr)
 		for w := p; w < workers; w += n {
-			f.locks[w] = pr.handle(key)
+			f.locks[w] = pr.handle(spreadKey(key, w, f.names))
 		}
 	}
-	if pr, ok := f.locks[0].(preparer); ok {
-		if err := pr.prepare(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: prepare: %w", ct.name, err), f.close())
+	for w := range f.names { // worker w < names is the first on name w
+		if pr, ok := f.locks[w].(preparer); ok {
+			if err := pr.prepare(ctx); err != nil {
+				return nil, errors.Join(fmt.Errorf("%s: prepare: %w", ct.name, err), f.close())
+			}
 		}
 	}
-	for p := range n {
+	for p := range max(n, f.names) { // worker p < n is the first in process p
 		if err := warm(ctx, f.locks[p]); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", ct.name, err), f.close())
 		}
 	}
 	f.reset()
 	return f, nil
+}
+
+// spreadKey returns the lock name of worker w when the workers are spread
+// over names names: key itself for one name, else "<key>-<w % names>".
+func spreadKey(key string, w, names int) string {
+	if names == 1 {
+		return key
+	}
+	return fmt.Sprintf("%s-%d", key, w%names)
 }
 
 // warm takes and releases lk once, and a read of it too if it is an

@@ -4,11 +4,12 @@
 // round trips per acquisition, fairness, and the mutual-exclusion violations
 // the harness itself counts.
 //
-//	go run ./bench                        # embedded miniredis, no set-up
-//	go run ./bench -redis 127.0.0.1:6379  # a real server
-//	go run ./bench -scenario rwlock       # rrwlock vs rlock, read-mostly and write-heavy
-//	go run ./bench -scenario semaphore    # rsemaphore unfair vs fair, 8 permits
-//	go run ./bench -scenario seckill      # a flash sale: zero oversell
+//	go run ./bench                           # embedded miniredis, no set-up
+//	go run ./bench -redis 127.0.0.1:6379     # a real server
+//	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
+//	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
+//	go run ./bench -scenario seckill         # a flash sale: zero oversell
+//	go run ./bench -names 64 -cluster a,b,c  # worker i on name i mod 64, over a cluster's shards
 //
 // The table goes to stdout, progress and warnings to stderr, results.json
 // to -out (bench-out/ by default), and beside it waits.svg when the mutex
@@ -63,6 +64,7 @@ type cell struct {
 	scenario string
 	ct       contender
 	workers  int
+	names    int // lock names the workers are spread over: 1, or up to -names (mutex, semaphore)
 	readPct  int // rwlock: the mix's share of reads, in percent
 }
 
@@ -78,7 +80,11 @@ func (c cell) String() string {
 	if c.workers == 1 {
 		unit = "worker"
 	}
-	return fmt.Sprintf("%s %s, %d %s", scenario, c.ct.name, c.workers, unit)
+	s := fmt.Sprintf("%s %s, %d %s", scenario, c.ct.name, c.workers, unit)
+	if c.names > 1 {
+		s += fmt.Sprintf(" on %d names", c.names)
+	}
+	return s
 }
 
 // run is the whole command, with its streams and signals passed in so tests
@@ -154,7 +160,7 @@ func plan(cfg *config) (cells []cell) {
 			for _, w := range cfg.workers {
 				for _, ct := range contenders(cfg) {
 					if ct.name != "none" {
-						cells = append(cells, cell{scenario: s, ct: ct, workers: w})
+						cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w)})
 					}
 				}
 			}
@@ -162,19 +168,19 @@ func plan(cfg *config) (cells []cell) {
 			for _, pct := range cfg.mixes {
 				for _, w := range cfg.workers {
 					for _, ct := range rwContenders(cfg) {
-						cells = append(cells, cell{scenario: s, ct: ct, workers: w, readPct: pct})
+						cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: 1, readPct: pct})
 					}
 				}
 			}
 		case "semaphore":
 			for _, w := range cfg.workers {
 				for _, ct := range semContenders(cfg) {
-					cells = append(cells, cell{scenario: s, ct: ct, workers: w})
+					cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w)})
 				}
 			}
 		case "seckill":
 			for _, ct := range contenders(cfg) {
-				cells = append(cells, cell{scenario: s, ct: ct, workers: cfg.concurrency})
+				cells = append(cells, cell{scenario: s, ct: ct, workers: cfg.concurrency, names: 1})
 			}
 		}
 	}
@@ -184,7 +190,7 @@ func plan(cfg *config) (cells []cell) {
 // measure runs one cell on its own key and appends its row to res, unless
 // ctx ended during the cell.
 func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
-	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, prefix, key)
+	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, prefix, key)
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func TestHarnessCountsViolations(t *testing.T) {
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)
 	defer b.close()
-	f, err := openFleet(ctx, b, cfg, contenders(cfg)[0], 4, "rcbench-test", "k")
+	f, err := openFleet(ctx, b, cfg, contenders(cfg)[0], 4, 1, "rcbench-test", "k")
 	require.NoError(t, err)
 	row := runMutex(ctx, f, cfg, contenders(cfg)[0])
 	require.NoError(t, f.close())

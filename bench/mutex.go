@@ -60,9 +60,10 @@ func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func(
 }
 
 // runMutex runs one cell of the mutex scenario: every worker locks, holds
-// and unlocks its handle until cfg.duration passes or ctx is done.
+// and unlocks its handle until cfg.duration passes or ctx is done; two
+// workers inside one name at once is a violation.
 func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow {
-	r := newRecorder(len(f.locks), 1, cfg.duration)
+	r := newRecorder(len(f.locks), f.names, 1, cfg.duration)
 	elapsed, trips := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return mutexRow{
 		common: r.common(ct.name, elapsed, trips),

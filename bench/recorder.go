@@ -7,21 +7,23 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// recorder is the harness's own view of the lock: who holds it and for
-// what, who waits since when. It trusts nothing the lock says: a worker
-// inside while a writer is, or a writer inside while limit workers are, is a
-// violation whatever the lock replied. In the mutex and semaphore scenarios
-// every acquisition is a write.
+// recorder is the harness's own view of the locks: who holds each name and
+// for what, who waits since when. Worker w takes name w % names (see
+// spreadKey); workers on different names exclude nobody. It trusts nothing
+// the lock says: on one name, a worker inside while a writer is, or a writer
+// inside while limit workers are, is a violation whatever the lock replied.
+// In the mutex and semaphore scenarios every acquisition is a write.
 type recorder struct {
 	start, end time.Time // of the cell: waits still running at end count up to it
-	limit      int       // how many writers may be inside at once: 1, or a semaphore's permits
+	limit      int       // how many writers may be inside one name at once: 1, or a semaphore's permits
+	names      int       // lock names the workers are spread over
 
 	mu          sync.Mutex  // protects everything below
-	writers     int         // workers between a write's return and their release call
-	readers     int         // likewise, reads
-	maxReaders  int         // the most readers inside at once
-	maxInside   int         // the most workers inside at once, readers and writers
-	lastRelease time.Time   // the last release call; zero before the first
+	writers     []int       // by name: workers between a write's return and their release call
+	readers     []int       // by name: likewise, reads
+	maxReaders  int         // the most readers inside one name at once
+	maxInside   int         // the most workers inside one name at once, readers and writers
+	lastRelease []time.Time // by name: the last release call; zero before the first
 	waiting     []time.Time // by worker: when its current wait began; zero: not waiting
 	shared      []bool      // by worker: its current wait or hold is a read
 	waited      []bool      // by worker: a wait of its has ended (its first was the start-up rush)
@@ -30,27 +32,32 @@ type recorder struct {
 	waits, gaps *hdrhistogram.Histogram
 	writeWaits  *hdrhistogram.Histogram // the writes' waits only
 	fifo        int64                   // acquisitions that overtook limit longer waiters (see overtaken)
-	me          int64                   // acquisitions that broke exclusion: past the limit, or beside a writer
+	me          int64                   // acquisitions that broke exclusion on their name: past the limit, or beside a writer
 	unfinished  int64                   // waits cut short by the end of the cell
 	errors      int64
 	errSample   string
 }
 
 // newRecorder returns the recorder of a cell of the given length, from now,
-// in which at most limit writers may be inside at once.
-func newRecorder(workers, limit int, length time.Duration) *recorder {
+// in which workers are spread over names lock names and at most limit
+// writers may be inside one name at once.
+func newRecorder(workers, names, limit int, length time.Duration) *recorder {
 	now := time.Now()
 	return &recorder{
-		start:      now,
-		end:        now.Add(length),
-		limit:      limit,
-		waiting:    make([]time.Time, workers),
-		shared:     make([]bool, workers),
-		waited:     make([]bool, workers),
-		counts:     make([]int64, workers),
-		waits:      newHist(),
-		gaps:       newHist(),
-		writeWaits: newHist(),
+		start:       now,
+		end:         now.Add(length),
+		limit:       limit,
+		names:       names,
+		writers:     make([]int, names),
+		readers:     make([]int, names),
+		lastRelease: make([]time.Time, names),
+		waiting:     make([]time.Time, workers),
+		shared:      make([]bool, workers),
+		waited:      make([]bool, workers),
+		counts:      make([]int64, workers),
+		waits:       newHist(),
+		gaps:        newHist(),
+		writeWaits:  newHist(),
 	}
 }
 
@@ -67,25 +74,25 @@ func (r *recorder) acquired(w int) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t0 := r.waiting[w]
+	t0, n := r.waiting[w], r.name(w)
 	if r.shared[w] {
-		if r.writers > 0 {
+		if r.writers[n] > 0 {
 			r.me++
 		}
-		r.readers++
+		r.readers[n]++
 		r.reads++
-		r.maxReaders = max(r.maxReaders, r.readers)
+		r.maxReaders = max(r.maxReaders, r.readers[n])
 	} else {
-		if r.writers+r.readers >= r.limit {
+		if r.writers[n]+r.readers[n] >= r.limit {
 			r.me++
 		}
-		r.writers++
+		r.writers[n]++
 	}
-	r.maxInside = max(r.maxInside, r.writers+r.readers)
+	r.maxInside = max(r.maxInside, r.writers[n]+r.readers[n])
 	r.counts[w]++
 	r.recordWait(w, now.Sub(t0))
-	if !r.lastRelease.IsZero() && t0.Before(r.lastRelease) {
-		record(r.gaps, now.Sub(r.lastRelease))
+	if last := r.lastRelease[n]; !last.IsZero() && t0.Before(last) {
+		record(r.gaps, now.Sub(last))
 	}
 	if r.waited[w] && r.overtaken(w, t0) >= r.limit {
 		r.fifo++
@@ -93,8 +100,11 @@ func (r *recorder) acquired(w int) {
 	r.waiting[w], r.waited[w] = time.Time{}, true
 }
 
-// overtaken counts the workers still waiting that began more than
-// fifoSlack before t0, when worker w began, both past their first wait;
+// name returns worker w's lock name, from 0 to r.names-1.
+func (r *recorder) name(w int) int { return w % r.names }
+
+// overtaken counts the workers still waiting on w's name that began more
+// than fifoSlack before t0, when worker w began, both past their first wait;
 // r.mu is held. In FIFO order each of them was served before w, and holds
 // its place while its reply travels, so with limit places at most limit-1
 // of them can still be on their way when w returns: limit or more is an
@@ -102,7 +112,7 @@ func (r *recorder) acquired(w int) {
 func (r *recorder) overtaken(w int, t0 time.Time) int {
 	n := 0
 	for v, since := range r.waiting {
-		if v != w && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
+		if v != w && r.name(v) == r.name(w) && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
 			n++
 		}
 	}
@@ -141,12 +151,13 @@ func (r *recorder) recordWait(w int, d time.Duration) {
 func (r *recorder) releasing(w int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	n := r.name(w)
 	if r.shared[w] {
-		r.readers--
+		r.readers[n]--
 	} else {
-		r.writers--
+		r.writers[n]--
 	}
-	r.lastRelease = time.Now()
+	r.lastRelease[n] = time.Now()
 }
 
 // fail counts an error, keeping the first as a sample; r.mu is held.
@@ -180,6 +191,9 @@ func (r *recorder) common(lock string, elapsed time.Duration, trips int64) commo
 		ErrorSample: r.errSample,
 		PerWorker:   r.counts,
 		WaitDist:    dist(r.waits),
+	}
+	if r.names > 1 {
+		c.Names = r.names
 	}
 	for _, n := range r.counts {
 		c.Acquisitions += n

@@ -30,7 +30,7 @@ const mixSeed = 0x72776c6f636b
 // handle that is not an rwLocker (rlock) takes its reads as writes, but
 // the harness still counts them as reads.
 func runRW(ctx context.Context, f *fleet, cfg *config, ct contender, readPct int) rwRow {
-	r := newRecorder(len(f.locks), 1, cfg.duration)
+	r := newRecorder(len(f.locks), f.names, 1, cfg.duration)
 	next := make([]func() take, len(f.locks))
 	for w, lk := range f.locks {
 		write := take{lock: lk.Lock, unlock: lk.Unlock}

@@ -56,7 +56,7 @@ func TestRWLockTable(t *testing.T) {
 // TestRecorderReadsShare: readers together are no violation; a writer with
 // anyone, or a reader with a writer, is.
 func TestRecorderReadsShare(t *testing.T) {
-	r := newRecorder(3, 1, time.Second)
+	r := newRecorder(3, 1, 1, time.Second)
 	r.wait(0, true)
 	r.acquired(0)
 	r.wait(1, true)

@@ -27,10 +27,11 @@ func (l semLock) Unlock(ctx context.Context) error { return l.s.Release(ctx, 1) 
 func (l semLock) prepare(ctx context.Context) error { return l.s.SetPermits(ctx, l.permits) }
 
 // runSemaphore runs one cell of the semaphore scenario: every worker takes
-// one permit, holds it and gives it back until cfg.duration passes or ctx
-// is done; more than cfg.permits workers inside at once is a violation.
+// one permit of its name's semaphore, holds it and gives it back until
+// cfg.duration passes or ctx is done; more than cfg.permits workers inside
+// one semaphore at once is a violation.
 func runSemaphore(ctx context.Context, f *fleet, cfg *config, ct contender) semRow {
-	r := newRecorder(len(f.locks), cfg.permits, cfg.duration)
+	r := newRecorder(len(f.locks), f.names, cfg.permits, cfg.duration)
 	elapsed, trips := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return semRow{
 		Permits:   cfg.permits,

@@ -84,7 +84,7 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 	require.NoError(t, err)
 	defer b.close()
 	ct := semContenders(loose)[0]
-	f, err := openFleet(ctx, b, loose, ct, 8, "rcbench-test", "sem") // 4 permits in Redis
+	f, err := openFleet(ctx, b, loose, ct, 8, 1, "rcbench-test", "sem") // 4 permits in Redis
 	require.NoError(t, err)
 	row := runSemaphore(ctx, f, strict, ct) // 2 in the harness's count
 	require.NoError(t, f.close())
@@ -99,14 +99,10 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 // TestRecorderLimit: with 2 places, a third writer inside is a violation;
 // an acquisition overtakes only when 2 or more longer waiters are left.
 func TestRecorderLimit(t *testing.T) {
-	r := newRecorder(5, 2, time.Second)
-	for w := range 2 {
-		r.wait(w, false)
-		r.acquired(w)
-	}
+	r := newRecorder(5, 1, 2, time.Second)
+	enter(r, 0, 1)
 	require.Zero(t, r.me, "two inside two places")
-	r.wait(2, false)
-	r.acquired(2)
+	enter(r, 2)
 	require.EqualValues(t, 1, r.me, "a third inside two places")
 	require.Equal(t, 3, r.maxInside)
 	for w := range 3 {

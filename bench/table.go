@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -10,15 +11,17 @@ import (
 func writeTable(out io.Writer, r *results) error {
 	fmt.Fprintf(out, "backend: %s\n", r.Backend)
 	s := r.Settings
+	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
-		title: fmt.Sprintf("mutex: one lock name, each worker holds it %gms; %gs a cell; workers spread over %d processes",
-			s.HoldMs, s.DurationS, s.Procs),
-		head: "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t",
+		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; workers spread over %d processes",
+			mutexWhat, s.HoldMs, s.DurationS, s.Procs),
+		head: "lock\tworkers\t" + mutexNames.head() +
+			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tJain\tFIFO viol.\tME viol.\terrors\t",
 	}
 	for _, m := range r.Mutex {
 		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers", m.Lock, m.Workers), m.ErrorSample,
-			"%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t",
-			m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
+			"%s\t%d\t%s%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%.3f\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, mutexNames.cell(m.common), m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
 			m.RoundTrips, m.Jain, m.FIFO, m.ME, m.Errors)
 	}
 	rw := section{
@@ -33,16 +36,18 @@ func writeTable(out io.Writer, r *results) error {
 			m.Mix, m.Lock, m.Workers, m.AcqPerSec, times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
 			m.WriteWaitP99, m.Starved, m.RoundTrips, m.MaxReaders, m.ME, m.Errors)
 	}
+	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
 	sem := section{
-		title: fmt.Sprintf("semaphore: one semaphore of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
+		title: fmt.Sprintf("semaphore: %s of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
 			"workers spread over %d processes\n  max inside: the most workers holding a permit at once, as the harness saw them",
-			s.Permits, s.HoldMs, s.DurationS, s.Procs),
-		head: "lock\tworkers\tacq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\tround trips/acq\tJain\tmax inside\tFIFO viol.\tover-limit viol.\terrors\t",
+			semWhat, s.Permits, s.HoldMs, s.DurationS, s.Procs),
+		head: "lock\tworkers\t" + semNames.head() +
+			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\tround trips/acq\tJain\tmax inside\tFIFO viol.\tover-limit viol.\terrors\t",
 	}
 	for _, m := range r.Semaphore {
 		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers", m.Lock, m.Workers), m.ErrorSample,
-			"%s\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%.3f\t%d\t%d\t%d\t%d\t",
-			m.Lock, m.Workers, m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
+			"%s\t%d\t%s%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%.3f\t%d\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, semNames.cell(m.common), m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
 			m.RoundTrips, m.Jain, m.MaxInside, m.FIFO, m.OverLimit, m.Errors)
 	}
 	seckill := section{
@@ -121,6 +126,35 @@ func (t *section) print(out io.Writer, ran map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// namesColumn says whether a section has a names column: whether any of
+// its rows spread its workers over several names.
+type namesColumn bool
+
+// namesOf returns the names column of rows, and one or spread, whichever
+// says how their workers share the lock, for the section's title.
+func namesOf[R row](rows []R, one, spread string) (namesColumn, string) {
+	if slices.ContainsFunc(rows, func(m R) bool { return m.figures().Names > 0 }) {
+		return true, spread
+	}
+	return false, one
+}
+
+// head is the column's header, with its tab; "" for no column.
+func (on namesColumn) head() string {
+	if !on {
+		return ""
+	}
+	return "names\t"
+}
+
+// cell is row c's cell, with its tab; "" for no column.
+func (on namesColumn) cell(c common) string {
+	if !on {
+		return ""
+	}
+	return fmt.Sprintf("%d\t", max(c.Names, 1))
 }
 
 // gap formats a row's hand-off gap, or "-" when no waiter was handed the lock.

@@ -70,7 +70,8 @@
 // A failover can lose the latest writes: Redis replicates asynchronously.
 // A holder whose lock did not reach the promoted replica sees its renewals
 // fail and Lost() close, while a waiter can take the lock on the new
-// primary before that: two holders for up to one lease.
+// primary before that: two holders for up to one lease. See Replication
+// and failover below.
 //
 // # Eviction
 //
@@ -82,6 +83,44 @@
 // Cluster) with CONFIG GET, and logs one warning through WithLogger's
 // logger if it evicts; set maxmemory-policy noeviction. Where CONFIG is not
 // permitted it logs at debug level and carries on.
+//
+// # Replication and failover
+//
+// Redis replicates asynchronously: a primary acknowledges a write before
+// any replica has it. If the primary fails and a replica is promoted before
+// it has the write, an acquire that the client was told succeeded is lost,
+// and the new primary grants the lock again while its first holder still
+// works under it.
+//
+// WithWaitReplicas narrows that window. It sends WAIT n timeout right after
+// every acquire and release script, in the same pipeline on the same
+// connection (no extra round trip), and an acquire that fewer than n
+// replicas acknowledged is undone and fails with ErrNotReplicated: when
+// Lock returns nil, n replicas had the hold. A release that fewer
+// acknowledged stands, and returns ErrNotReplicated. A lock or permits that
+// a release hands to a queued waiter (rfairlock, a fair Semaphore) were
+// the releaser's write: the waiter confirms them with a write and WAIT of
+// its own, one round trip more, and gives them back on a shortfall.
+// Watchdog renewals and heartbeats do not wait: a renewal lost in a
+// failover is made again at the next tick, well within the lease.
+//
+// It does not close the window. WAIT is not consensus: Sentinel and
+// Cluster may still promote a replica that did not acknowledge (they pick
+// the best replica they can reach, and may reach none of those that
+// acknowledged); a replica that acknowledged can restart without the write
+// when it does not persist; and a primary cut off by a partition keeps
+// accepting writes from the clients on its side for a while (until
+// cluster-node-timeout, or for ever with Sentinel unless
+// min-replicas-to-write is set), writes that the promoted side never sees.
+// A hold can also end without any failover, when its holder pauses past its
+// lease.
+//
+// The defence is the fencing token that every hold returns: a store that
+// remembers the highest token it has seen and refuses lower ones stays
+// correct whenever two clients believe they hold one lock, whatever the
+// cause. See Martin Kleppmann, "How to do distributed locking" (2016), and
+// Kyle Kingsbury's Jepsen analysis of Redis with Sentinel (2013), in which
+// partitions and failovers lost writes that Redis had acknowledged.
 //
 // # Errors
 //

@@ -2,6 +2,7 @@ package redcoord_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -78,4 +79,32 @@ func ExampleNew_cluster() {
 		log.Fatal(err)
 	}
 	// Output: locked, token 1
+}
+
+// With WithWaitReplicas an acquire counts only once the replicas have it.
+// This server has no replica to acknowledge anything: Lock fails with
+// ErrNotReplicated, and the lock is left free.
+func ExampleWithWaitReplicas() {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	c, err := redcoord.New(rdb, redcoord.WithWaitReplicas(1, 100*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+	mu := rlock.New(c, "orders:42")
+	err = mu.Lock(ctx)
+	fmt.Println("not replicated:", errors.Is(err, redcoord.ErrNotReplicated))
+	locked, err := mu.IsLocked(ctx)
+	fmt.Println("locked:", locked, err)
+	// Output:
+	// not replicated: true
+	// locked: false <nil>
 }

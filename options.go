@@ -94,3 +94,46 @@ func WithLogger(l *slog.Logger) Option {
 		o.Logger = l
 	}
 }
+
+// WithWaitReplicas makes every acquire and release wait until n replicas
+// have acknowledged its write, for at most timeout: the script and
+// "WAIT n timeout" go in one pipeline on one connection to the primary (of
+// the name's slot, on Cluster), so it costs no extra round trip, only the
+// time the replicas take to acknowledge.
+//
+// An acquire that fewer replicas acknowledge is undone at once, as a wait
+// that ends is (the lock stays free, the permits available, the queue as it
+// was), and returns an error matching both ErrNotReplicated and
+// ErrNotAcquired; a blocking acquire returns it rather than wait on. A
+// release that fewer replicas acknowledge cannot be undone: it stands, and
+// returns an error matching ErrNotReplicated, not ErrNotHeld; do not repeat
+// it. A lock or permits handed over inside a release's script (rfairlock,
+// a Semaphore WithFair) cost the waiter that receives them one round trip
+// more: a write of its own with WAIT, since the releaser's WAIT is no
+// promise to the waiter. Watchdog renewals and heartbeats, ForceUnlock,
+// Extend, SetPermits, AddPermits and Drain do not wait.
+//
+// This narrows the window in which a failover loses an acquire that was
+// acknowledged, but does not close it: see Replication and failover in the
+// package documentation. Fencing tokens are the defence.
+//
+// n must be at least 1 and timeout more than 0 (WAIT with a timeout of 0
+// blocks forever; every wait here is bounded). timeout is truncated to
+// whole milliseconds, and is at least 1ms; keep it well under the go-redis
+// client's ReadTimeout (3s by default), which bounds the read of the
+// pipeline's replies. A server without replicas (miniredis has none)
+// acknowledges nothing, and every acquire fails. On Cluster, pass the
+// *redis.ClusterClient itself (or a wrapper that keeps its MasterForKey
+// and ForEachShard methods). The default is no WAIT.
+func WithWaitReplicas(n int, timeout time.Duration) Option {
+	return func(o *options) {
+		switch {
+		case n < 1:
+			o.invalid(errs.Invalid("WithWaitReplicas", "n must be at least 1, got %d", n))
+		case timeout <= 0:
+			o.invalid(errs.Invalid("WithWaitReplicas", "timeout must be > 0 (WAIT 0 blocks forever), got %v", timeout))
+		default:
+			o.Replicas = core.Replicas{N: n, Timeout: max(timeout.Truncate(time.Millisecond), time.Millisecond)}
+		}
+	}
+}

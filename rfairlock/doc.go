@@ -9,9 +9,11 @@
 // it re-checks. When the last hold is released, the release script itself
 // makes the first live waiter the holder (hold count, lease, fencing token)
 // and publishes the grant to that waiter alone; the waiter returns from Lock
-// on that message, with no further round trip. So a hand-off costs about one
-// network delay, where rlock's costs a wake-up and a retry that may lose to
-// a newcomer. Other waiters are not woken by a release.
+// on that message, with no further round trip (one, with
+// redcoord.WithWaitReplicas: the waiter's own write and WAIT, which make
+// sure the replicas have the grant). So a hand-off costs about one network
+// delay, where rlock's costs a wake-up and a retry that may lose to a
+// newcomer. Other waiters are not woken by a release.
 //
 // TryLock never queues and never overtakes: it fails while anyone waits,
 // even if the lock is free for the instant between a holder's lease running

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/hold"
@@ -98,21 +100,49 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		sent  time.Time // when the last try that did not acquire was sent,
 		at    int64     // and the server's clock (ms) when it ran
 	)
+	// granted confirms a grant that a release made to req (see
+	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
+	// write of ours with WAIT; without, nothing. It reports whether the
+	// grant still stands: the hold's last request is req.
+	granted := func(ctx context.Context) (bool, error) {
+		return h.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+			return scripts.Touch(ctx, w, m.fair.Lock.Lock, "r", req)
+		})
+	}
 	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
 		if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
 			// The release script made req the holder, after the last try ran.
-			got = scripts.Acquired{OK: true, Token: token, Count: 1}
-			since = dated(sent, at, grantedAt)
-			return wait.Attempt{Acquired: true}, nil
+			ok, err := granted(ctx)
+			if err != nil {
+				return wait.Attempt{}, err
+			}
+			if ok {
+				got = scripts.Acquired{OK: true, Token: token, Count: 1}
+				since = dated(sent, at, grantedAt)
+				return wait.Attempt{Acquired: true}, nil
+			}
+			// The grant is gone already (its lease ran out, or ForceUnlock): try.
 		}
 		now := time.Now()
-		a, err := m.fair.Acquire(ctx, h.S.RDB, req, leaseTTL, meta, block, ttl)
+		w := h.S.Writer()
+		a, err := m.fair.Acquire(ctx, w, req, leaseTTL, meta, block, ttl)
 		if err != nil {
 			return wait.Attempt{}, err
 		}
-		got = a.Acquired
 		if a.OK {
-			since = now.Add(-a.Age) // a grant found by a re-check is a.Age old
+			// A fresh hold is 0 old. An older first hold was granted by a
+			// release (or taken by this request, its reply lost): this try
+			// wrote nothing for its WAIT to cover.
+			ok := true
+			if a.Count == 1 && a.Age > 0 {
+				ok, err = granted(ctx)
+			} else {
+				err = core.AckedAcquire(w) // a shortfall is undone by leave
+			}
+			if err != nil || !ok { // !ok: the grant is gone already; try again soon
+				return wait.Attempt{Hint: time.Millisecond}, err
+			}
+			got, since = a.Acquired, now.Add(-a.Age) // a grant found by a re-check is a.Age old
 			return wait.Attempt{Acquired: true}, nil
 		}
 		sent, at = now, a.Now

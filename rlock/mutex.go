@@ -81,7 +81,11 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
 		sent := time.Now()
-		a, err := h.Lock.Acquire(ctx, h.S.RDB, req, leaseTTL, meta)
+		w := h.S.Writer()
+		a, err := h.Lock.Acquire(ctx, w, req, leaseTTL, meta)
+		if err == nil && a.OK {
+			err = core.AckedAcquire(w) // a shortfall is undone by leave
+		}
 		if err != nil {
 			return wait.Attempt{}, err
 		}

@@ -146,7 +146,11 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.RDB, req, leaseTTL, meta, block, ttl)
+		w := h.S.Writer()
+		a, upgrade, err := m.rw.Write(ctx, w, req, leaseTTL, meta, block, ttl)
+		if err == nil && a.OK {
+			err = core.AckedAcquire(w) // a shortfall is undone by leave
+		}
 		switch {
 		case err != nil:
 			return wait.Attempt{}, err
@@ -192,7 +196,11 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
 		now := time.Now()
-		a, err := m.rw.Read(ctx, h.S.RDB, req, leaseTTL)
+		w := h.S.Writer()
+		a, err := m.rw.Read(ctx, w, req, leaseTTL)
+		if err == nil && a.OK {
+			err = core.AckedAcquire(w) // a shortfall is undone by leave
+		}
 		if err != nil {
 			return wait.Attempt{}, err
 		}

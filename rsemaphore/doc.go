@@ -67,7 +67,8 @@
 // permits to the live waiters at the head of the queue, in order, as long
 // as the head's request fits, inside the same script, and tells each
 // grantee alone; the grantee returns from Acquire on that message, with no
-// further round trip. A request for 3 permits at the head is not overtaken
+// further round trip (one, with redcoord.WithWaitReplicas, to make sure the
+// replicas have the grant). A request for 3 permits at the head is not overtaken
 // by later requests for 1: permits that do not satisfy the head wait for
 // it. While anyone is queued, nobody else may take permits (not TryAcquire,
 // not an unfair handle), except Drain. A queued waiter whose process dies

@@ -133,11 +133,15 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
 		now := time.Now()
-		a, err := s.x.Acquire(ctx, h.s.RDB, id, leaseTTL)
+		w := h.s.Writer()
+		a, err := s.x.Acquire(ctx, w, id, leaseTTL)
 		if err != nil {
 			return wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if a.OK {
+			if err := core.AckedAcquire(w); err != nil {
+				return wait.Attempt{}, err // undone by leave
+			}
 			got, since = a, now
 		}
 		return wait.Attempt{Acquired: a.OK, Hint: a.Wait}, nil

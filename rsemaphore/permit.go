@@ -135,11 +135,15 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 		return err
 	}
 	k := s.drop(p.ID)
-	ok, err := s.x.Release(ctx, s.h.s.RDB, p.ID, s.h.request())
-	if err != nil || ok {
+	w := s.h.s.Writer()
+	ok, err := s.x.Release(ctx, w, p.ID, s.h.request())
+	switch {
+	case err != nil:
 		return err
+	case !ok:
+		return s.notHeld(p, k)
 	}
-	return s.notHeld(p, k)
+	return core.AckedRelease(w)
 }
 
 // notHeld is the error for a permit that Redis does not have: lost, when

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -107,16 +110,42 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		hb = hold.NewHeartbeat(h.s.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
 	}
+	// granted confirms permits that a release granted to req (see
+	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
+	// write of ours with WAIT; without, nothing. The grant itself cannot be
+	// taken back but by leave: it is enough that the semaphore is there.
+	granted := func(ctx context.Context) (bool, error) {
+		return h.s.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+			return scripts.Touch(ctx, w, s.sem.Permits, "k", kind)
+		})
+	}
+	queued := false // req joined the queue: a release may grant it permits
 	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
-		if scripts.ParseSemGrant(wake) {
-			return wait.Attempt{Acquired: true}, nil // granted by a release, after the last try ran
+		if scripts.ParseSemGrant(wake) { // granted by a release, after the last try ran
+			ok, err := granted(ctx)
+			if ok || err != nil {
+				return wait.Attempt{Acquired: ok}, err
+			}
 		}
 		now := time.Now()
-		a, err := s.sem.Acquire(ctx, h.s.RDB, req, n, queue, ttl)
-		if err != nil || a.OK {
-			return wait.Attempt{Acquired: a.OK}, notAcquired(h.explain(err))
+		w := h.s.Writer()
+		a, err := s.sem.Acquire(ctx, w, req, n, queue, ttl)
+		if err == nil && a.OK {
+			// A queued request's permits may have been granted by a
+			// release: this try then wrote nothing for its WAIT to cover.
+			ok := true
+			if queued {
+				ok, err = granted(ctx)
+			} else {
+				err = core.AckedAcquire(w) // a shortfall is undone by leave
+			}
+			return wait.Attempt{Acquired: ok}, err
+		}
+		if err != nil {
+			return wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if queue {
+			queued = true
 			if err := hb.Watch(now); err != nil {
 				return wait.Attempt{}, err
 			}
@@ -152,8 +181,11 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
-	_, err := s.sem.Release(ctx, s.h.s.RDB, s.h.request(), n)
-	return s.h.explain(err)
+	w := s.h.s.Writer()
+	if _, err := s.sem.Release(ctx, w, s.h.request(), n); err != nil {
+		return s.h.explain(err)
+	}
+	return core.AckedRelease(w)
 }
 
 // Available returns the permits available now: the total, minus what is

@@ -45,6 +45,7 @@ type Config struct {
 	Polling      bool          // true: never subscribe, re-check every PollInterval
 	PollInterval time.Duration // the longest wait between re-checks
 	Logger       *slog.Logger
+	Replicas     Replicas // WAIT after each acquire and release; zero: none
 }
 
 // Session is one Client's shared state. Its zero value is not usable; use New.

@@ -153,11 +153,15 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string,
 		return err
 	}
 	t.Releasing()
-	n, err := release(ctx, h.S.RDB, h.NextRequest())
+	w := h.S.Writer()
+	n, err := release(ctx, w, h.NextRequest())
 	if err != nil {
 		return err
 	}
-	return t.Released(n, what+" "+strconv.Quote(h.Name))
+	if err := t.Released(n, what+" "+strconv.Quote(h.Name)); err != nil {
+		return err
+	}
+	return core.AckedRelease(w)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

@@ -1,0 +1,255 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+// Replicas is WithWaitReplicas: how many replicas must acknowledge each
+// acquire and release, and how long WAIT waits for them. The zero value
+// sends no WAIT.
+type Replicas struct {
+	N       int
+	Timeout time.Duration // whole milliseconds, at least 1ms, when N > 0
+}
+
+// Writer returns the Scripter an acquire or release runs its script on.
+// Without WaitReplicas it is s.RDB itself: nothing is added, not a round
+// trip, not an allocation. With it, it is a fresh Scripter whose EVALSHA
+// and EVAL each go in one pipeline with WAIT, on one connection to the
+// primary of the script's first key, and which records for Acked how many
+// replicas acknowledged. Take one per request; it is not for concurrent use.
+func (s *Session) Writer() redis.Scripter {
+	if s.Config.Replicas.N == 0 {
+		return s.RDB
+	}
+	return &acked{rdb: s.RDB, r: s.Config.Replicas}
+}
+
+// Acked reports a shortfall of the last script run on w, a Scripter from
+// Writer: an error matching ErrNotReplicated that says how many replicas
+// acknowledged, or nil when enough did, when the script failed (its own
+// error says so) or when w waits for none.
+func Acked(w redis.Scripter) error {
+	if a, ok := w.(*acked); ok {
+		return a.short
+	}
+	return nil
+}
+
+// AckedAcquire is Acked for an acquire that took its hold or permits: the
+// caller undoes it on a shortfall, so the error matches ErrNotAcquired too.
+func AckedAcquire(w redis.Scripter) error {
+	if err := Acked(w); err != nil {
+		return fmt.Errorf("%w: %w; the acquire was undone", errs.ErrNotAcquired, err)
+	}
+	return nil
+}
+
+// AckedRelease is Acked for a release, which stands whatever the replicas
+// did: the error says so, and does not match ErrNotHeld.
+func AckedRelease(w redis.Scripter) error {
+	if err := Acked(w); err != nil {
+		return fmt.Errorf("%w; the release stands", err)
+	}
+	return nil
+}
+
+// Confirm makes sure that the replicas have a grant that another client's
+// script wrote (a fair lock's hand-off, a fair semaphore's grant): the
+// granting script's WAIT was the releaser's, and a retry of the grantee's
+// own script that finds the grant writes nothing for a WAIT to cover. So,
+// with WaitReplicas set, touch makes a write of its own that Redis
+// propagates (though it changes nothing) and reports whether the grant
+// still stands; the WAIT after it covers every earlier write of the
+// replication stream, the grant included. Confirm reports whether the grant
+// stands, or a shortfall as AckedAcquire does. Without WaitReplicas it
+// returns true at once.
+func (s *Session) Confirm(ctx context.Context, touch func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
+	if s.Config.Replicas.N == 0 {
+		return true, nil
+	}
+	w := s.Writer()
+	ok, err := touch(ctx, w)
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, AckedAcquire(w)
+}
+
+// acked is the Scripter of Writer with WaitReplicas set.
+type acked struct {
+	rdb   Redis
+	r     Replicas
+	short error // the last script's shortfall
+}
+
+func (a *acked) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return a.run(ctx, keys, func(p redis.Pipeliner) *redis.Cmd { return p.EvalSha(ctx, sha1, keys, args...) })
+}
+
+func (a *acked) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return a.run(ctx, keys, func(p redis.Pipeliner) *redis.Cmd { return p.Eval(ctx, script, keys, args...) })
+}
+
+// The read-only calls and the script cache's are sent as they are.
+
+func (a *acked) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return a.rdb.EvalRO(ctx, script, keys, args...)
+}
+
+func (a *acked) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return a.rdb.EvalShaRO(ctx, sha1, keys, args...)
+}
+
+func (a *acked) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
+	return a.rdb.ScriptExists(ctx, hashes...)
+}
+
+func (a *acked) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
+	return a.rdb.ScriptLoad(ctx, script)
+}
+
+// pipeliner is what a pipeline is made on: a go-redis client, or one node
+// of a cluster.
+type pipeliner interface {
+	Pipeline() redis.Pipeliner
+}
+
+// shards is what a *redis.ClusterClient has: the client of the primary that
+// serves a key's slot, and every node it knows (ForEachShard reloads its
+// view of the cluster first).
+type shards interface {
+	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
+	ForEachShard(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
+}
+
+// maxRedirects bounds how many MOVED, ASK and TRYAGAIN replies one script
+// follows on Cluster, as go-redis's own MaxRedirects (3 by default) does.
+const maxRedirects = 3
+
+// tryAgainDelay is the wait before a script that got TRYAGAIN (its slot is
+// migrating, its keys split between two nodes) is sent again.
+const tryAgainDelay = 20 * time.Millisecond
+
+// run sends the script that queue adds and WAIT in one pipeline, records
+// the acknowledgement, and returns the script's reply.
+//
+// A *redis.Client, also as a Sentinel failover client, runs a pipeline on
+// one connection, which WAIT needs: it waits for the replicas to reach the
+// offset of that connection's last write. A ClusterClient would send the
+// keyless WAIT to any node, so on Cluster the pipeline goes to the client
+// of the primary that serves the script's first key (all keys of a name
+// share one slot). If the slot has moved, the primary replies MOVED (or ASK
+// while it moves) without running the script; the pipeline is then sent
+// again to the node named in the reply (after ASKING, for ASK).
+func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
+	c, ok := a.rdb.(shards)
+	if !ok || len(keys) == 0 {
+		return a.on(ctx, a.rdb, false, queue)
+	}
+	node, err := c.MasterForKey(ctx, keys[0])
+	asking := false
+	for attempt := 0; ; attempt++ {
+		if err != nil {
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return cmd
+		}
+		cmd := a.on(ctx, node, asking, queue)
+		addr, ask, again := redirect(cmd.Err())
+		if attempt == maxRedirects || (addr == "" && !again) {
+			return cmd
+		}
+		if again {
+			if err := sleep(ctx, tryAgainDelay); err != nil {
+				return cmd
+			}
+			continue
+		}
+		node, err = nodeAt(ctx, c, addr)
+		asking = ask
+	}
+}
+
+// on runs one pipeline on p: ASKING if asked, the script, WAIT.
+func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
+	pipe := p.Pipeline()
+	if asking {
+		_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+	}
+	cmd := queue(pipe)
+	wait := redis.NewIntCmd(ctx, "wait", a.r.N, a.r.Timeout.Milliseconds())
+	_ = pipe.Process(ctx, wait)
+	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	a.short = nil
+	switch {
+	case cmd.Err() != nil: // the script's own error says what happened
+	case wait.Err() != nil:
+		a.short = fmt.Errorf("%w: WAIT %d %d: %w", errs.ErrNotReplicated, a.r.N, a.r.Timeout.Milliseconds(), wait.Err())
+	case wait.Val() < int64(a.r.N):
+		a.short = fmt.Errorf("%w: %d of %d replicas acknowledged within %v",
+			errs.ErrNotReplicated, wait.Val(), a.r.N, a.r.Timeout)
+	}
+	return cmd
+}
+
+// redirect reads a cluster redirection from a script's error: the node to
+// send it to, and whether ASKING must come first (MOVED 3999
+// 127.0.0.1:6381, ASK 3999 127.0.0.1:6381); or again, for TRYAGAIN.
+func redirect(err error) (addr string, ask, again bool) {
+	if err == nil {
+		return "", false, false
+	}
+	f := strings.Fields(err.Error())
+	switch {
+	case len(f) == 3 && f[0] == "MOVED":
+		return f[2], false, false
+	case len(f) == 3 && f[0] == "ASK":
+		return f[2], true, false
+	case len(f) > 0 && f[0] == "TRYAGAIN":
+		return "", false, true
+	}
+	return "", false, false
+}
+
+// nodeAt returns the client of the cluster node at addr, after reloading
+// the cluster's view, which also points MasterForKey at the slot's new
+// primary.
+func nodeAt(ctx context.Context, c shards, addr string) (*redis.Client, error) {
+	var (
+		mu    sync.Mutex // ForEachShard calls fn concurrently
+		found *redis.Client
+	)
+	err := c.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
+		if n.Options().Addr == addr {
+			mu.Lock()
+			found = n
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err == nil && found == nil {
+		err = fmt.Errorf("redcoord: the cluster redirected a write to %s, a node it does not list", addr)
+	}
+	return found, err
+}
+
+// sleep waits for d or the end of ctx.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

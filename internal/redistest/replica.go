@@ -1,0 +1,84 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Replicated is a redis-server primary and one replica of it, started by
+// [StartReplicated] for one test: what WAIT needs to count an
+// acknowledgement, without the sentinels of [StartSentinel].
+type Replicated struct {
+	Primary *Server // where clients write
+	Replica *Server // a replica of Primary (replicaof)
+
+	replica *proc
+}
+
+// StartReplicated starts, on free 127.0.0.1 ports and with no persistence,
+// a redis-server primary and a replica of it, and returns once the replica
+// is in sync and the primary counts it online (at most 20 s, else t.Fatal).
+// Both sync without delay (repl-diskless-sync-delay 0). t.Cleanup kills and
+// reaps both, paused or not. StartReplicated calls t.Skip if redis-server is
+// not on PATH (or t.Fatal when CI is set), as [Real] does.
+func StartReplicated(t testing.TB) *Replicated {
+	t.Helper()
+	bin := lookBin(t, "redis-server", "redis-server")
+	repl := []string{"--repl-diskless-sync-delay", "0"}
+	primary := startProc(t, bin, "redis-server (primary)", func(dir string, port int) ([]string, error) {
+		return append(serverArgs(dir, port), repl...), nil
+	})
+	replica := startProc(t, bin, "redis-server (replica)", func(dir string, port int) ([]string, error) {
+		return append(append(serverArgs(dir, port), repl...), "--replicaof", "127.0.0.1", strconv.Itoa(primary.port)), nil
+	})
+	padmin, radmin := redis.NewClient(adminOptions(primary.addr)), redis.NewClient(adminOptions(replica.addr))
+	t.Cleanup(func() { _ = padmin.Close(); _ = radmin.Close() })
+	mustPoll(t, settleTimeout, "replica to sync", func() error {
+		if err := replicaOf(radmin, primary.port); err != nil {
+			return err
+		}
+		info, err := padmin.Info(context.Background(), "replication").Result()
+		if err != nil {
+			return err
+		}
+		if s := infoField(info, "slave0"); infoField(info, "connected_slaves") != "1" || !containsState(s, "online") {
+			return fmt.Errorf("%s: the primary lists its replica as %q", primary.addr, s)
+		}
+		return nil
+	})
+	return &Replicated{
+		Primary: &Server{Addr: primary.addr, Real: true},
+		Replica: &Server{Addr: replica.addr, Real: true},
+		replica: replica,
+	}
+}
+
+// PauseReplica stops the replica's process (SIGSTOP): its connection to the
+// primary stays open, but it applies and acknowledges nothing, as a replica
+// stalled by a long pause or cut off by a partition would, until
+// ResumeReplica.
+func (r *Replicated) PauseReplica(t testing.TB) { r.signal(t, syscall.SIGSTOP) }
+
+// ResumeReplica lets a paused replica run again (SIGCONT); it catches up
+// with the primary's stream at once.
+func (r *Replicated) ResumeReplica(t testing.TB) { r.signal(t, syscall.SIGCONT) }
+
+func (r *Replicated) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := r.replica.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("redistest: signal %v to the replica: %v", sig, err)
+	}
+}
+
+// containsState reports whether an INFO replication "slaveN" line
+// ("ip=...,port=...,state=online,...") has the given state.
+func containsState(line, state string) bool {
+	return slices.Contains(strings.Split(line, ","), "state="+state)
+}

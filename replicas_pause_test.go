@@ -1,0 +1,121 @@
+package redcoord_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rfairlock"
+	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/rsemaphore"
+)
+
+// pauseTimeout is WAIT's timeout in the tests with a paused replica.
+const pauseTimeout = 200 * time.Millisecond
+
+// A replica that stops acknowledging (paused by SIGSTOP) makes an acquire
+// fail with ErrNotReplicated after the timeout, leaving the lock free, and
+// a release stand but report ErrNotReplicated. Once the replica runs
+// again, acquires succeed.
+func TestWaitReplicasPausedReplica(t *testing.T) {
+	ctx := context.Background()
+	pair := redistest.StartReplicated(t)
+	rdb := pair.Primary.Client(t)
+	c := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))
+	holder, other := rlock.New(c, "paused"), rlock.New(c, "paused")
+	require.NoError(t, holder.Lock(ctx))
+
+	pair.PauseReplica(t)
+	err := holder.Unlock(ctx)
+	assert.ErrorIs(t, err, redcoord.ErrNotReplicated)
+	assert.NotErrorIs(t, err, redcoord.ErrNotHeld)
+	locked, err := holder.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked, "the release stands")
+
+	start := time.Now()
+	err = other.Lock(ctx)
+	assert.ErrorIs(t, err, redcoord.ErrNotReplicated)
+	assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+	assert.GreaterOrEqual(t, time.Since(start), pauseTimeout)
+	assert.Less(t, time.Since(start), 5*pauseTimeout, "returned, not waited on")
+	locked, err = other.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked, "the acquire was undone")
+	assert.Zero(t, other.Token())
+
+	pair.ResumeReplica(t)
+	require.NoError(t, other.Lock(ctx))
+	require.NoError(t, other.Unlock(ctx))
+}
+
+// A lock or permits that a release hands to a queued waiter inside its
+// script are the releaser's write, which its WAIT covered or not: the
+// waiter confirms with a write and WAIT of its own, and a shortfall undoes
+// the grant (the lock free, the permits back) and fails the waiter's
+// acquire with ErrNotReplicated.
+func TestWaitReplicasPausedGrant(t *testing.T) {
+	ctx := context.Background()
+	pair := redistest.StartReplicated(t)
+	rdb := pair.Primary.Client(t)
+	holderC := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))
+	waiterC := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))
+
+	t.Run("rfairlock", func(t *testing.T) {
+		holder, waiter := rfairlock.New(holderC, "grant"), rfairlock.New(waiterC, "grant")
+		require.NoError(t, holder.Lock(ctx))
+		got := background(func() error { return waiter.Lock(ctx) })
+		locktest.Eventually(t, func() bool { n, _ := holder.QueueLength(ctx); return n == 1 }, "the waiter queues")
+
+		pair.PauseReplica(t)
+		assert.ErrorIs(t, holder.Unlock(ctx), redcoord.ErrNotReplicated, "the release (and grant) stands")
+		err := <-got
+		assert.ErrorIs(t, err, redcoord.ErrNotReplicated)
+		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+		locked, err := holder.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked, "the grant was given back")
+		n, err := holder.QueueLength(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+
+		pair.ResumeReplica(t)
+		require.NoError(t, waiter.Lock(ctx))
+		require.NoError(t, waiter.Unlock(ctx))
+	})
+
+	t.Run("Semaphore WithFair", func(t *testing.T) {
+		holder := rsemaphore.New(holderC, "grant-sem", rsemaphore.WithFair())
+		waiter := rsemaphore.New(waiterC, "grant-sem", rsemaphore.WithFair())
+		require.NoError(t, holder.SetPermits(ctx, 1))
+		require.NoError(t, holder.Acquire(ctx, 1))
+		got := background(func() error { return waiter.Acquire(ctx, 1) })
+		locktest.Eventually(t, func() bool { st, _ := holder.State(ctx); return st.Waiting == 1 }, "the waiter queues")
+
+		pair.PauseReplica(t)
+		assert.ErrorIs(t, holder.Release(ctx, 1), redcoord.ErrNotReplicated, "the release (and grant) stands")
+		err := <-got
+		assert.ErrorIs(t, err, redcoord.ErrNotReplicated)
+		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+		st, err := holder.State(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, rsemaphore.State{Set: true, Available: 1, Total: 1}, st, "the grant was given back")
+
+		pair.ResumeReplica(t)
+		require.NoError(t, waiter.Acquire(ctx, 1))
+		require.NoError(t, waiter.Release(ctx, 1))
+	})
+}
+
+// background runs f in a goroutine and returns the channel of its error.
+func background(f func() error) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	return ch
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,10 @@ type cluster interface {
 
 // errNoOwner: CLUSTER SLOTS names no primary for a slot (cluster down).
 var errNoOwner = errors.New("pubsub: no primary serves the slot")
+
+// errResubscribed: a reply that answers no command of the Hub's, which
+// means go-redis re-established the connection on its own.
+var errResubscribed = errors.New("pubsub: go-redis resubscribed a shard connection by itself")
 
 // PublishCommand returns the command that reaches a Hub built on rdb:
 // SPUBLISH on a Redis Cluster client, whose Hub subscribes with SSUBSCRIBE,
@@ -78,6 +84,20 @@ func isMoved(err error) (addr string, ok bool) {
 		return f[2], true
 	}
 	return "", false
+}
+
+// movedSlot reports whether err is a MOVED redirection, and for which slot.
+func movedSlot(err error) (int, bool) {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return 0, false
+	}
+	f := strings.Fields(rerr.Error())
+	if len(f) != 3 || f[0] != "MOVED" {
+		return 0, false
+	}
+	slot, perr := strconv.Atoi(f[1])
+	return slot, perr == nil
 }
 
 // isUnknownCommand reports whether the server does not know the command:
@@ -135,6 +155,7 @@ func (h *Hub) sendShardLocked(ctx context.Context, t *topic, addr string) error 
 	h.commands++
 	if err := n.ps.SSubscribe(ctx, t.name); err != nil {
 		t.node = nil
+		h.dropNodeLocked(n, err)
 		return err
 	}
 	h.gen++
@@ -154,8 +175,7 @@ func (h *Hub) unsubscribeShardLocked(t *topic) {
 	defer cancel()
 	h.commands++
 	if err := n.ps.SUnsubscribe(ctx, t.name); err != nil {
-		// The reader will see the connection fail and drop the node.
-		h.opts.logger.Debug("pubsub: SUNSUBSCRIBE failed", "channel", t.name, "addr", n.addr, "err", err)
+		h.dropNodeLocked(n, err)
 		return
 	}
 	n.sent = append(n.sent, sent{unsub: true, channel: t.name})
@@ -189,7 +209,7 @@ func (h *Hub) nodeLocked(addr string) *node {
 func (h *Hub) readNode(n *node) {
 	defer h.workers.Done()
 	defer close(n.done)
-	ctx := context.Background()
+	ctx := h.bg // Close cancels it, and with it a dial in progress
 	pinged := false
 	for {
 		msg, err := n.ps.ReceiveTimeout(ctx, healthInterval)
@@ -203,7 +223,10 @@ func (h *Hub) readNode(n *node) {
 			h.nodeError(n, err)
 		case errors.As(err, &nerr) && nerr.Timeout() && !pinged:
 			pinged = true
-			_ = n.ps.Ping(ctx)
+			if err := n.ps.Ping(ctx); err != nil {
+				h.nodeLost(n, err)
+				return
+			}
 		default:
 			h.nodeLost(n, err)
 			return
@@ -225,6 +248,12 @@ func (h *Hub) handleNode(n *node, msg any) {
 		switch m.Kind {
 		case "ssubscribe":
 			e, ok := n.answered(false, m.Channel)
+			if !ok {
+				// No SSUBSCRIBE of ours: go-redis reconnected and resubscribed
+				// on its own, in one command that spans slots.
+				h.dropNodeLocked(n, errResubscribed)
+				return
+			}
 			t := h.topics[m.Channel]
 			if ok && t != nil && t.node == n && t.gen == e.gen {
 				t.markConfirmed()
@@ -264,11 +293,28 @@ func (n *node) answered(unsub bool, channel string) (sent, bool) {
 func (h *Hub) nodeError(n *node, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || n.dead || len(n.sent) == 0 {
+	if h.closed || n.dead {
 		return
 	}
-	e := n.sent[0]
-	n.sent = n.sent[1:]
+	i := 0
+	if slot, ok := movedSlot(err); ok {
+		// MOVED names the slot: the reply is to the oldest command for a
+		// channel of that slot. (A SUNSUBSCRIBE crossed by the server's own
+		// unsubscribe of a migrated slot is answered so, and must not be
+		// charged to the command after it.)
+		i = slices.IndexFunc(n.sent, func(e sent) bool { return keySlot(e.channel) == slot })
+	}
+	if i < 0 {
+		return // a late reply to a SUNSUBSCRIBE that the server's own crossed
+	}
+	if len(n.sent) == 0 || strings.HasPrefix(err.Error(), "CROSSSLOT") {
+		// Not the reply to any command of ours, each of which names one
+		// channel: go-redis reconnected and resubscribed on its own.
+		h.dropNodeLocked(n, fmt.Errorf("%w: %w", errResubscribed, err))
+		return
+	}
+	e := n.sent[i]
+	n.sent = slices.Delete(n.sent, i, i+1)
 	t := h.topics[e.channel]
 	if e.unsub || t == nil || t.node != n || t.gen != e.gen {
 		return
@@ -293,15 +339,32 @@ func (h *Hub) nodeError(n *node, err error) {
 func (h *Hub) nodeLost(n *node, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.dropNodeLocked(n, err)
+}
+
+// dropNodeLocked is nodeLost under h.mu. It is also how a failed write ends
+// a node: go-redis then reconnects by itself and resubscribes every channel
+// of the connection in one SSUBSCRIBE, which fails when they span slots, so
+// the connection is closed instead and its channels moved one by one.
+func (h *Hub) dropNodeLocked(n *node, err error) {
+	if n.dead {
+		return
+	}
 	n.dead = true
 	if h.nodes[n.addr] == n {
 		delete(h.nodes, n.addr)
 	}
-	_ = n.ps.Close()
-	_ = n.client.Close()
 	if h.closed {
-		return
+		return // Close closes the connection
 	}
+	// Closed in the background: go-redis's PubSub may be redialling under
+	// its own lock. Its reader then exits on the closed connection.
+	h.workers.Add(1)
+	go func() {
+		defer h.workers.Done()
+		_ = n.ps.Close()
+		_ = n.client.Close()
+	}()
 	h.reconnects++
 	h.opts.logger.Info("pubsub: shard connection lost; moving its channels", "addr", n.addr, "err", err)
 	h.cluster.ReloadState(h.bg)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -263,7 +265,14 @@ func checkFailover(t *testing.T, o outcome, mayDouble bool) {
 // renewals reach it until its client hears +switch-master: its lease may
 // run out on the new primary while it holds by its own account. That double
 // grant is logged, not failed.
+//
+// REDCOORD_SENTINEL_TRIALS, when set to a positive number, replaces
+// sentinelTrials: CI runs a few (each costs ten seconds), a closing note
+// quotes a longer run.
 func FailoverSuites(t *testing.T, newX NewExclusive, clusterTrials, sentinelTrials int) {
+	if n, err := strconv.Atoi(os.Getenv("REDCOORD_SENTINEL_TRIALS")); err == nil && n > 0 {
+		sentinelTrials = n
+	}
 	t.Cleanup(waitDialProbes) // runs last, after every Client and go-redis client is closed
 	t.Run("Cluster", func(t *testing.T) {
 		t.Parallel()

@@ -73,31 +73,19 @@ type sent struct {
 	gen     uint64 // the topic's generation when it was written
 }
 
-// isMoved reports whether err is a MOVED redirection, and to where.
-func isMoved(err error) (addr string, ok bool) {
+// moved reports whether err is a MOVED redirection, and its slot and
+// address ("MOVED 3999 127.0.0.1:6381").
+func moved(err error) (slot int, addr string, ok bool) {
 	var rerr redis.Error
 	if !errors.As(err, &rerr) {
-		return "", false
-	}
-	f := strings.Fields(rerr.Error())
-	if len(f) == 3 && f[0] == "MOVED" {
-		return f[2], true
-	}
-	return "", false
-}
-
-// movedSlot reports whether err is a MOVED redirection, and for which slot.
-func movedSlot(err error) (int, bool) {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
-		return 0, false
+		return 0, "", false
 	}
 	f := strings.Fields(rerr.Error())
 	if len(f) != 3 || f[0] != "MOVED" {
-		return 0, false
+		return 0, "", false
 	}
 	slot, perr := strconv.Atoi(f[1])
-	return slot, perr == nil
+	return slot, f[2], perr == nil
 }
 
 // isUnknownCommand reports whether the server does not know the command:
@@ -297,7 +285,8 @@ func (h *Hub) nodeError(n *node, err error) {
 		return
 	}
 	i := 0
-	if slot, ok := movedSlot(err); ok {
+	slot, addr, isMoved := moved(err)
+	if isMoved {
 		// MOVED names the slot: the reply is to the oldest command for a
 		// channel of that slot. (A SUNSUBSCRIBE crossed by the server's own
 		// unsubscribe of a migrated slot is answered so, and must not be
@@ -319,7 +308,7 @@ func (h *Hub) nodeError(n *node, err error) {
 	if e.unsub || t == nil || t.node != n || t.gen != e.gen {
 		return
 	}
-	if addr, ok := isMoved(err); ok {
+	if isMoved {
 		h.moveLocked(t, addr, 0)
 		return
 	}

@@ -2,6 +2,7 @@ package redcoord_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestWaitReplicasPausedReplica(t *testing.T) {
 	rdb := pair.Primary.Client(t)
 	c := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))
 	holder, other := rlock.New(c, "paused"), rlock.New(c, "paused")
-	require.NoError(t, holder.Lock(ctx))
+	acked(t, func() error { return holder.Lock(ctx) })
 
 	pair.PauseReplica(t)
 	err := holder.Unlock(ctx)
@@ -51,8 +52,8 @@ func TestWaitReplicasPausedReplica(t *testing.T) {
 	assert.Zero(t, other.Token())
 
 	pair.ResumeReplica(t)
-	require.NoError(t, other.Lock(ctx))
-	require.NoError(t, other.Unlock(ctx))
+	acked(t, func() error { return other.Lock(ctx) })
+	stands(t, other.Unlock(ctx))
 }
 
 // A lock or permits that a release hands to a queued waiter inside its
@@ -69,7 +70,7 @@ func TestWaitReplicasPausedGrant(t *testing.T) {
 
 	t.Run("rfairlock", func(t *testing.T) {
 		holder, waiter := rfairlock.New(holderC, "grant"), rfairlock.New(waiterC, "grant")
-		require.NoError(t, holder.Lock(ctx))
+		acked(t, func() error { return holder.Lock(ctx) })
 		got := background(func() error { return waiter.Lock(ctx) })
 		locktest.Eventually(t, func() bool { n, _ := holder.QueueLength(ctx); return n == 1 }, "the waiter queues")
 
@@ -86,15 +87,15 @@ func TestWaitReplicasPausedGrant(t *testing.T) {
 		assert.Zero(t, n)
 
 		pair.ResumeReplica(t)
-		require.NoError(t, waiter.Lock(ctx))
-		require.NoError(t, waiter.Unlock(ctx))
+		acked(t, func() error { return waiter.Lock(ctx) })
+		stands(t, waiter.Unlock(ctx))
 	})
 
 	t.Run("Semaphore WithFair", func(t *testing.T) {
 		holder := rsemaphore.New(holderC, "grant-sem", rsemaphore.WithFair())
 		waiter := rsemaphore.New(waiterC, "grant-sem", rsemaphore.WithFair())
 		require.NoError(t, holder.SetPermits(ctx, 1))
-		require.NoError(t, holder.Acquire(ctx, 1))
+		acked(t, func() error { return holder.Acquire(ctx, 1) })
 		got := background(func() error { return waiter.Acquire(ctx, 1) })
 		locktest.Eventually(t, func() bool { st, _ := holder.State(ctx); return st.Waiting == 1 }, "the waiter queues")
 
@@ -108,8 +109,8 @@ func TestWaitReplicasPausedGrant(t *testing.T) {
 		assert.Equal(t, rsemaphore.State{Set: true, Available: 1, Total: 1}, st, "the grant was given back")
 
 		pair.ResumeReplica(t)
-		require.NoError(t, waiter.Acquire(ctx, 1))
-		require.NoError(t, waiter.Release(ctx, 1))
+		acked(t, func() error { return waiter.Acquire(ctx, 1) })
+		stands(t, waiter.Release(ctx, 1))
 	})
 }
 
@@ -118,4 +119,30 @@ func background(f func() error) <-chan error {
 	ch := make(chan error, 1)
 	go func() { ch <- f() }()
 	return ch
+}
+
+// acked runs acquire until the replica acknowledges it, at most 10 times:
+// on a busy machine a running replica can miss WAIT's short timeout, and
+// an acquire it missed was undone, so it may be tried again.
+func acked(t *testing.T, acquire func() error) {
+	t.Helper()
+	var err error
+	for range 10 {
+		if err = acquire(); !errors.Is(err, redcoord.ErrNotReplicated) {
+			break
+		}
+		t.Logf("acquire not acknowledged in %v with the replica running; again", pauseTimeout)
+	}
+	require.NoError(t, err)
+}
+
+// stands checks a release with the replica running: it succeeds, or too
+// few replicas acknowledged it in time, and then it stands all the same.
+func stands(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, redcoord.ErrNotReplicated) {
+		t.Logf("release not acknowledged in %v with the replica running: %v", pauseTimeout, err)
+		return
+	}
+	require.NoError(t, err)
 }

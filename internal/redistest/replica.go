@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,6 +21,7 @@ type Replicated struct {
 	Replica *Server // a replica of Primary (replicaof)
 
 	replica *proc
+	admin   *redis.Client // to Primary
 }
 
 // StartReplicated starts, on free 127.0.0.1 ports and with no persistence,
@@ -40,6 +42,12 @@ func StartReplicated(t testing.TB) *Replicated {
 	})
 	padmin, radmin := redis.NewClient(adminOptions(primary.addr)), redis.NewClient(adminOptions(replica.addr))
 	t.Cleanup(func() { _ = padmin.Close(); _ = radmin.Close() })
+	r := &Replicated{
+		Primary: &Server{Addr: primary.addr, Real: true},
+		Replica: &Server{Addr: replica.addr, Real: true},
+		replica: replica,
+		admin:   padmin,
+	}
 	mustPoll(t, settleTimeout, "replica to sync", func() error {
 		if err := replicaOf(radmin, primary.port); err != nil {
 			return err
@@ -53,11 +61,32 @@ func StartReplicated(t testing.TB) *Replicated {
 		}
 		return nil
 	})
-	return &Replicated{
-		Primary: &Server{Addr: primary.addr, Real: true},
-		Replica: &Server{Addr: replica.addr, Real: true},
-		replica: replica,
-	}
+	r.WaitAcked(t)
+	return r
+}
+
+// WaitAcked returns once the replica acknowledges a write of the
+// primary's (at most 20 s, else t.Fatal): the primary may count a replica
+// online before it answers WAIT, and a resumed replica has a backlog to
+// apply first. The write is a key set and deleted at once.
+func (r *Replicated) WaitAcked(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	mustPoll(t, settleTimeout, "replica to acknowledge a write", func() error {
+		wait := redis.NewIntCmd(ctx, "wait", 1, (500 * time.Millisecond).Milliseconds())
+		_, err := r.admin.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "redistest:acked", "1", 0)
+			p.Del(ctx, "redistest:acked")
+			return p.Process(ctx, wait)
+		})
+		if err != nil {
+			return err
+		}
+		if wait.Val() < 1 {
+			return fmt.Errorf("%s: WAIT 1 counted %d replicas", r.Primary.Addr, wait.Val())
+		}
+		return nil
+	})
 }
 
 // PauseReplica stops the replica's process (SIGSTOP): its connection to the
@@ -66,9 +95,13 @@ func StartReplicated(t testing.TB) *Replicated {
 // ResumeReplica.
 func (r *Replicated) PauseReplica(t testing.TB) { r.signal(t, syscall.SIGSTOP) }
 
-// ResumeReplica lets a paused replica run again (SIGCONT); it catches up
-// with the primary's stream at once.
-func (r *Replicated) ResumeReplica(t testing.TB) { r.signal(t, syscall.SIGCONT) }
+// ResumeReplica lets a paused replica run again (SIGCONT) and returns once
+// it has caught up with the primary's stream ([Replicated.WaitAcked]).
+func (r *Replicated) ResumeReplica(t testing.TB) {
+	t.Helper()
+	r.signal(t, syscall.SIGCONT)
+	r.WaitAcked(t)
+}
 
 func (r *Replicated) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()

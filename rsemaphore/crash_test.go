@@ -136,7 +136,7 @@ func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
 				holder := rsemaphore.NewExpirable(ps[0].C, "n")
 				waiter := rsemaphore.NewExpirable(ps[1].C, "n", rsemaphore.WithMaxPollInterval(time.Hour))
 				require.NoError(t, holder.SetPermits(ctx, 1))
-				monitor := ps[0].RDB.Subscribe(ctx, "rc:{n}:ch")
+				monitor := ps[0].RDB.Subscribe(ctx, "rc:{n}:sem-ch")
 				defer monitor.Close()
 				_, err := monitor.Receive(ctx) // the confirmation
 				require.NoError(t, err)

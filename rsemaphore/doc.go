@@ -100,12 +100,20 @@
 // # Keys
 //
 // For a name N and the Client's prefix P, a Semaphore keeps P:{N}:permits
-// (a hash: kind, available, total), and while used P:{N}:queue,
-// P:{N}:alive, P:{N}:waiting (the fair queue) and P:{N}:done (recent
-// request ids). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
-// P:{N}:leases (permit id to deadline), P:{N}:tokens, P:{N}:fence and
-// P:{N}:done. Every key but the permits hash and the fence expires by
-// itself once unused. All of them share the {N} hash tag, so each script
-// touches one Redis Cluster slot. A name is either kind: the other's
-// scripts report ErrWrongType, as they do for a key of another type.
+// (a hash: kind, available, total), and while used P:{N}:sem-queue,
+// P:{N}:sem-alive, P:{N}:sem-waiting (the fair queue), P:{N}:done (recent
+// request ids) and P:{N}:drained:<request id> (what a Drain took, for 15
+// seconds). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
+// P:{N}:sem-leases (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence
+// and P:{N}:done. Every key but the permits hash and the fence expires by
+// itself once unused. Both notify on the channel P:{N}:sem-ch. All of them
+// share the {N} hash tag, so each script touches one Redis Cluster slot.
+//
+// A name is either kind of semaphore: the other's scripts report
+// ErrWrongType, as they do for a key of another type. A lock (rlock,
+// rfairlock, rrwlock) and a semaphore of the same name are two separate
+// objects: no key or channel of one is the other's.
+//
+// Counts are at most MaxPermits (2^53-1), the largest integer Redis's Lua
+// holds exactly; a larger one is ErrInvalidArgument.
 package rsemaphore

@@ -49,9 +49,9 @@ func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSem
 	}
 	if s.h.err == nil {
 		s.x = scripts.XSem{
-			Permits: s.h.key("permits"), Leases: s.h.key("leases"), Tokens: s.h.key("tokens"),
-			Fence: s.h.key("fence"), Done: s.h.key("done"),
-			Kind: expirableKind, Publish: s.h.s.PublishCommand(), Channel: s.h.s.Channel(name),
+			Permits: s.h.key("permits"), Leases: s.h.key("sem-leases"), Tokens: s.h.key("tokens"),
+			Fence: s.h.key("sem-fence"), Done: s.h.key("done"),
+			Kind: expirableKind, Publish: s.h.s.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 	}
 	return s

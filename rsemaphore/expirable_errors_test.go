@@ -126,7 +126,7 @@ func TestExpirableWrongType(t *testing.T) {
 		a := newExpProc(t, srv)
 		require.NoError(t, a.rdb.Set(ctx, "rc:{str}:permits", "v", 0).Err())
 		require.NoError(t, rsemaphore.NewExpirable(a.c, "zset").SetPermits(ctx, 2))
-		require.NoError(t, a.rdb.Set(ctx, "rc:{zset}:leases", "v", 0).Err())
+		require.NoError(t, a.rdb.Set(ctx, "rc:{zset}:sem-leases", "v", 0).Err())
 		counting := rsemaphore.New(a.c, "counting")
 		require.NoError(t, counting.SetPermits(ctx, 2))
 		require.NoError(t, counting.Acquire(ctx, 1))

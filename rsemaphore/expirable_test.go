@@ -119,7 +119,7 @@ func TestExpirableAcquireRelease(t *testing.T) {
 		}
 		av, acq = expCounts(t, s)
 		require.Equal(t, [2]int64{3, 0}, [2]int64{av, acq})
-		assert.ElementsMatch(t, []string{"rc:{x}:permits", "rc:{x}:fence", "rc:{x}:done"}, locktest.Keys(t, a.rdb),
+		assert.ElementsMatch(t, []string{"rc:{x}:permits", "rc:{x}:sem-fence", "rc:{x}:done"}, locktest.Keys(t, a.rdb),
 			"leases and tokens go with the last permit; done expires by itself")
 	})
 }

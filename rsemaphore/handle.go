@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -49,8 +50,21 @@ func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 	h.owner = h.s.NewOwner()
 }
 
-// key returns the key of one part of the semaphore.
+// key returns the key of one part of the semaphore. The parts that a lock
+// of the same name also has (the locks' queue, alive, waiting, leases and
+// fence, and their channel) are named apart, so that a lock and a
+// semaphore of one name are two objects that never touch.
 func (h *handle) key(part string) string { return h.s.Key(h.name, part) }
+
+// channel returns the semaphore's notification channel.
+func (h *handle) channel() string { return h.key("sem-ch") }
+
+// marks returns how long the semaphore's request markers live: long enough
+// for a request's retries, the WAIT after each (redcoord.WithWaitReplicas)
+// and the leave after a failed wait with its own WAIT.
+func (h *handle) marks() time.Duration {
+	return scripts.RequestTTL + 2*h.s.Config.Replicas.Timeout
+}
 
 // check returns the first reason an operation must not start: a bad
 // argument to New, a closed Client, or a done ctx.
@@ -87,16 +101,24 @@ func (h *handle) explain(err error) error {
 	return err
 }
 
-// checkCount reports a permit count below 1.
+// checkCount reports a permit count below 1 or above MaxPermits.
 func checkCount(arg string, n int64) error {
-	if n < 1 {
+	switch {
+	case n < 1:
 		return errs.Invalid(arg, "must be at least 1, got %d", n)
+	case n > MaxPermits:
+		return errs.Invalid(arg, "must be at most %d (2^53-1), got %d", int64(MaxPermits), n)
 	}
 	return nil
 }
 
+// MaxPermits is the largest number of permits a semaphore counts, and the
+// largest a call may ask for, release or add: 2^53-1, the largest integer
+// that Redis's Lua holds exactly.
+const MaxPermits = scripts.MaxCount
+
 // setter is the set script of either semaphore.
-type setter func(ctx context.Context, rdb redis.Scripter, mode string, n int64) (scripts.SetResult, error)
+type setter func(ctx context.Context, rdb redis.Scripter, req, mode string, n int64) (scripts.SetResult, error)
 
 // trySet, set and add are TrySetPermits, SetPermits and AddPermits for both
 // semaphores.
@@ -107,7 +129,7 @@ func (h *handle) trySet(ctx context.Context, run setter, n int64) (bool, error) 
 	if err := checkCount("n", n); err != nil {
 		return false, err
 	}
-	r, err := run(ctx, h.s.RDB, scripts.SetIfUnset, n)
+	r, err := run(ctx, h.s.RDB, h.request(), scripts.SetIfUnset, n)
 	return r.Changed, err
 }
 
@@ -118,7 +140,7 @@ func (h *handle) set(ctx context.Context, run setter, n int64) error {
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
-	_, err := run(ctx, h.s.RDB, scripts.SetTotal, n)
+	_, err := run(ctx, h.s.RDB, h.request(), scripts.SetTotal, n)
 	return err
 }
 
@@ -126,9 +148,9 @@ func (h *handle) add(ctx context.Context, run setter, delta int64) error {
 	if err := h.check(ctx); err != nil {
 		return err
 	}
-	if delta == 0 {
-		return errs.Invalid("delta", "must not be 0")
+	if delta == 0 || delta < -MaxPermits || delta > MaxPermits {
+		return errs.Invalid("delta", "must not be 0 and at most %d (2^53-1) either way, got %d", int64(MaxPermits), delta)
 	}
-	_, err := run(ctx, h.s.RDB, scripts.AddTotal, delta)
+	_, err := run(ctx, h.s.RDB, h.request(), scripts.AddTotal, delta)
 	return err
 }

@@ -52,8 +52,9 @@ func TestBadNewArguments(t *testing.T) {
 	})
 }
 
-// A permit count below 1 (or an AddPermits of 0) is ErrInvalidArgument
-// naming it, with no I/O.
+// A permit count below 1 or above MaxPermits (or an AddPermits of 0, or
+// beyond MaxPermits either way) is ErrInvalidArgument naming it, with no
+// I/O.
 func TestBadCounts(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -67,7 +68,11 @@ func TestBadCounts(t *testing.T) {
 			require.NoError(t, s.SetPermits(ctx, 3))
 			before := semSnapshot(t, rdb)
 			rt.Reset()
-			for _, n := range []int64{0, -1, -1 << 62} {
+			for _, n := range []int64{0, -1, -1 << 62, rsemaphore.MaxPermits + 1, 1 << 62} {
+				want := "n: must be at least 1"
+				if n > 0 {
+					want = "n: must be at most 9007199254740991"
+				}
 				for op, err := range map[string]error{
 					"Acquire":       s.Acquire(ctx, n),
 					"TryAcquire":    locktest.Second(s.TryAcquire(ctx, n)),
@@ -76,12 +81,19 @@ func TestBadCounts(t *testing.T) {
 					"SetPermits":    s.SetPermits(ctx, n),
 				} {
 					assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, "%s(%d)", op, n)
-					assert.ErrorContains(t, err, "n: must be at least 1", "%s(%d)", op, n)
+					assert.ErrorContains(t, err, want, "%s(%d)", op, n)
 				}
 			}
-			err := s.AddPermits(ctx, 0)
+			for _, delta := range []int64{0, rsemaphore.MaxPermits + 1, -rsemaphore.MaxPermits - 1} {
+				err := s.AddPermits(ctx, delta)
+				assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, "AddPermits(%d)", delta)
+				assert.ErrorContains(t, err, "delta", "AddPermits(%d)", delta)
+			}
+			x := rsemaphore.NewExpirable(locktest.NewClient(t, rdb), "x")
+			_, err := x.TrySetPermits(ctx, rsemaphore.MaxPermits+1)
 			assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
-			assert.ErrorContains(t, err, "delta")
+			assert.ErrorContains(t, err, "n: must be at most")
+			assert.ErrorIs(t, x.AddPermits(ctx, rsemaphore.MaxPermits+1), redcoord.ErrInvalidArgument)
 			assert.Zero(t, rt.Load(), "no I/O")
 			assert.Equal(t, before, semSnapshot(t, rdb), "Redis unchanged")
 		}
@@ -207,7 +219,7 @@ func TestWrongType(t *testing.T) {
 		rdb := srv.Client(t)
 		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
-		for _, part := range []string{"permits", "queue", "alive", "waiting", "done"} {
+		for _, part := range []string{"permits", "sem-queue", "sem-alive", "sem-waiting", "done"} {
 			key := "rc:{" + part + "}:" + part
 			require.NoError(t, rdb.Set(ctx, key, "x", 0).Err())
 			for _, s := range []*rsemaphore.Semaphore{rsemaphore.New(c, part), rsemaphore.New(c, part, rsemaphore.WithFair())} {

@@ -168,7 +168,9 @@ func (s *ExpirableSemaphore) notHeld(p Permit, k *permit) error {
 // Extend gives the permit a fixed lease that ends lease (at least 1ms) from
 // now, in one round trip; a permit the watchdog kept is no longer renewed.
 // A permit that is not held is ErrNotHeld (ErrLeaseLost when this handle
-// acquired it), and nothing changes.
+// acquired it), and nothing changes. With redcoord.WithWaitReplicas, a new
+// lease that too few replicas acknowledged stands all the same, and the
+// error matches ErrNotReplicated.
 func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) error {
 	if err := s.h.check(ctx); err != nil {
 		return err
@@ -189,7 +191,8 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	}
 	s.mu.Unlock()
 	sent := time.Now()
-	ok, err := s.x.Extend(ctx, s.h.s.RDB, p.ID, lease)
+	w := s.h.s.Writer()
+	ok, err := s.x.Extend(ctx, w, p.ID, lease)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := k != nil && s.held[p.ID] == k
@@ -209,6 +212,9 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	if kept {
 		k.stopLocked()
 		k.timer = time.AfterFunc(lease-time.Since(sent), k.onLost)
+	}
+	if err := core.Acked(w); err != nil {
+		return fmt.Errorf("%w; the new lease stands", err)
 	}
 	return nil
 }

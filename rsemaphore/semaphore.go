@@ -42,9 +42,9 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 	s.h.init(c, name, opts)
 	if s.h.err == nil {
 		s.sem = scripts.Sem{
-			Permits: s.h.key("permits"), Queue: s.h.key("queue"), Alive: s.h.key("alive"),
-			Waiting: s.h.key("waiting"), Done: s.h.key("done"),
-			Kind: kind, Publish: s.h.s.PublishCommand(), Channel: s.h.s.Channel(name),
+			Permits: s.h.key("permits"), Queue: s.h.key("sem-queue"), Alive: s.h.key("sem-alive"),
+			Waiting: s.h.key("sem-waiting"), Done: s.h.key("done"), Drained: s.h.key("drained:"),
+			Kind: kind, Publish: s.h.s.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 	}
 	return s
@@ -205,7 +205,7 @@ func (s *Semaphore) Drain(ctx context.Context) (int64, error) {
 	if err := s.h.check(ctx); err != nil {
 		return 0, err
 	}
-	n, err := s.sem.Drain(ctx, s.h.s.RDB)
+	n, err := s.sem.Drain(ctx, s.h.s.RDB, s.h.request())
 	return n, s.h.explain(err)
 }
 

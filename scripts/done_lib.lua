@@ -6,6 +6,8 @@
 --            a permit with a lease, req is the permit's id)
 --   x:<req>  the acquire request req was given up: a late copy must not apply
 --   r:<req>  the release request req was applied
+--   s:<req>  the set request req (TrySetPermits, SetPermits, AddPermits)
+--            was applied
 -- A retry by go-redis, or a late copy, of a request finds its marker and is
 -- not applied twice. Markers live MARK_TTL ms, longer than a command's
 -- retries take; each costs about 100 bytes while it lives. A fair grant's

@@ -10,6 +10,10 @@
 -- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
 -- id of the owner's last request that released a hold to zero.
 
+-- MAX_COUNT is the largest count of permits a script keeps: 2^53 - 1, the
+-- largest integer a Lua number holds exactly.
+local MAX_COUNT = 9007199254740991
+
 -- now_ms returns the server's clock in milliseconds.
 local function now_ms()
   local t = redis.call('TIME')

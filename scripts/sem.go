@@ -35,10 +35,20 @@ func loadSem(name string) *Script {
 // together. Each remembered request costs about 100 bytes meanwhile.
 const RequestTTL = 15 * time.Second
 
+// MaxCount is the largest count of permits the scripts keep: 2^53 - 1, the
+// largest integer a Lua number holds exactly.
+const MaxCount = 1<<53 - 1
+
 // Sem names one counting semaphore (see sem_lib.lua).
 type Sem struct {
 	Permits, Queue, Alive, Waiting, Done string // keys
-	Kind, Publish, Channel               string
+	// Drained + a request id is the key that keeps a Drain's reply.
+	Drained                string
+	Kind, Publish, Channel string
+	// Marks is how long request markers live: RequestTTL when 0. It must
+	// outlast a request's retries and the leave after it, WAIT's timeouts
+	// (redcoord.WithWaitReplicas) included.
+	Marks time.Duration
 }
 
 func (s Sem) keys() []string {
@@ -47,7 +57,15 @@ func (s Sem) keys() []string {
 
 // args prepends the arguments every semaphore script takes.
 func (s Sem) args(more ...any) []any {
-	return append([]any{s.Kind, s.Publish, s.Channel, RequestTTL.Milliseconds()}, more...)
+	return append([]any{s.Kind, s.Publish, s.Channel, marks(s.Marks)}, more...)
+}
+
+// marks returns how long request markers live, in ms.
+func marks(d time.Duration) int64 {
+	if d <= 0 {
+		d = RequestTTL
+	}
+	return d.Milliseconds()
 }
 
 // SemAttempt is the reply of an acquire attempt.
@@ -150,11 +168,12 @@ type SetResult struct {
 }
 
 // Set sets up or resizes the semaphore (mode: SetIfUnset, SetTotal or
-// AddTotal), then serves the queue and wakes the waiters new permits let
-// in. An AddTotal that would make the total negative is ErrInvalidArgument
-// and changes nothing.
-func (s Sem) Set(ctx context.Context, rdb redis.Scripter, mode string, n int64) (SetResult, error) {
-	return set(ctx, rdb, semSet, s.keys(), s.args(mode, n), n)
+// AddTotal) under the request id req, then serves the queue and wakes the
+// waiters new permits let in. An AddTotal that would make the total
+// negative, or above MaxCount, is ErrInvalidArgument and changes nothing.
+// A retry of req changes nothing and reports Changed.
+func (s Sem) Set(ctx context.Context, rdb redis.Scripter, req, mode string, n int64) (SetResult, error) {
+	return set(ctx, rdb, semSet, s.keys(), s.args(mode, n, req), n)
 }
 
 // set runs a set script of either semaphore and decodes its reply.
@@ -169,15 +188,18 @@ func set(ctx context.Context, rdb redis.Scripter, script *Script, keys []string,
 		return SetResult{}, err
 	case r[0] == -1:
 		return SetResult{}, errs.Invalid("delta", "%d would make the total of %d permits negative", n, r[1])
+	case r[0] == -3:
+		return SetResult{}, errs.Invalid("delta", "%d would make the total of %d permits exceed %d", n, r[1], int64(MaxCount))
 	case len(r) < 3:
 		return SetResult{}, errUnexpected(v)
 	}
 	return SetResult{Changed: r[0] == 1, Total: r[1], Available: r[2]}, nil
 }
 
-// Drain takes every available permit and returns how many it took.
-func (s Sem) Drain(ctx context.Context, rdb redis.Scripter) (int64, error) {
-	v, err := semDrain.Run(ctx, rdb, s.keys(), s.args()...)
+// Drain takes every available permit under the request id req and returns
+// how many it took. A retry of req takes nothing and returns what req took.
+func (s Sem) Drain(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+	v, err := semDrain.Run(ctx, rdb, append(s.keys(), s.Drained+req), s.args()...)
 	if err != nil {
 		return 0, err
 	}

@@ -290,7 +290,7 @@ func TestSemKeyTTL(t *testing.T) {
 			}
 			return out
 		}
-		_, err := s.Set(ctx, rdb, SetIfUnset, 1)
+		_, err := s.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
 		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
 		require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestSemKeyTTL(t *testing.T) {
 
 		// A queue whose waiters all stopped beating disappears by itself.
 		require.NoError(t, rdb.FlushAll(ctx).Err())
-		_, err = s.Set(ctx, rdb, SetIfUnset, 1)
+		_, err = s.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
 		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
 		require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +18,18 @@ import (
 
 func testSem() Sem {
 	return Sem{Permits: "t:{s}:permits", Queue: "t:{s}:queue", Alive: "t:{s}:alive", Waiting: "t:{s}:waiting",
-		Done: "t:{s}:done", Kind: "rsemaphore", Publish: "PUBLISH", Channel: "t:{s}:ch"}
+		Done: "t:{s}:done", Drained: "t:{s}:drained:", Kind: "rsemaphore", Publish: "PUBLISH", Channel: "t:{s}:ch"}
+}
+
+// reqSeq numbers the set and drain steps that name no request.
+var reqSeq atomic.Int64
+
+// stepReq returns req, or a fresh request id if it is "".
+func stepReq(req string) string {
+	if req == "" {
+		return fmt.Sprintf("step-%d", reqSeq.Add(1))
+	}
+	return req
 }
 
 // semStep is one call of a semaphore script for the request req, or one
@@ -210,7 +222,7 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 	switch st.op {
 	case "try", "set", "add":
 		mode := map[string]string{"try": SetIfUnset, "set": SetTotal, "add": AddTotal}[st.op]
-		return s.Set(ctx, rdb, mode, st.n)
+		return s.Set(ctx, rdb, stepReq(st.req), mode, st.n)
 	case "acquire", "tryacq":
 		return s.Acquire(ctx, rdb, st.req, st.n, st.op == "acquire", time.Minute)
 	case "release":
@@ -221,7 +233,7 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		script, keys, args := s.Heartbeat(st.req, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
 	case "drain":
-		return s.Drain(ctx, rdb)
+		return s.Drain(ctx, rdb, stepReq(st.req))
 	case "state":
 		return s.State(ctx, rdb)
 	case "kill":

@@ -65,10 +65,10 @@ func TestSemWrongType(t *testing.T) {
 					"tryacq":  func() error { _, err := s.Acquire(ctx, rdb, "a:1", 1, false, time.Minute); return err },
 					"release": func() error { _, err := s.Release(ctx, rdb, "r:1", 1); return err },
 					"leave":   func() error { _, err := s.Leave(ctx, rdb, "b:1", 1); return err },
-					"try":     func() error { _, err := s.Set(ctx, rdb, SetIfUnset, 3); return err },
-					"set":     func() error { _, err := s.Set(ctx, rdb, SetTotal, 3); return err },
-					"add":     func() error { _, err := s.Set(ctx, rdb, AddTotal, 1); return err },
-					"drain":   func() error { _, err := s.Drain(ctx, rdb); return err },
+					"try":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
+					"set":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
+					"add":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },
+					"drain":   func() error { _, err := s.Drain(ctx, rdb, stepReq("")); return err },
 					"state":   func() error { _, err := s.State(ctx, rdb); return err },
 				} {
 					assert.ErrorIs(t, call(), errs.ErrWrongType, op)

@@ -30,6 +30,7 @@ func loadXSem(name string) *Script { return loadWith(name, "done_lib.lua", "xsem
 type XSem struct {
 	Permits, Leases, Tokens, Fence, Done string // keys
 	Kind, Publish, Channel               string
+	Marks                                time.Duration // as Sem.Marks
 }
 
 func (s XSem) keys() []string {
@@ -38,7 +39,7 @@ func (s XSem) keys() []string {
 
 // args prepends the arguments every expirable semaphore script takes.
 func (s XSem) args(more ...any) []any {
-	return append([]any{s.Kind, s.Publish, s.Channel, RequestTTL.Milliseconds()}, more...)
+	return append([]any{s.Kind, s.Publish, s.Channel, marks(s.Marks)}, more...)
 }
 
 // XAttempt is the reply of an acquire attempt.
@@ -120,10 +121,10 @@ func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string) (bool, e
 }
 
 // Set sets up or resizes the semaphore (mode: SetIfUnset, SetTotal or
-// AddTotal) and wakes the waiters new permits let in. Available in the
-// result is the free permits.
-func (s XSem) Set(ctx context.Context, rdb redis.Scripter, mode string, n int64) (SetResult, error) {
-	return set(ctx, rdb, xsemSet, s.keys(), s.args(mode, n), n)
+// AddTotal) under the request id req, as Sem.Set does, and wakes the
+// waiters new permits let in. Available in the result is the free permits.
+func (s XSem) Set(ctx context.Context, rdb redis.Scripter, req, mode string, n int64) (SetResult, error) {
+	return set(ctx, rdb, xsemSet, s.keys(), s.args(mode, n, req), n)
 }
 
 // XState is what xsem_state reads.

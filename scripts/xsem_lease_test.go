@@ -25,8 +25,8 @@ func TestXSemReclaim(t *testing.T) {
 			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute); return err },
 			"release other": func() error { _, err := x.Release(ctx, rdb, "p9", "r1"); return err },
 			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9"); return err },
-			"try":           func() error { _, err := x.Set(ctx, rdb, SetIfUnset, 5); return err },
-			"set":           func() error { _, err := x.Set(ctx, rdb, SetTotal, 5); return err },
+			"try":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 5); return err },
+			"set":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 5); return err },
 		} {
 			t.Run(name, func(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
@@ -57,7 +57,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		ctx := context.Background()
 		x := testXSem()
 		ttl := func(k string) time.Duration { return rdb.PTTL(ctx, k).Val() }
-		_, err := x.Set(ctx, rdb, SetIfUnset, 2)
+		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 2)
 		require.NoError(t, err)
 		_, err = x.Acquire(ctx, rdb, "p1", 2*time.Minute)
 		require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		assert.Equal(t, time.Duration(-1), ttl(x.Fence), "the fence never expires")
 
 		require.NoError(t, rdb.FlushAll(ctx).Err())
-		_, err = x.Set(ctx, rdb, SetIfUnset, 1)
+		_, err = x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
 		_, err = x.Acquire(ctx, rdb, "p1", 20*time.Millisecond)
 		require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestXSemRenewalLeavesFixedLease(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		x := testXSem()
-		_, err := x.Set(ctx, rdb, SetIfUnset, 1)
+		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
 		_, err = x.Acquire(ctx, rdb, "p1", time.Minute)
 		require.NoError(t, err)

@@ -5,27 +5,38 @@
 --         "set": set the total to n (permits held stay held)
 --         "add": add n (which may be negative) to the total; an unset
 --                semaphore counts as 0
--- ARGV[6] n
+-- ARGV[6] n (at most MAX_COUNT)
+-- ARGV[7] request id: a retry, or a late copy, of an applied request
+--         changes nothing and replies as it did (with today's counts)
 -- Reply: {1, total, free}  done
 --        {0, total, free}  "try" found the permits set; nothing changed
 --        {-1, total}       "add" would make the total negative; nothing changed
-local mode, n = ARGV[5], tonumber(ARGV[6])
+--        {-3, total}       "add" would make the total exceed MAX_COUNT; nothing changed
+local mode, n, req = ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
 check_keys(h[1])
+local now = now_ms()
+done_purge(KEYS[5], now)
 local total = tonumber(h[2]) or 0
-local held = reclaim(now_ms())
+local held = reclaim(now)
+if done_has(KEYS[5], 's', req) then
+  return {1, total, total - held}
+end
 if mode == 'try' and h[1] then
   return {0, total, total - held}
 end
 if mode == 'add' then
   if total + n < 0 then
     return {-1, total}
+  elseif total + n > MAX_COUNT then
+    return {-3, total}
   end
   total = total + n
 else
   total = n
 end
 redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
+done_mark(KEYS[5], 's', req, now, MARK_TTL)
 if total == 0 and h[1] then
   -- waiters can never succeed now: wake them all to find out at once
   notify(PUBLISH, CHANNEL, '*')

@@ -216,7 +216,7 @@ func xOp(ctx context.Context, rdb *redis.Client, st xstep) (any, error) {
 	switch st.op {
 	case "try", "set", "add":
 		mode := map[string]string{"try": SetIfUnset, "set": SetTotal, "add": AddTotal}[st.op]
-		return x.Set(ctx, rdb, mode, int64(st.arg.(int)))
+		return x.Set(ctx, rdb, stepReq(st.id), mode, int64(st.arg.(int)))
 	case "acquire":
 		return x.Acquire(ctx, rdb, st.id, lease)
 	case "release":

@@ -61,9 +61,9 @@ func TestXSemWrongType(t *testing.T) {
 					"retry":   func() error { _, err := x.Acquire(ctx, rdb, "p1", time.Minute); return err },
 					"release": func() error { _, err := x.Release(ctx, rdb, "p1", "r1"); return err },
 					"leave":   func() error { _, err := x.Leave(ctx, rdb, "p1"); return err },
-					"try":     func() error { _, err := x.Set(ctx, rdb, SetIfUnset, 3); return err },
-					"set":     func() error { _, err := x.Set(ctx, rdb, SetTotal, 3); return err },
-					"add":     func() error { _, err := x.Set(ctx, rdb, AddTotal, 1); return err },
+					"try":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
+					"set":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
+					"add":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },
 					"state":   func() error { _, err := x.State(ctx, rdb); return err },
 				} {
 					assert.ErrorIs(t, call(), errs.ErrWrongType, op)

@@ -25,9 +25,10 @@ type Permit struct {
 }
 
 // Lost returns a channel that is closed when the handle that acquired the
-// permit finds it gone before Release: its fixed lease ended, or a renewal
-// found it expired. It stays open after Release. It is nil for a Permit
-// that was not acquired.
+// permit finds it gone before that handle's Release: its fixed lease
+// ended, or a renewal found it gone (expired, or released through another
+// handle). It stays open after that handle's Release. It is nil for a
+// Permit that was not acquired.
 func (p Permit) Lost() <-chan struct{} { return p.lost }
 
 // permit is how a handle keeps one of its permits: renewed by the watchdog
@@ -160,7 +161,7 @@ func (s *ExpirableSemaphore) notHeld(p Permit, k *permit) error {
 		}
 	}
 	if lost {
-		return fmt.Errorf("%w: %w: permit %s of %q: its lease ended before release", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
+		return fmt.Errorf("%w: %w: permit %s of %q: gone before this call: its lease ended, or another handle released it", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
 	}
 	return fmt.Errorf("%w: permit %s of %q is not held", errs.ErrNotHeld, p.ID, s.h.name)
 }

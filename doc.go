@@ -101,8 +101,11 @@
 // a release hands to a queued waiter (rfairlock, a fair Semaphore) were
 // the releaser's write: the waiter confirms them with a write and WAIT of
 // its own, one round trip more, and gives them back on a shortfall.
-// Watchdog renewals and heartbeats do not wait: a renewal lost in a
-// failover is made again at the next tick, well within the lease.
+// The watchdog's renewals wait too, one WAIT per primary per tick in the
+// renewal pipeline, and a renewal counts only once acknowledged: a holder
+// whose renewals go unacknowledged for a lease TTL sees Lost close when a
+// promoted replica would expire its hold, not later. Waiters' heartbeats
+// do not wait: they hold nothing.
 //
 // It does not close the window. WAIT is not consensus: Sentinel and
 // Cluster may still promote a replica that did not acknowledge (they pick
@@ -120,8 +123,10 @@
 // trials granted the lock twice without WithWaitReplicas and none with it;
 // after a forced Sentinel failover, the old primary stays writable for
 // about ten seconds and a holder whose client has not yet switched keeps
-// renewing there while its lease runs out on the new primary, with or
-// without the option.
+// renewing there while its lease runs out on the new primary: without the
+// option, the holder believes it holds while the new primary grants the
+// lock again; with it, those renewals go unacknowledged (the old primary
+// has lost its replica) and the holder sees Lost first.
 //
 // A failover that loses an acquire loses its increment of the token
 // counter too: the next holder can get the same token. An acquire that

@@ -110,8 +110,16 @@ func WithLogger(l *slog.Logger) Option {
 // it. A lock or permits handed over inside a release's script (rfairlock,
 // a Semaphore WithFair) cost the waiter that receives them one round trip
 // more: a write of its own with WAIT, since the releaser's WAIT is no
-// promise to the waiter. Watchdog renewals and heartbeats, ForceUnlock,
-// Extend, SetPermits, AddPermits and Drain do not wait.
+// promise to the waiter. An ExpirableSemaphore's Extend waits too; its new
+// lease stands on a shortfall, as a release does.
+//
+// The watchdog's renewals of holds wait as well: each primary's renewal
+// pipeline ends with one WAIT per tick, and a renewal counts only once
+// acknowledged. A hold whose renewals go unacknowledged for a lease TTL
+// (a replica down or lagging that long) is reported lost (Lost closes) at
+// the moment a replica promoted then would expire it, though the primary
+// may still have it; Unlock then releases it there. Waiters' heartbeats,
+// ForceUnlock, SetPermits, AddPermits and Drain do not wait.
 //
 // This narrows the window in which a failover loses an acquire that was
 // acknowledged, but does not close it: see Replication and failover in the

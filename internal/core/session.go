@@ -87,7 +87,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		RDB:      rdb,
 		ID:       hex.EncodeToString(id[:]),
 		Config:   cfg,
-		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger),
+		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}),
 		done:     make(chan struct{}),
 	}, nil
 }

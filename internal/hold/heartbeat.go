@@ -36,7 +36,9 @@ func (h *Heartbeat) Watch(since time.Time) error {
 		return nil
 	}
 	var l *lease.Lease
-	l, err := h.w.Add(h.r, since, func() {
+	r := h.r
+	r.Waiter = true
+	l, err := h.w.Add(r, since, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.watched == l {

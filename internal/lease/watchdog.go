@@ -8,10 +8,17 @@
 // renewal is older than the TTL is lost too, because Redis has expired it by
 // then: a timer reports it at that moment, not at the next tick. Loss calls
 // the lease's onLost.
+//
+// With Replicas set, each node's pipeline ends with WAIT, and a hold's
+// renewal counts as successful only if enough replicas acknowledged it: a
+// replica promoted after a failover has the lease only as its last
+// acknowledged renewal left it, so the holder must not count on more.
+// Waiters' heartbeats count as soon as Redis applies them.
 package lease
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -33,6 +40,22 @@ type Renewal struct {
 	Script *redis.Script
 	Keys   []string
 	Args   []any
+	// Waiter marks a waiter's heartbeat, which holds nothing: it counts
+	// when Redis applies it, acknowledged by replicas or not.
+	Waiter bool
+}
+
+// Replicas is how many replicas must acknowledge a renewal (WAIT N
+// Timeout) before it counts; N = 0 asks for none, and adds no command.
+type Replicas struct {
+	N       int
+	Timeout time.Duration
+}
+
+// shards is what a *redis.ClusterClient has: the client of the primary that
+// serves a key's slot.
+type shards interface {
+	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
 }
 
 // Watchdog renews watched leases. Its zero value is not usable; use New.
@@ -41,6 +64,7 @@ type Watchdog struct {
 	ttl      time.Duration
 	interval time.Duration
 	log      *slog.Logger
+	replicas Replicas
 
 	mu      sync.Mutex          // guards the fields below
 	leases  map[*Lease]struct{} // the watched leases
@@ -52,12 +76,13 @@ type Watchdog struct {
 	done chan struct{} // closed when the goroutine has exited
 }
 
-// New returns a Watchdog that renews leases of length ttl every ttl/3. It
-// starts its goroutine on the first Add.
-func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger) *Watchdog {
+// New returns a Watchdog that renews leases of length ttl every ttl/3, each
+// acknowledged by replicas as asks. It starts its goroutine on the first
+// Add.
+func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas) *Watchdog {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Watchdog{
-		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log,
+		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas,
 		leases: make(map[*Lease]struct{}),
 		ctx:    ctx, stop: stop,
 		done: make(chan struct{}),
@@ -187,7 +212,7 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.interval)
 	defer cancel()
 	sent := time.Now()
-	cmds := w.renew(ctx, batch)
+	cmds, acked := w.renew(ctx, batch)
 
 	var lost []*Lease
 	w.mu.Lock()
@@ -196,6 +221,9 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 			continue // removed while the renewal was in flight
 		}
 		n, err := cmds[i].Int64()
+		if err == nil && n == 1 && !acked[i] && !l.r.Waiter {
+			err = errNotAcked
+		}
 		switch {
 		case err == nil && n == 1:
 			l.lastOK = sent
@@ -221,30 +249,94 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 	return expiry, failing
 }
 
-// renew sends one pipeline of EVALSHA; if Redis lost the scripts (a restart,
-// SCRIPT FLUSH, a failover) it loads them and sends the failed ones again.
-func (w *Watchdog) renew(ctx context.Context, batch []*Lease) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(batch))
-	pipe := w.rdb.Pipeline()
-	for i, l := range batch {
-		cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Args...)
-	}
-	_, _ = pipe.Exec(ctx)
+// errNotAcked is a renewal that Redis applied but too few replicas
+// acknowledged in time: it does not count.
+var errNotAcked = errors.New("too few replicas acknowledged the renewal")
 
+// renew renews batch, one pipeline per node, and reports for each lease
+// whether its renewal was acknowledged (always, without Replicas). On
+// Cluster with Replicas, each lease's renewal goes to the client of the
+// primary of its first key, and the nodes' pipelines run at once; without
+// Replicas, go-redis splits one pipeline by node itself.
+func (w *Watchdog) renew(ctx context.Context, batch []*Lease) ([]*redis.Cmd, []bool) {
+	cmds, acked := make([]*redis.Cmd, len(batch)), make([]bool, len(batch))
+	c, ok := w.rdb.(shards)
+	if w.replicas.N == 0 || !ok {
+		w.renewOn(ctx, w.rdb, batch, all(len(batch)), cmds, acked)
+		return cmds, acked
+	}
+	nodes := make(map[*redis.Client][]int)
+	for i, l := range batch {
+		node, err := c.MasterForKey(ctx, l.r.Keys[0])
+		if err != nil {
+			cmds[i] = redis.NewCmd(ctx)
+			cmds[i].SetErr(err)
+			continue
+		}
+		nodes[node] = append(nodes[node], i)
+	}
+	var wg sync.WaitGroup
+	for node, idx := range nodes {
+		wg.Go(func() { w.renewOn(ctx, node, batch, idx, cmds, acked) })
+	}
+	wg.Wait()
+	// A node's own client does not follow MOVED or ASK as the ClusterClient
+	// does, nor tell it: have it reload the slots for the next tick, which
+	// is soon enough (a lease lasts three).
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil && (strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK ")) {
+			if r, ok := w.rdb.(interface{ ReloadState(context.Context) }); ok {
+				r.ReloadState(ctx)
+			}
+			break
+		}
+	}
+	return cmds, acked
+}
+
+// all returns the indexes 0 to n-1.
+func all(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// renewOn sends the renewals of batch[idx] in one pipeline on p, ending it
+// with WAIT when Replicas asks for some; if Redis lost the scripts (a
+// restart, SCRIPT FLUSH, a failover) it loads them and sends the failed
+// ones again, with WAIT again. It sets cmds[i] and acked[i] for i in idx.
+func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, batch []*Lease, idx []int, cmds []*redis.Cmd, acked []bool) {
+	send := func(idx []int, eval bool) {
+		pipe := p.Pipeline()
+		for _, i := range idx {
+			l := batch[i]
+			if eval {
+				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
+			} else {
+				cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Args...)
+			}
+		}
+		var wait *redis.IntCmd
+		if w.replicas.N > 0 {
+			wait = redis.NewIntCmd(ctx, "wait", w.replicas.N, w.replicas.Timeout.Milliseconds())
+			_ = pipe.Process(ctx, wait)
+		}
+		_, _ = pipe.Exec(ctx)
+		ok := wait == nil || (wait.Err() == nil && wait.Val() >= int64(w.replicas.N))
+		for _, i := range idx {
+			acked[i] = ok
+		}
+	}
+	send(idx, false)
 	var again []int
-	for i, c := range cmds {
-		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+	for _, i := range idx {
+		if err := cmds[i].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			again = append(again, i)
 		}
 	}
-	if len(again) == 0 {
-		return cmds
+	if len(again) > 0 {
+		send(again, true)
 	}
-	pipe = w.rdb.Pipeline()
-	for _, i := range again {
-		l := batch[i]
-		cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
-	}
-	_, _ = pipe.Exec(ctx)
-	return cmds
 }

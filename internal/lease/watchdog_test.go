@@ -30,6 +30,11 @@ return 0`)
 const ttl = 30 * time.Second
 
 func bubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog)) {
+	bubbleWith(t, lease.Replicas{}, f)
+}
+
+// bubbleWith is bubble with a watchdog whose renewals replicas acknowledge.
+func bubbleWith(t *testing.T, replicas lease.Replicas, f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog)) {
 	synctest.Test(t, func(t *testing.T) {
 		m, opts := redistest.Bubble()
 		defer m.Close()
@@ -37,7 +42,7 @@ func bubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redi
 		defer rdb.Close()
 		rt := &redistest.RoundTrips{}
 		rdb.AddHook(rt)
-		w := lease.New(rdb, ttl, slog.New(slog.DiscardHandler))
+		w := lease.New(rdb, ttl, slog.New(slog.DiscardHandler), replicas)
 		defer func() { require.NoError(t, w.Close(context.Background())) }()
 		f(t, m, rdb, rt, w)
 	})
@@ -118,6 +123,42 @@ func TestLossAndRemove(t *testing.T) {
 	})
 }
 
+// With Replicas, a renewal counts only once enough replicas acknowledge it:
+// miniredis has none (it answers WAIT with 0), so every renewal succeeds in
+// Redis and none counts, and each lease is lost exactly a TTL after it was
+// set, as a promoted replica would expire it; meanwhile, one pipeline per
+// tick, ending in WAIT. A waiter's heartbeat, which holds nothing, counts.
+func TestUnacknowledgedRenewalsDoNotCount(t *testing.T) {
+	bubbleWith(t, lease.Replicas{N: 1, Timeout: 10 * time.Millisecond}, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var lost atomic.Int32
+		require.NoError(t, renew.Load(context.Background(), rdb).Err()) // no NOSCRIPT round
+		start := time.Now()
+		for i := range 10 {
+			add(t, rdb, w, fmt.Sprintf("k%d", i), &lost)
+		}
+		var waiterLost atomic.Int32
+		require.NoError(t, rdb.Set(context.Background(), "waiter", "x", ttl).Err())
+		_, err := w.Add(lease.Renewal{Script: renew, Keys: []string{"waiter"}, Args: []any{ttl.Milliseconds()}, Waiter: true},
+			time.Now(), func() { waiterLost.Add(1) })
+		require.NoError(t, err)
+		rt.Reset()
+		time.Sleep(ttl - time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, lost.Load(), "not before the TTL")
+		assert.Equal(t, int64(2), rt.Load(), "two ticks, a round trip each")
+		assert.Equal(t, int64(2), rt.Commands("wait"))
+		assert.Equal(t, int64(22), rt.Commands("evalsha"))
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(10), lost.Load(), "lost at the TTL, %v after they were set", time.Since(start))
+		assert.Equal(t, 1, w.Len(), "the waiter's heartbeat is left")
+		assert.Equal(t, int64(10), rdb.Exists(context.Background(), keys(10)...).Val(), "still held in Redis")
+		time.Sleep(3 * ttl)
+		synctest.Wait()
+		assert.Zero(t, waiterLost.Load(), "a waiter's heartbeat counts unacknowledged")
+	})
+}
+
 func TestCloseStopsAndRefuses(t *testing.T) {
 	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
 		var lost atomic.Int32
@@ -134,6 +175,6 @@ func TestCloseStopsAndRefuses(t *testing.T) {
 }
 
 func TestCloseBeforeStart(t *testing.T) {
-	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler))
+	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler), lease.Replicas{})
 	require.NoError(t, w.Close(context.Background()))
 }

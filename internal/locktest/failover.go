@@ -264,7 +264,10 @@ func checkFailover(t *testing.T, o outcome, mayDouble bool) {
 // the old primary stays a writable master for ten seconds, and the holder's
 // renewals reach it until its client hears +switch-master: its lease may
 // run out on the new primary while it holds by its own account. That double
-// grant is logged, not failed.
+// grant is logged, not failed. With redcoord.WithWaitReplicas those
+// renewals go unacknowledged (the old primary has lost its replica), and
+// the holder's watchdog reports the hold Lost before the new primary lets
+// it go: "DoubleGrants" logs both counts.
 //
 // REDCOORD_SENTINEL_TRIALS, when set to a positive number, replaces
 // sentinelTrials: CI runs a few (each costs ten seconds), a closing note

@@ -46,6 +46,10 @@ func New(rdb Redis, opts ...Option) (*Client, error) {
 		}
 		opt(&o)
 	}
+	if r := o.Replicas; r.N > 0 && r.Timeout >= o.TTL/3 {
+		o.invalid(errs.Invalid("WithWaitReplicas", "timeout %v must be under a third of the lease TTL %v: the watchdog renews every %v, each renewal with a WAIT",
+			r.Timeout, o.TTL, o.TTL/3))
+	}
 	if len(o.errs) > 0 {
 		return nil, errors.Join(o.errs...)
 	}

@@ -127,9 +127,10 @@ func WithLogger(l *slog.Logger) Option {
 //
 // n must be at least 1 and timeout more than 0 (WAIT with a timeout of 0
 // blocks forever; every wait here is bounded). timeout is truncated to
-// whole milliseconds, and is at least 1ms; keep it well under the go-redis
-// client's ReadTimeout (3s by default), which bounds the read of the
-// pipeline's replies. A server without replicas (miniredis has none)
+// whole milliseconds, and is at least 1ms; it must be under a third of the
+// lease TTL (the watchdog's renewal interval), and keep it well under the
+// go-redis client's ReadTimeout (3s by default), which bounds the read of
+// the pipeline's replies. A server without replicas (miniredis has none)
 // acknowledges nothing, and every acquire fails. On Cluster, pass the
 // *redis.ClusterClient itself (or a wrapper that keeps its MasterForKey
 // and ForEachShard methods). The default is no WAIT.

@@ -68,7 +68,7 @@ func TestWaitReplicasRenewals(t *testing.T) {
 // On Cluster, each primary's renewals end with a WAIT of their own, on that
 // primary's connection: one master whose replica stops acknowledging loses
 // its holds, and only its own; the holds on the other masters, whose
-// replicas acknowledge, live on.
+// replicas acknowledge, live on, one of them through a move of its slot.
 func TestWaitReplicasRenewalsPerShard(t *testing.T) {
 	ctx := context.Background()
 	cl := redistest.StartCluster(t, 3, 1)
@@ -90,6 +90,13 @@ func TestWaitReplicasRenewalsPerShard(t *testing.T) {
 	sent.take()
 	time.Sleep(renewTTL/3 + renewTTL/6)
 	assert.ElementsMatch(t, masters, slices.Compact(slices.Sorted(slices.Values(sent.take()))), "the renewals' WAITs, one per master")
+
+	// A slot that moves: the renewal answered MOVED goes on to the new
+	// master in the same tick, and its WAIT with it.
+	moved := locks[masters[1]].Name()
+	slot, err := rdb.ClusterKeySlot(ctx, "rc:{"+moved+"}:lock").Result()
+	require.NoError(t, err)
+	cl.MoveSlot(t, int(slot), masters[2])
 
 	stopped := masters[0]
 	replica := cl.ReplicasOf(stopped)

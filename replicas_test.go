@@ -32,6 +32,16 @@ func TestWithWaitReplicasRejectsBadValues(t *testing.T) {
 		assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
 		assert.ErrorContains(t, err, "WithWaitReplicas")
 	}
+	for _, opts := range [][]redcoord.Option{
+		{redcoord.WithWaitReplicas(1, 10*time.Second)}, // the default TTL is 30s: a renewal every 10s
+		{redcoord.WithLeaseTTL(3 * time.Second), redcoord.WithWaitReplicas(1, 2*time.Second)},
+		{redcoord.WithWaitReplicas(1, time.Second), redcoord.WithLeaseTTL(3 * time.Second)},
+	} {
+		_, err := redcoord.New(rdb, opts...)
+		assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
+		assert.ErrorContains(t, err, "WithWaitReplicas: timeout")
+		assert.ErrorContains(t, err, "under a third of the lease TTL")
+	}
 	c, err := redcoord.New(rdb, redcoord.WithWaitReplicas(2, 300*time.Microsecond)) // taken as 1ms
 	require.NoError(t, err)
 	require.NoError(t, c.Close(context.Background()))

@@ -3,13 +3,12 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redirect"
 )
 
 // Replicas is WithWaitReplicas: how many replicas must acknowledge each
@@ -123,22 +122,6 @@ type pipeliner interface {
 	Pipeline() redis.Pipeliner
 }
 
-// shards is what a *redis.ClusterClient has: the client of the primary that
-// serves a key's slot, and every node it knows (ForEachShard reloads its
-// view of the cluster first).
-type shards interface {
-	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
-	ForEachShard(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
-}
-
-// maxRedirects bounds how many MOVED, ASK and TRYAGAIN replies one script
-// follows on Cluster, as go-redis's own MaxRedirects (3 by default) does.
-const maxRedirects = 3
-
-// tryAgainDelay is the wait before a script that got TRYAGAIN (its slot is
-// migrating, its keys split between two nodes) is sent again.
-const tryAgainDelay = 20 * time.Millisecond
-
 // run sends the script that queue adds and WAIT in one pipeline, records
 // the acknowledgement, and returns the script's reply.
 //
@@ -151,7 +134,7 @@ const tryAgainDelay = 20 * time.Millisecond
 // while it moves) without running the script; the pipeline is then sent
 // again to the node named in the reply (after ASKING, for ASK).
 func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
-	c, ok := a.rdb.(shards)
+	c, ok := a.rdb.(redirect.Shards)
 	if !ok || len(keys) == 0 {
 		return a.on(ctx, a.rdb, false, queue)
 	}
@@ -164,17 +147,17 @@ func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipelin
 			return cmd
 		}
 		cmd := a.on(ctx, node, asking, queue)
-		addr, ask, again := redirect(cmd.Err())
-		if attempt == maxRedirects || (addr == "" && !again) {
+		addr, ask, again := redirect.Parse(cmd.Err())
+		if attempt == redirect.Max || (addr == "" && !again) {
 			return cmd
 		}
 		if again {
-			if err := sleep(ctx, tryAgainDelay); err != nil {
+			if err := redirect.Sleep(ctx, redirect.TryAgainDelay); err != nil {
 				return cmd
 			}
 			continue
 		}
-		node, err = nodeAt(ctx, c, addr)
+		node, err = redirect.NodeAt(ctx, c, addr)
 		asking = ask
 	}
 }
@@ -199,57 +182,4 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(red
 			errs.ErrNotReplicated, wait.Val(), a.r.N, a.r.Timeout)
 	}
 	return cmd
-}
-
-// redirect reads a cluster redirection from a script's error: the node to
-// send it to, and whether ASKING must come first (MOVED 3999
-// 127.0.0.1:6381, ASK 3999 127.0.0.1:6381); or again, for TRYAGAIN.
-func redirect(err error) (addr string, ask, again bool) {
-	if err == nil {
-		return "", false, false
-	}
-	f := strings.Fields(err.Error())
-	switch {
-	case len(f) == 3 && f[0] == "MOVED":
-		return f[2], false, false
-	case len(f) == 3 && f[0] == "ASK":
-		return f[2], true, false
-	case len(f) > 0 && f[0] == "TRYAGAIN":
-		return "", false, true
-	}
-	return "", false, false
-}
-
-// nodeAt returns the client of the cluster node at addr, after reloading
-// the cluster's view, which also points MasterForKey at the slot's new
-// primary.
-func nodeAt(ctx context.Context, c shards, addr string) (*redis.Client, error) {
-	var (
-		mu    sync.Mutex // ForEachShard calls fn concurrently
-		found *redis.Client
-	)
-	err := c.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
-		if n.Options().Addr == addr {
-			mu.Lock()
-			found = n
-			mu.Unlock()
-		}
-		return nil
-	})
-	if err == nil && found == nil {
-		err = fmt.Errorf("redcoord: the cluster redirected a write to %s, a node it does not list", addr)
-	}
-	return found, err
-}
-
-// sleep waits for d or the end of ctx.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -10,26 +9,6 @@ import (
 
 	"github.com/redcoord/redcoord/internal/errs"
 )
-
-func TestRedirect(t *testing.T) {
-	for _, c := range []struct {
-		err        error
-		addr       string
-		ask, again bool
-	}{
-		{nil, "", false, false},
-		{errors.New("MOVED 3999 127.0.0.1:6381"), "127.0.0.1:6381", false, false},
-		{errors.New("ASK 3999 127.0.0.1:6381"), "127.0.0.1:6381", true, false},
-		{errors.New("TRYAGAIN Multiple keys request during rehashing of slot"), "", false, true},
-		{errors.New("NOSCRIPT No matching script"), "", false, false},
-		{errors.New("ERR MOVED 3999 127.0.0.1:6381"), "", false, false},
-	} {
-		addr, ask, again := redirect(c.err)
-		assert.Equal(t, c.addr, addr, "%v", c.err)
-		assert.Equal(t, c.ask, ask, "%v", c.err)
-		assert.Equal(t, c.again, again, "%v", c.err)
-	}
-}
 
 // Without WaitReplicas, Writer is the client itself and nothing is
 // checked; with it, each Writer is its own.

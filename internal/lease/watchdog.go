@@ -27,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redirect"
 )
 
 // Pipeliner is what the watchdog needs of a go-redis client.
@@ -50,12 +51,6 @@ type Renewal struct {
 type Replicas struct {
 	N       int
 	Timeout time.Duration
-}
-
-// shards is what a *redis.ClusterClient has: the client of the primary that
-// serves a key's slot.
-type shards interface {
-	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
 }
 
 // Watchdog renews watched leases. Its zero value is not usable; use New.
@@ -162,16 +157,38 @@ func (w *Watchdog) run() {
 	// expiry fires when the first lease whose renewals are failing runs out
 	// in Redis, which is between ticks: waiting for the next tick would
 	// report the loss up to an interval after another holder may have it.
+	// A tick runs in a goroutine of its own, so that expiry fires on time
+	// even while a tick waits for its replies (WAIT may take its whole
+	// timeout); a tick still running when the next one is due skips it.
 	expiry := time.NewTimer(time.Hour)
 	expiry.Stop()
 	defer expiry.Stop()
+	type result struct {
+		at      time.Time
+		failing bool
+	}
+	ticked := make(chan result, 1)
+	running := false
 	for {
 		select {
 		case <-w.ctx.Done():
+			if running {
+				<-ticked // its requests end with w.ctx
+			}
 			return
 		case <-t.C:
-			if at, ok := w.tick(); ok {
-				expiry.Reset(time.Until(at))
+			if running {
+				continue
+			}
+			running = true
+			go func() {
+				at, failing := w.tick()
+				ticked <- result{at, failing}
+			}()
+		case r := <-ticked:
+			running = false
+			if r.failing {
+				expiry.Reset(time.Until(r.at))
 			}
 		case <-expiry.C:
 			w.expire()
@@ -256,16 +273,23 @@ var errNotAcked = errors.New("too few replicas acknowledged the renewal")
 // renew renews batch, one pipeline per node, and reports for each lease
 // whether its renewal was acknowledged (always, without Replicas). On
 // Cluster with Replicas, each lease's renewal goes to the client of the
-// primary of its first key, and the nodes' pipelines run at once; without
-// Replicas, go-redis splits one pipeline by node itself.
+// primary of its first key, the nodes' pipelines run at once, and a renewal
+// answered MOVED or ASK is sent on to the node named, up to redirect.Max
+// times, as the ClusterClient would; any failure has the ClusterClient
+// reload its slots for the next tick. Without Replicas, go-redis splits one
+// pipeline by node and follows redirections itself.
 func (w *Watchdog) renew(ctx context.Context, batch []*Lease) ([]*redis.Cmd, []bool) {
 	cmds, acked := make([]*redis.Cmd, len(batch)), make([]bool, len(batch))
-	c, ok := w.rdb.(shards)
+	c, ok := w.rdb.(redirect.Shards)
 	if w.replicas.N == 0 || !ok {
-		w.renewOn(ctx, w.rdb, batch, all(len(batch)), cmds, acked)
+		w.renewOn(ctx, w.rdb, false, batch, all(len(batch)), cmds, acked)
 		return cmds, acked
 	}
-	nodes := make(map[*redis.Client][]int)
+	type target struct {
+		node *redis.Client
+		ask  bool
+	}
+	todo := make(map[target][]int)
 	for i, l := range batch {
 		node, err := c.MasterForKey(ctx, l.r.Keys[0])
 		if err != nil {
@@ -273,18 +297,33 @@ func (w *Watchdog) renew(ctx context.Context, batch []*Lease) ([]*redis.Cmd, []b
 			cmds[i].SetErr(err)
 			continue
 		}
-		nodes[node] = append(nodes[node], i)
+		todo[target{node, false}] = append(todo[target{node, false}], i)
 	}
-	var wg sync.WaitGroup
-	for node, idx := range nodes {
-		wg.Go(func() { w.renewOn(ctx, node, batch, idx, cmds, acked) })
+	for round := 0; len(todo) > 0; round++ {
+		var wg sync.WaitGroup
+		for to, idx := range todo {
+			wg.Go(func() { w.renewOn(ctx, to.node, to.ask, batch, idx, cmds, acked) })
+		}
+		wg.Wait()
+		todo = make(map[target][]int)
+		if round == redirect.Max {
+			break
+		}
+		for i, cmd := range cmds {
+			addr, ask, _ := redirect.Parse(cmd.Err())
+			if addr == "" {
+				continue
+			}
+			node, err := redirect.NodeAt(ctx, c, addr)
+			if err != nil {
+				cmd.SetErr(err)
+				continue
+			}
+			todo[target{node, ask}] = append(todo[target{node, ask}], i)
+		}
 	}
-	wg.Wait()
-	// A node's own client does not follow MOVED or ASK as the ClusterClient
-	// does, nor tell it: have it reload the slots for the next tick, which
-	// is soon enough (a lease lasts three).
 	for _, cmd := range cmds {
-		if err := cmd.Err(); err != nil && (strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK ")) {
+		if cmd.Err() != nil {
 			if r, ok := w.rdb.(interface{ ReloadState(context.Context) }); ok {
 				r.ReloadState(ctx)
 			}
@@ -303,15 +342,19 @@ func all(n int) []int {
 	return idx
 }
 
-// renewOn sends the renewals of batch[idx] in one pipeline on p, ending it
-// with WAIT when Replicas asks for some; if Redis lost the scripts (a
-// restart, SCRIPT FLUSH, a failover) it loads them and sends the failed
-// ones again, with WAIT again. It sets cmds[i] and acked[i] for i in idx.
-func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, batch []*Lease, idx []int, cmds []*redis.Cmd, acked []bool) {
+// renewOn sends the renewals of batch[idx] in one pipeline on p, each after
+// ASKING if ask, ending it with WAIT when Replicas asks for some; if Redis
+// lost the scripts (a restart, SCRIPT FLUSH, a failover) it loads them and
+// sends the failed ones again, with WAIT again. It sets cmds[i] and
+// acked[i] for i in idx.
+func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*Lease, idx []int, cmds []*redis.Cmd, acked []bool) {
 	send := func(idx []int, eval bool) {
 		pipe := p.Pipeline()
 		for _, i := range idx {
 			l := batch[i]
+			if ask {
+				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+			}
 			if eval {
 				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
 			} else {

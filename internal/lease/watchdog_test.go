@@ -124,12 +124,17 @@ func TestLossAndRemove(t *testing.T) {
 }
 
 // With Replicas, a renewal counts only once enough replicas acknowledge it:
-// miniredis has none (it answers WAIT with 0), so every renewal succeeds in
-// Redis and none counts, and each lease is lost exactly a TTL after it was
-// set, as a promoted replica would expire it; meanwhile, one pipeline per
-// tick, ending in WAIT. A waiter's heartbeat, which holds nothing, counts.
+// miniredis has none, so every renewal succeeds in Redis and none counts,
+// and each lease is lost exactly a TTL after it was set, as a promoted
+// replica would expire it; meanwhile, one pipeline per tick, ending in
+// WAIT. Here WAIT takes its whole timeout, 5s, as a real server's does when
+// too few replicas acknowledge: the loss is reported on time all the same,
+// while the tick due then waits on its replies. A waiter's heartbeat, which
+// holds nothing, counts.
 func TestUnacknowledgedRenewalsDoNotCount(t *testing.T) {
-	bubbleWith(t, lease.Replicas{N: 1, Timeout: 10 * time.Millisecond}, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+	const timeout = 5 * time.Second
+	bubbleWith(t, lease.Replicas{N: 1, Timeout: timeout}, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		rdb.AddHook(slowWait{timeout})
 		var lost atomic.Int32
 		require.NoError(t, renew.Load(context.Background(), rdb).Err()) // no NOSCRIPT round
 		start := time.Now()
@@ -177,4 +182,25 @@ func TestCloseStopsAndRefuses(t *testing.T) {
 func TestCloseBeforeStart(t *testing.T) {
 	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler), lease.Replicas{})
 	require.NoError(t, w.Close(context.Background()))
+}
+
+// slowWait is a go-redis hook that makes a pipeline with WAIT in it take d
+// longer, as WAIT does on a server whose replicas do not acknowledge (miniredis
+// answers at once).
+type slowWait struct{ d time.Duration }
+
+func (slowWait) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (slowWait) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h slowWait) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Name() == "wait" {
+				time.Sleep(h.d)
+				break
+			}
+		}
+		return err
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,7 +148,7 @@ var linModel = porcupine.Model{
 //     the k of them pending at once (up to 20ms each) made the checker try
 //     2^k orders at every step back: over a minute, or a timeout.
 //   - Every other operation is checked over the round trip of the last
-//     script it sent (see linScripts), not over its whole call: a blocking
+//     script it sent (see locktest.Spans), not over its whole call: a blocking
 //     RLock that waited 10ms took effect in its last try. A narrower interval
 //     only adds constraints. Without it, 15 readers woken together after
 //     10ms of waiting made 2^15 orders to try around each fast operation of
@@ -171,7 +170,7 @@ func TestLinearizability(t *testing.T) {
 		clients := make([]*redcoord.Client, procs)
 		for i := range clients {
 			rdb := s.Client(t, func(o *redis.Options) { o.PoolSize = 2 * handles / procs })
-			rdb.AddHook(linScripts{start})
+			rdb.AddHook(locktest.Spans{Start: start})
 			clients[i] = locktest.NewClient(t, rdb)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -222,9 +221,9 @@ func linRecord(ctx context.Context, t *testing.T, ms []*rrwlock.RWMutex, perH in
 			var r, w bool // the holds of this handle
 			var mine []porcupine.Operation
 			do := func(k int, op linOp) error {
-				sp := &linSpan{}
+				sp := &locktest.Span{}
 				call := time.Since(start).Nanoseconds()
-				out, err := linApply(context.WithValue(ctx, linSpanKey{}, sp), ms[h], op, rng)
+				out, err := linApply(locktest.WithSpan(ctx, sp), ms[h], op, rng)
 				ret := time.Since(start).Nanoseconds()
 				if err != nil {
 					return fmt.Errorf("handle %d, operation %d, %s: %w", h, k, linOpNames[op], err)
@@ -233,7 +232,7 @@ func linRecord(ctx context.Context, t *testing.T, ms []*rrwlock.RWMutex, perH in
 					return nil // always allowed, and changes nothing
 				}
 				if out != linUpgrade { // an upgrade's last script is its leave
-					if call, ret = sp.get(); ret == 0 {
+					if call, ret = sp.Get(); ret == 0 {
 						return fmt.Errorf("handle %d, operation %d, %s: no script sent", h, k, linOpNames[op])
 					}
 				}
@@ -273,49 +272,6 @@ func linRecord(ctx context.Context, t *testing.T, ms []*rrwlock.RWMutex, perH in
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
 	return ops
-}
-
-// linSpanKey is the context key of an operation's linSpan.
-type linSpanKey struct{}
-
-// linSpan is the round trip of the last script an operation sent, in ns since
-// the history's start.
-type linSpan struct {
-	mu        sync.Mutex
-	call, ret int64
-}
-
-func (s *linSpan) get() (call, ret int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.call, s.ret
-}
-
-// linScripts is a go-redis hook that times every script (EVAL, EVALSHA)
-// sent with a linSpan in its context. The tries of a blocking acquire are sent
-// with its context, the watchdog's renewals are not.
-type linScripts struct{ start time.Time }
-
-func (linScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (linScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h linScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		sp, _ := ctx.Value(linSpanKey{}).(*linSpan)
-		if sp == nil || !strings.HasPrefix(cmd.Name(), "eval") {
-			return next(ctx, cmd)
-		}
-		call := time.Since(h.start).Nanoseconds()
-		err := next(ctx, cmd)
-		ret := time.Since(h.start).Nanoseconds()
-		sp.mu.Lock()
-		sp.call, sp.ret = call, ret
-		sp.mu.Unlock()
-		return err
-	}
 }
 
 // linChoose picks a handle's next operation from what it holds: mostly a

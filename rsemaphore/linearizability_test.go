@@ -120,7 +120,7 @@ var linModel = porcupine.Model{
 //     those transient holds. It is read once, after the run, when every
 //     request has ended.
 //   - Every operation kept is checked over the round trip of the last
-//     script it sent (see linSpans), go-redis's retries included, not over
+//     script it sent (see locktest.Spans), go-redis's retries included, not over
 //     its whole call: a blocking Acquire took its permits in its last try.
 //     A narrower interval only adds constraints, and keeps the search small.
 //
@@ -187,7 +187,7 @@ func linCheck(t *testing.T, srv *redistest.Server, subject linSubject) {
 			o.PoolSize = 2 * goroutines / procs
 			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
 		})
-		rdb.AddHook(linSpans{start})
+		rdb.AddHook(locktest.Spans{Start: start})
 		clients[i] = locktest.NewClient(t, rdb)
 	}
 	subject.open(t, ctx, clients, goroutines)
@@ -244,8 +244,8 @@ func linRecord(ctx context.Context, t *testing.T, subject linSubject, goroutines
 			held := 0
 			var mine []porcupine.Operation
 			do := func(k int, in linInput) error {
-				sp := &linSpan{}
-				ok, err := subject.apply(context.WithValue(ctx, linSpanKey{}, sp), in, rng)
+				sp := &locktest.Span{}
+				ok, err := subject.apply(locktest.WithSpan(ctx, sp), in, rng)
 				switch {
 				case err != nil && in.take && errors.Is(err, io.EOF):
 					out.failed.Add(1) // every reply dropped: a no-op
@@ -260,7 +260,7 @@ func linRecord(ctx context.Context, t *testing.T, subject linSubject, goroutines
 					return nil
 				}
 				out.ok.Add(1)
-				call, ret := sp.get()
+				call, ret := sp.Get()
 				if ret == 0 {
 					return fmt.Errorf("goroutine %d, operation %d: no script sent", g, k)
 				}

@@ -1,60 +1,13 @@
 package rsemaphore_test
 
 import (
-	"context"
-	"strings"
 	"sync"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/scripts"
 )
 
-// The faults and the timing of TestLinearizability's histories.
-
-// linSpanKey is the context key of an operation's linSpan.
-type linSpanKey struct{}
-
-// linSpan is the round trip of the last script an operation sent, in ns
-// since the history's start.
-type linSpan struct {
-	mu        sync.Mutex
-	call, ret int64
-}
-
-func (s *linSpan) get() (call, ret int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.call, s.ret
-}
-
-// linSpans is a go-redis hook that times every script sent with a linSpan
-// in its context, go-redis's retries of it included.
-type linSpans struct{ start time.Time }
-
-func (linSpans) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (linSpans) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h linSpans) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		sp, _ := ctx.Value(linSpanKey{}).(*linSpan)
-		if sp == nil || !strings.HasPrefix(cmd.Name(), "eval") {
-			return next(ctx, cmd)
-		}
-		call := time.Since(h.start).Nanoseconds()
-		err := next(ctx, cmd)
-		ret := time.Since(h.start).Nanoseconds()
-		sp.mu.Lock()
-		sp.call, sp.ret = call, ret
-		sp.mu.Unlock()
-		return err
-	}
-}
+// The faults of TestLinearizability's histories (locktest.Spans times them).
 
 // linDropper drops the replies of one semaphore's acquire and release
 // scripts at random, keeping linArmed DropReply faults armed. A release, and most

@@ -31,10 +31,57 @@
 //
 // # Fencing tokens
 //
-// Every fresh hold gets a token from a per-name counter that only grows.
-// A store that remembers the highest token it has seen and rejects lower
-// ones is safe against a holder that was paused past its lease (a GC pause,
-// a partition) and wakes believing it still holds the lock.
+// Every fresh hold gets a token that is above every token handed out
+// before it on that name (re-entries keep theirs). A store that remembers
+// the highest token it has seen and rejects lower ones is safe against a
+// holder that was paused past its lease (a GC pause, a partition) and wakes
+// believing it still holds the lock.
+//
+// A token is max(last token + 1, the Redis server's clock in microseconds),
+// computed inside the acquire script. A counter alone would go back to 1
+// when Redis restarts without persistence, and could hand out a token twice
+// after a failover to a replica that missed the last increment or after a
+// crash inside the AOF fsync window; the clock floor keeps tokens increasing
+// across all of these, as long as the new server's clock is not behind the
+// old server's by more than the time the outage took (seconds, where NTP
+// keeps clocks within milliseconds). A server clock stepped back by more than
+// that, at such a moment, could hand out a token below one already given; a
+// clock stepped back while the counter survives changes nothing (last + 1
+// wins). Tokens look like 1795593882766949 and stay below 2^53.
+//
+// The counter, P:{N}:fence, expires a day after the last token handed out
+// from it, so a name used once (orders:42) leaves no key behind for long; a
+// token handed out after that is still floored by the clock.
+//
+// # Loss
+//
+// Loss has one meaning. A hold is lost when its lease ran out before it was
+// renewed (the holder was paused or cut off), when a renewal finds it gone
+// (ForceUnlock, eviction, a restart without persistence), or when its fixed
+// lease ends. The clock reports it, not I/O: Lost closes a hundredth of the
+// lease before the lease can end in Redis, counted from when the last
+// acknowledged renewal (or the acquire) was sent, however long a renewal
+// stuck on a dead connection takes to fail, whatever the go-redis client's
+// timeouts are. The hundredth covers a difference in clock rates (NTP slews
+// a clock by at most 0.05%) and the delay of the timer. A renewal stuck on
+// a dead connection does not hold up the next ones, which go out on other
+// connections, up to three at once: a lease TTL's worth. Give the go-redis
+// client a ReadTimeout all the same (its default is 3s): with none, stuck
+// requests hold their connections until the TCP keep-alive gives up, and
+// three of them stop the renewals until then. Then, and only then, the handle's Lost channel closes, and
+// from then on its Unlock returns an error matching ErrLeaseLost (and
+// ErrNotHeld) until the handle takes a fresh hold. If Redis still has the
+// hold when Unlock runs (a fixed lease ends by the holder's clock a little
+// before Redis expires it), Unlock deletes it all the same and still
+// returns ErrLeaseLost: the guarded work may have overlapped a successor's.
+//
+// An Unlock that fails (the request did not reach Redis, or its reply was
+// lost) leaves the hold as it was: still renewed while Redis has it, and
+// reported lost if Redis no longer does. An acquire whose reply was lost
+// is undone by the leave script; if that fails too, the hold it left is no
+// one's: the handle's next acquire takes it over as a fresh hold (a new
+// token, a hold count of 1), so one Unlock frees it, and a copy of an
+// acquire request that reaches Redis after its leave is refused.
 //
 // # Waiting
 //
@@ -49,7 +96,7 @@
 //
 // For a name N and the prefix P ("rc" by default) the keys are
 // P:{N}:lock (a hash: owner, hold count, token, holder metadata) and
-// P:{N}:fence (the token counter; it never expires), and the channel is
+// P:{N}:fence (the token counter; see Fencing tokens), and the channel is
 // P:{N}:ch. The {N} hash tag keeps them in one Redis Cluster slot. Names are
 // non-empty, at most 512 bytes, valid UTF-8, and contain no brace.
 //

@@ -77,7 +77,8 @@
 // last check, so a fixed lease is not reported lost early however long ago
 // that check was. Either way a holder that dies keeps the lock at most one
 // lease. When a hold is found gone (expired, or deleted by ForceUnlock),
-// Lost is closed and Unlock returns ErrLeaseLost. Token returns the hold's
+// Lost is closed and Unlock returns ErrLeaseLost (see "Loss" in package
+// redcoord). Token returns the hold's
 // fencing token, which is what makes a lease-based lock safe against a
 // holder paused past its lease.
 //
@@ -96,5 +97,7 @@
 // (the lease and holder metadata a grant needs). The queue's keys expire by
 // themselves once every waiter in them has lapsed. P:{N}:rel:<owner> keeps an
 // owner's last release for a minute, so that a retried release is
-// recognised. Grants are published on P:{N}:ch.
+// recognised, and P:{N}:left:<owner> keeps an owner's last 16 acquire
+// requests that gave up for a minute, so that a late copy of one is
+// refused. Grants are published on P:{N}:ch.
 package rfairlock

@@ -83,6 +83,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	op := h.Hold.Op()
+	defer op.Stop()
 	ttl := h.S.Config.TTL
 	leaseTTL := fixed
 	if fixed == 0 {
@@ -109,7 +111,13 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 			return scripts.Touch(ctx, w, m.fair.Lock.Lock, "r", req)
 		})
 	}
-	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
+	try := func(ctx context.Context, wake string) (att wait.Attempt, err error) {
+		held := op.Start()
+		defer func() {
+			if err != nil || !att.Acquired {
+				op.Stop()
+			}
+		}()
 		if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
 			// The release script made req the holder, after the last try ran.
 			ok, err := granted(ctx)
@@ -125,7 +133,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		now := time.Now()
 		w := h.S.Writer()
-		a, err := m.fair.Acquire(ctx, w, req, leaseTTL, meta, block, ttl)
+		a, err := m.fair.Acquire(ctx, w, req, held.Token, leaseTTL, meta, block, ttl)
 		if err != nil {
 			return wait.Attempt{}, err
 		}
@@ -186,19 +194,20 @@ func dated(sent time.Time, tryAt, grantedAt int64) time.Time {
 
 // Unlock releases one hold. The last one hands the lock to the first live
 // waiter inside the same script, so the next holder needs no further round
-// trip. A handle that does not hold the lock gets ErrNotHeld, and
-// ErrLeaseLost (matching ErrNotHeld too) if its hold expired or was deleted;
-// Redis is left unchanged. An Unlock that go-redis retries after a lost
-// reply is applied once. If Unlock fails for another reason, the hold is no
-// longer renewed and expires within one lease, then passes to the queue.
+// trip. A handle that does not hold the lock gets ErrNotHeld, and Redis is
+// left unchanged. Once Lost has closed, Unlock returns ErrLeaseLost
+// (matching ErrNotHeld too), deleting what Redis may still have of the hold.
+// An Unlock that go-redis retries after a lost reply is applied once. If
+// Unlock fails for another reason, the hold is still renewed while Redis
+// has it, and reported lost once it is gone.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.fair.Release)
 }
 
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
-// closed at its next renewal; its Unlock then returns ErrNotHeld
-// (ErrLeaseLost, which matches it, if called before the loss was noticed).
+// closed at its next renewal (at once if it is this handle); its Unlock
+// returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.fair.Force)
 }

@@ -29,7 +29,7 @@
 // LockWithLease takes a fixed lease that nothing renews. Either way a holder
 // that dies keeps the lock at most one lease. When a hold is found gone
 // (expired, or deleted by ForceUnlock), Lost is closed and Unlock returns
-// ErrLeaseLost. Token returns the hold's fencing token, which is what makes a
+// ErrLeaseLost (see "Loss" in package redcoord). Token returns the hold's fencing token, which is what makes a
 // lease-based lock safe against a holder paused past its lease.
 //
 // # Retries

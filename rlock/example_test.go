@@ -33,13 +33,13 @@ func Example() {
 	if err := mu.Lock(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("locked, token", mu.Token())
+	fmt.Println("locked, token above 0:", mu.Token() > 0)
 	if err := mu.Unlock(ctx); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("unlocked")
 	// Output:
-	// locked, token 1
+	// locked, token above 0: true
 	// unlocked
 }
 

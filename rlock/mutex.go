@@ -69,6 +69,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	op := h.Hold.Op()
+	defer op.Stop()
 	leaseTTL := fixed
 	if fixed == 0 {
 		leaseTTL = h.S.Config.TTL
@@ -80,11 +82,15 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		since time.Time // when the successful try was sent: the lease starts no earlier
 	)
 	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+		held := op.Start()
 		sent := time.Now()
 		w := h.S.Writer()
-		a, err := h.Lock.Acquire(ctx, w, req, leaseTTL, meta)
+		a, err := h.Lock.Acquire(ctx, w, req, held.Token, leaseTTL, meta)
 		if err == nil && a.OK {
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
+		}
+		if err != nil || !a.OK {
+			op.Stop()
 		}
 		if err != nil {
 			return wait.Attempt{}, err
@@ -108,18 +114,18 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 
 // Unlock releases one hold; the last one frees the lock and wakes one waiter
 // in each process that has waiters. A handle that does not hold the lock
-// gets ErrNotHeld, and ErrLeaseLost (matching ErrNotHeld too) if its hold
-// expired or was deleted; Redis is left unchanged. An Unlock that go-redis
-// retries after a lost reply is applied once. If Unlock fails for another
-// reason, the hold is no longer renewed and expires within one lease.
+// gets ErrNotHeld, and Redis is left unchanged. Once Lost has closed, Unlock
+// returns ErrLeaseLost (matching ErrNotHeld too), deleting what Redis may
+// still have of the hold. An Unlock that go-redis retries after a lost
+// reply is applied once. If Unlock fails for another reason, the hold is
+// still renewed while Redis has it, and reported lost once it is gone.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.h.Lock.Release)
 }
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports
 // whether it was held. The holder's handle sees Lost closed at its next
-// renewal; its Unlock then returns ErrNotHeld (ErrLeaseLost, which matches
-// it, if called before the loss was noticed).
+// renewal (at once if it is this handle); its Unlock returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.h.Lock.Force)
 }

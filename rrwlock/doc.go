@@ -40,7 +40,8 @@
 // that dies holds the lock at most one lease TTL, and never shortens another
 // reader's lease by leaving. The write hold's lease works as rlock's.
 // RLockWithLease and LockWithLease take fixed leases that are not renewed.
-// RLost and Lost report a hold found gone.
+// RLost and Lost report a hold found gone; RUnlock and Unlock then return
+// ErrLeaseLost (see "Loss" in package redcoord).
 //
 // # Notifications
 //
@@ -53,17 +54,22 @@
 //
 // # Fencing tokens
 //
-// Every fresh write hold takes the next token of the name (Token); a read
-// hold reports the token of the last write before it (RToken): which
-// version of the protected data the reader saw.
+// Every fresh write hold takes the next token of the name (Token), above
+// every earlier one (see Fencing tokens in package redcoord); a read hold
+// reports the token of the last write before it (RToken): which version of
+// the protected data the reader saw, 0 when no write lock was taken within
+// the fence's lifetime.
 //
 // # Keys
 //
 // For a name N (prefix rc): rc:{N}:lock (the write hold, a hash),
-// rc:{N}:fence (the token counter, never expires), rc:{N}:readers (read hold
+// rc:{N}:fence (the token counter; it expires a day after the last token, see
+// Fencing tokens in package redcoord), rc:{N}:readers (read hold
 // counts) and rc:{N}:leases (read lease deadlines), rc:{N}:writers (waiting
 // writers' heartbeat deadlines), rc:{N}:rel:<owner> (an owner's last
-// release, for retries), and the channels rc:{N}:ch (readers) and
-// rc:{N}:wch (writers). Every key but the fence expires with the last lease
-// or heartbeat in it.
+// release, for retries), rc:{N}:left:<owner> (an owner's last 16 acquire
+// requests that gave up, for a minute: a late copy of one is refused), and
+// the channels rc:{N}:ch (readers) and rc:{N}:wch (writers). Every key
+// expires by itself: the fence a day after its last token, the others with
+// the last lease or heartbeat in them.
 package rrwlock

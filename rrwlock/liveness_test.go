@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/rrwlock"
 )
@@ -160,20 +161,16 @@ func TestDeadReaderHoldsAtMostItsLease(t *testing.T) {
 	})
 }
 
-// A fixed lease is not renewed: Lost or RLost closes when it ends, and a
-// waiter gets in then. The wait is bounded by the blocker's lease, not by
+// A fixed lease is not renewed: Lost or RLost closes lease.Margin before it
+// ends, and a waiter gets in when it ends. The wait is bounded by the blocker's lease, not by
 // the poll interval (a minute here), even for a waiter that arrives in the
-// lease's last millisecond.
-//
-// Until scripts/rw_read.lua:25 and scripts/rw_write.lua:29 are fixed, this
-// fails for a write blocker and a waiter arriving in its last millisecond:
-// they reply the write hold's PTTL as the wait hint, PTTL is 0 when less than
-// 1ms is left, and wait.interval takes a hint <= 0 for "unknown" and sleeps
-// for the whole poll interval. Replying math.max(1, PTTL) fixes it.
+// lease's last millisecond (the scripts' wait hint is at least 1ms, never
+// the 0 that PTTL gives then, which would mean "unknown").
 func TestFixedLeaseEnds(t *testing.T) {
-	const lease = 5 * time.Second
+	const fixed = 5 * time.Second
+	lostAt := fixed - lease.Margin(fixed) // when Lost or RLost closes
 	for _, pair := range []struct{ blocker, waiter string }{{"read", "write"}, {"write", "read"}, {"write", "write"}} {
-		for _, arrive := range []time.Duration{0, lease - 500*time.Microsecond} {
+		for _, arrive := range []time.Duration{0, fixed - 500*time.Microsecond} {
 			t.Run(fmt.Sprintf("%s blocks %s, arriving at %v", pair.blocker, pair.waiter, arrive), func(t *testing.T) {
 				locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 					ctx := context.Background()
@@ -187,18 +184,30 @@ func TestFixedLeaseEnds(t *testing.T) {
 					if pair.waiter == "write" {
 						wait, unwait = waiter.Lock, waiter.Unlock
 					}
-					require.NoError(t, take(ctx, lease))
+					require.NoError(t, take(ctx, fixed))
 					ended := lost()
 					start := time.Now()
-					time.Sleep(arrive)
-					done := timedAsync(ctx, wait)
-					time.Sleep(lease - arrive - time.Millisecond)
-					assert.False(t, locktest.IsClosed(ended))
+					until := func(d time.Duration) { time.Sleep(d - time.Since(start)) } // bubble time start+d
+					var done <-chan timed
+					if arrive < lostAt {
+						until(arrive)
+						done = timedAsync(ctx, wait)
+					}
+					until(lostAt - time.Millisecond)
+					synctest.Wait()
+					assert.False(t, locktest.IsClosed(ended), "closed more than the margin before the fixed lease ends")
+					until(lostAt + time.Millisecond)
+					synctest.Wait()
+					assert.True(t, locktest.IsClosed(ended), "not closed the margin before the fixed lease ended")
+					if done == nil {
+						until(arrive)
+						done = timedAsync(ctx, wait)
+					}
 					r := <-done
 					require.NoError(t, r.err)
-					assert.True(t, locktest.IsClosed(ended), "not closed when the fixed lease ended")
-					assert.GreaterOrEqual(t, r.at.Sub(start), lease)
-					assert.LessOrEqual(t, r.at.Sub(start), lease+2*time.Millisecond, "the waiter outwaited the blocker's lease")
+					assert.True(t, locktest.IsClosed(ended))
+					assert.GreaterOrEqual(t, r.at.Sub(start), fixed, "the waiter got in before the blocker's lease ended in Redis")
+					assert.LessOrEqual(t, r.at.Sub(start), fixed+2*time.Millisecond, "the waiter outwaited the blocker's lease")
 					assert.ErrorIs(t, release(ctx), redcoord.ErrNotHeld)
 					require.NoError(t, unwait(ctx))
 				})

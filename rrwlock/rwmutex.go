@@ -78,8 +78,8 @@ func (m *RWMutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 // Unlock releases one write hold. A handle that does not hold the write lock
-// gets ErrNotHeld, and ErrLeaseLost (matching ErrNotHeld too) if its hold
-// expired or was deleted; Redis is left unchanged. The last release wakes
+// gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
+// gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
 // one waiting writer in each process, or, when no writer waits, every
 // waiting reader.
 func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }
@@ -116,8 +116,8 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed
-// at their next renewal; Unlock or RUnlock then returns ErrNotHeld
-// (ErrLeaseLost, which matches it, if called before the loss was noticed).
+// at their next renewal (at once for this handle's); Unlock or RUnlock then
+// returns ErrLeaseLost.
 func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	ok, err := m.h.ForceUnlock(ctx, m.rw.Force)
 	if err == nil && ok {
@@ -132,6 +132,8 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	op := h.Hold.Op()
+	defer op.Stop()
 	ttl := h.S.Config.TTL
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
@@ -144,10 +146,16 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		got   scripts.Acquired
 		since time.Time
 	)
-	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+	try := func(ctx context.Context, _ string) (att wait.Attempt, err error) {
+		held := op.Start()
+		defer func() {
+			if err != nil || !att.Acquired {
+				op.Stop()
+			}
+		}()
 		now := time.Now()
 		w := h.S.Writer()
-		a, upgrade, err := m.rw.Write(ctx, w, req, leaseTTL, meta, block, ttl)
+		a, upgrade, err := m.rw.Write(ctx, w, req, held.Token, leaseTTL, meta, block, ttl)
 		if err == nil && a.OK {
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
 		}
@@ -187,6 +195,8 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	op := m.read.Op()
+	defer op.Stop()
 	ttl := h.S.Config.TTL
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
@@ -194,10 +204,16 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		got   scripts.Acquired
 		since time.Time
 	)
-	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+	try := func(ctx context.Context, _ string) (att wait.Attempt, err error) {
+		held := op.Start()
+		defer func() {
+			if err != nil || !att.Acquired {
+				op.Stop()
+			}
+		}()
 		now := time.Now()
 		w := h.S.Writer()
-		a, err := m.rw.Read(ctx, w, req, leaseTTL)
+		a, err := m.rw.Read(ctx, w, req, held.Held, leaseTTL)
 		if err == nil && a.OK {
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
@@ -95,7 +97,15 @@ func TestCrashedHolderPermitsReturn(t *testing.T) {
 					tokens = append(tokens, r.p.Token)
 					defer func() { require.NoError(t, waiters[i].Release(ctx, r.p)) }()
 				}
-				assert.ElementsMatch(t, []uint64{3, 4}, tokens)
+				require.Len(t, tokens, 2)
+				assert.NotEqual(t, tokens[0], tokens[1], "each waiter has its own token")
+				for _, tok := range tokens {
+					for _, p := range held {
+						assert.Greater(t, tok, p.Token, "a returned permit is taken with a fresh, greater token")
+					}
+				}
+				assert.Equal(t, strconv.FormatUint(max(tokens[0], tokens[1]), 10), mr.HGet("rc:{n}:sem-fence", "n"),
+					"one token per waiter's acquire: none handed out after the waiters'")
 				av, acq := expCounts(t, waiters[0])
 				assert.Equal(t, [2]int64{0, 2}, [2]int64{av, acq}, "the waiters hold both permits")
 			})
@@ -126,10 +136,12 @@ func crashMessages(t *testing.T, ps *redis.PubSub) int {
 // acquire script told it of: no message is published (a subscriber on the
 // channel hears none), and the waiter's poll interval is an hour. So it is
 // for a waiter that arrives in the lease's last millisecond, when the lease
-// has less than a millisecond left.
+// has less than a millisecond left (after the holder's Lost closed,
+// lease.Margin before the end).
 func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
-	const lease = 5 * time.Second
-	for _, arrive := range []time.Duration{0, lease / 2, lease - 500*time.Microsecond} {
+	const fixed = 5 * time.Second
+	lostAt := fixed - lease.Margin(fixed) // when the holder's Lost closes
+	for _, arrive := range []time.Duration{0, fixed / 2, fixed - 500*time.Microsecond} {
 		t.Run(fmt.Sprintf("arriving at %v", arrive), func(t *testing.T) {
 			locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 				ctx := context.Background()
@@ -141,25 +153,42 @@ func TestFixedLeasePermitReturnsWithoutMessage(t *testing.T) {
 				_, err := monitor.Receive(ctx) // the confirmation
 				require.NoError(t, err)
 
-				p := expAcquire(t, holder, rsemaphore.AcquireOptions{Lease: lease})
 				start := time.Now()
-				time.Sleep(arrive)
-				done := crashAcquire(waiter, rsemaphore.AcquireOptions{})
-				crashPending(t, done)
-				hub, err := ps[1].C.Hub()
-				require.NoError(t, err)
-				assert.Equal(t, 1, hub.Stats().Waiters, "the waiter is not subscribed: a message could not have woken it anyway")
-				time.Sleep(lease - arrive - time.Millisecond)
-				crashPending(t, done)
-				assert.False(t, locktest.IsClosed(p.Lost()), "Lost closed before the lease ended")
+				p := expAcquire(t, holder, rsemaphore.AcquireOptions{Lease: fixed})
+				until := func(d time.Duration) { time.Sleep(d - time.Since(start)) } // bubble time start+d
+				var done <-chan crashResult
+				arriveNow := func() {
+					until(arrive)
+					done = crashAcquire(waiter, rsemaphore.AcquireOptions{})
+					crashPending(t, done)
+					hub, err := ps[1].C.Hub()
+					require.NoError(t, err)
+					assert.Equal(t, 1, hub.Stats().Waiters, "the waiter is not subscribed: a message could not have woken it anyway")
+				}
+				if arrive < lostAt {
+					arriveNow()
+				}
+				until(lostAt - time.Millisecond)
+				synctest.Wait()
+				assert.False(t, locktest.IsClosed(p.Lost()), "Lost closed more than the margin before the lease ended")
+				until(lostAt)
+				synctest.Wait()
+				assert.True(t, locktest.IsClosed(p.Lost()), "Lost not closed the margin before the fixed lease ended")
+				if done == nil {
+					arriveNow()
+				}
+				if arrive < fixed-time.Millisecond {
+					until(fixed - time.Millisecond)
+					crashPending(t, done)
+				}
 
 				r := <-done
 				require.NoError(t, r.err)
 				waited := r.at.Sub(start)
 				t.Logf("the waiter acquired %v after the holder", waited)
-				assert.True(t, locktest.IsClosed(p.Lost()), "Lost not closed when the fixed lease ended")
-				assert.GreaterOrEqual(t, waited, lease)
-				assert.LessOrEqual(t, waited, lease+2*time.Millisecond, "the waiter outwaited the lease")
+				assert.True(t, locktest.IsClosed(p.Lost()))
+				assert.GreaterOrEqual(t, waited, fixed, "the waiter took the permit before the lease ended in Redis")
+				assert.LessOrEqual(t, waited, fixed+2*time.Millisecond, "the waiter outwaited the lease")
 				assert.Zero(t, crashMessages(t, monitor), "a message was published")
 
 				err = holder.Release(ctx, p)

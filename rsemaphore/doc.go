@@ -105,8 +105,9 @@
 // request ids) and P:{N}:drained:<request id> (what a Drain took, for 15
 // seconds). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
 // P:{N}:sem-leases (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence
-// and P:{N}:done. Every key but the permits hash and the fence expires by
-// itself once unused. Both notify on the channel P:{N}:sem-ch. All of them
+// and P:{N}:done. Every key but the permits hash expires by itself once
+// unused (the fence a day after its last token, see Fencing tokens in
+// package redcoord). Both notify on the channel P:{N}:sem-ch. All of them
 // share the {N} hash tag, so each script touches one Redis Cluster slot.
 //
 // A name is either kind of semaphore: the other's scripts report

@@ -99,21 +99,21 @@ func ExampleExpirableSemaphore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("permit token", p.Token)
+	fmt.Println("permit token above 0:", p.Token > 0)
 
 	q, err := seats.Acquire(ctx, rsemaphore.AcquireOptions{}) // waits out p's lease; the watchdog keeps q
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("next permit token", q.Token)
+	fmt.Println("next permit token above it:", q.Token > p.Token)
 	err = seats.Release(ctx, p)
 	fmt.Println("releasing the expired one:", errors.Is(err, redcoord.ErrLeaseLost))
 	if err := seats.Release(ctx, q); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
-	// permit token 1
-	// next permit token 2
+	// permit token above 0: true
+	// next permit token above it: true
 	// releasing the expired one: true
 }
 

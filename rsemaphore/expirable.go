@@ -9,6 +9,7 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/wait"
 	"github.com/redcoord/redcoord/scripts"
 )
@@ -154,7 +155,12 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if err := wait.Acquire(ctx, h.wait(), spec); err != nil {
 		return Permit{}, err
 	}
-	p, err := s.keep(id, got.Token, opts.Lease, since)
+	script, keys, args := s.x.Renewal(id, h.s.Config.TTL)
+	since, err := hold.Confirm(ctx, h.s.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, since, leaseTTL, opts.Lease > 0)
+	var p Permit
+	if err == nil {
+		p, err = s.keep(id, got.Token, opts.Lease, since)
+	}
 	if err != nil {
 		_ = leave(context.WithoutCancel(ctx))
 	}

@@ -2,6 +2,8 @@ package rsemaphore_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -83,7 +85,9 @@ func TestExpirableAcquireRelease(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		p3 := expAcquire(t, s, rsemaphore.AcquireOptions{Lease: time.Hour})
-		assert.Equal(t, []uint64{1, 2, 3}, []uint64{p1.Token, p2.Token, p3.Token})
+		assert.Greater(t, p1.Token, uint64(0))
+		assert.Less(t, p1.Token, p2.Token, "each permit's token is above the last")
+		assert.Less(t, p2.Token, p3.Token, "each permit's token is above the last")
 		assert.NotEqual(t, p1.ID, p2.ID)
 		assert.NotEqual(t, p1.ID, p3.ID)
 		av, acq = expCounts(t, s)
@@ -100,7 +104,7 @@ func TestExpirableAcquireRelease(t *testing.T) {
 		av, acq = expCounts(t, other)
 		require.Equal(t, [2]int64{1, 2}, [2]int64{av, acq})
 		p4 := expAcquire(t, other, rsemaphore.AcquireOptions{})
-		assert.Equal(t, uint64(4), p4.Token, "tokens go on increasing")
+		assert.Greater(t, p4.Token, p3.Token, "tokens go on increasing")
 
 		require.NoError(t, s.SetPermits(ctx, 1))
 		av, acq = expCounts(t, s)
@@ -126,44 +130,60 @@ func TestExpirableAcquireRelease(t *testing.T) {
 
 // 16 handles in 3 processes take and give back permits at once: every
 // token is handed out once, and each handle sees its own tokens increase.
+// Tokens are floored by the server's clock; on a fence ahead of the clock
+// they count up by one (see next_token in scripts/lib.lua), and then none is
+// skipped either.
 func TestExpirableTokensIncrease(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		const handles, rounds = 16, 8
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		procs := []*expProc{newExpProc(t, srv), newExpProc(t, srv), newExpProc(t, srv)}
-		require.NoError(t, rsemaphore.NewExpirable(procs[0].c, "x").SetPermits(ctx, 3))
-		tokens := make([][]uint64, handles)
-		var wg sync.WaitGroup
-		for h := range tokens {
-			s := rsemaphore.NewExpirable(procs[h%len(procs)].c, "x")
-			wg.Go(func() {
-				for range rounds {
-					p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
-					if !assert.NoError(t, err) {
-						return
+		for _, ahead := range []bool{false, true} {
+			name := map[bool]string{false: "clock", true: "ahead"}[ahead]
+			require.NoError(t, rsemaphore.NewExpirable(procs[0].c, name).SetPermits(ctx, 3))
+			const base = uint64(1) << 52
+			if ahead {
+				require.NoError(t, procs[0].rdb.HSet(ctx, "rc:{"+name+"}:sem-fence", "n", base).Err())
+			}
+			tokens := make([][]uint64, handles)
+			var wg sync.WaitGroup
+			for h := range tokens {
+				s := rsemaphore.NewExpirable(procs[h%len(procs)].c, name)
+				wg.Go(func() {
+					for range rounds {
+						p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
+						if !assert.NoError(t, err) {
+							return
+						}
+						tokens[h] = append(tokens[h], p.Token)
+						if !assert.NoError(t, s.Release(ctx, p)) {
+							return
+						}
 					}
-					tokens[h] = append(tokens[h], p.Token)
-					if !assert.NoError(t, s.Release(ctx, p)) {
-						return
+				})
+			}
+			wg.Wait()
+			seen := make(map[uint64]bool)
+			for h, ts := range tokens {
+				for i, tok := range ts {
+					assert.False(t, seen[tok], "%s: token %d handed out twice", name, tok)
+					seen[tok] = true
+					assert.Greater(t, tok, uint64(0), name)
+					if i > 0 {
+						assert.Greater(t, tok, ts[i-1], "%s: handle %d", name, h)
 					}
-				}
-			})
-		}
-		wg.Wait()
-		seen := make(map[uint64]bool)
-		for h, ts := range tokens {
-			for i, tok := range ts {
-				assert.False(t, seen[tok], "token %d handed out twice", tok)
-				seen[tok] = true
-				if i > 0 {
-					assert.Greater(t, tok, ts[i-1], "handle %d", h)
 				}
 			}
-		}
-		assert.Len(t, seen, handles*rounds)
-		for tok := uint64(1); tok <= handles*rounds; tok++ {
-			assert.True(t, seen[tok], "token %d skipped", tok)
+			assert.Len(t, seen, handles*rounds, name)
+			last, err := procs[0].rdb.HGet(ctx, "rc:{"+name+"}:sem-fence", "n").Uint64()
+			require.NoError(t, err)
+			assert.Equal(t, slices.Max(slices.Collect(maps.Keys(seen))), last, "%s: the last token handed out went to a holder", name)
+			if ahead {
+				for tok := base + 1; tok <= base+handles*rounds; tok++ {
+					assert.True(t, seen[tok], "token base+%d skipped", tok-base)
+				}
+			}
 		}
 	})
 }
@@ -232,7 +252,10 @@ func TestExpirableRetriedRequestsApplyOnce(t *testing.T) {
 		_, err := s.Acquired(ctx)
 		require.NoError(t, err)
 		const rounds = 50
-		token := uint64(1)
+		// A fence ahead of the server's clock hands out last + 1 (see
+		// next_token in scripts/lib.lua): every token handed out is counted.
+		token := uint64(1) << 52
+		require.NoError(t, a.rdb.HSet(ctx, "rc:{x}:sem-fence", "n", token).Err())
 		for i := range rounds {
 			a.faults.DropReply(locktest.EvalSHA("xsem_acquire"))
 			p1 := expAcquire(t, s, rsemaphore.AcquireOptions{})
@@ -240,6 +263,7 @@ func TestExpirableRetriedRequestsApplyOnce(t *testing.T) {
 			require.Equal(t, token, p1.Token, "round %d: a retried acquire took another token", i)
 			p2 := expAcquire(t, s, rsemaphore.AcquireOptions{Lease: time.Hour})
 			token++
+			require.Equal(t, token, p2.Token, "round %d", i)
 			av, acq := expCounts(t, s)
 			require.Equal(t, [2]int64{0, 2}, [2]int64{av, acq}, "round %d: a retried acquire took two permits", i)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rsemaphore"
@@ -21,22 +22,37 @@ import (
 
 // leaseAt sleeps until d after start, then checks whether p is held in
 // Redis and whether its Lost is closed.
-func leaseAt(t *testing.T, s *rsemaphore.ExpirableSemaphore, p rsemaphore.Permit, start time.Time, d time.Duration, held bool) {
+func leaseAt(t *testing.T, s *rsemaphore.ExpirableSemaphore, p rsemaphore.Permit, start time.Time, d time.Duration, held, lost bool) {
 	t.Helper()
 	time.Sleep(time.Until(start.Add(d)))
 	synctest.Wait()
 	_, acq := expCounts(t, s)
 	if held {
 		assert.Equal(t, int64(1), acq, "at %v: the permit is gone", d)
-		assert.False(t, locktest.IsClosed(p.Lost()), "at %v: Lost is closed", d)
 	} else {
 		assert.Zero(t, acq, "at %v: the permit is held", d)
+	}
+	if lost {
 		assert.True(t, locktest.IsClosed(p.Lost()), "at %v: Lost is open", d)
+	} else {
+		assert.False(t, locktest.IsClosed(p.Lost()), "at %v: Lost is closed", d)
 	}
 }
 
-// A fixed lease ends when it says, and Lost closes then, not a millisecond
-// before; Release first leaves Lost open for good.
+// fixedEnd checks that p, whose fixed lease of length d ends end after
+// start, is reported lost lease.Margin(d) before that, not a millisecond
+// sooner, and is held in Redis until end, not a millisecond longer.
+func fixedEnd(t *testing.T, s *rsemaphore.ExpirableSemaphore, p rsemaphore.Permit, start time.Time, end, d time.Duration) {
+	t.Helper()
+	loss := end - lease.Margin(d)
+	leaseAt(t, s, p, start, loss-time.Millisecond, true, false)
+	leaseAt(t, s, p, start, loss, true, true)
+	leaseAt(t, s, p, start, end-time.Millisecond, true, true)
+	leaseAt(t, s, p, start, end, false, true)
+}
+
+// A fixed lease ends when it says, and Lost closes lease.Margin before, not
+// a millisecond sooner; Release first leaves Lost open for good.
 func TestPermitLostWhenFixedLeaseEnds(t *testing.T) {
 	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
@@ -44,8 +60,7 @@ func TestPermitLostWhenFixedLeaseEnds(t *testing.T) {
 		require.NoError(t, s.SetPermits(ctx, 2))
 		start := time.Now()
 		p := expAcquire(t, s, rsemaphore.AcquireOptions{Lease: 5 * time.Second})
-		leaseAt(t, s, p, start, 5*time.Second-time.Millisecond, true)
-		leaseAt(t, s, p, start, 5*time.Second, false)
+		fixedEnd(t, s, p, start, 5*time.Second, 5*time.Second)
 		err := s.Release(ctx, p)
 		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
 		assert.ErrorIs(t, err, redcoord.ErrNotHeld)
@@ -63,7 +78,8 @@ func TestPermitLostWhenFixedLeaseEnds(t *testing.T) {
 
 // A permit the watchdog keeps outlives many TTLs. Extend makes it fixed:
 // the watchdog no longer renews it (a renewal at 100s would make it last
-// until 130s), and it ends, and Lost closes, when the new lease does.
+// until 130s), and it ends when the new lease does, its Lost closing
+// lease.Margin of the new lease before.
 // Extending a fixed lease moves its end.
 func TestExtendMakesPermitFixed(t *testing.T) {
 	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
@@ -72,18 +88,16 @@ func TestExtendMakesPermitFixed(t *testing.T) {
 		require.NoError(t, s.SetPermits(ctx, 2))
 		start := time.Now()
 		kept := expAcquire(t, s, rsemaphore.AcquireOptions{}) // renewed at 10s, 20s, ...
-		leaseAt(t, s, kept, start, 95*time.Second, true)
+		leaseAt(t, s, kept, start, 95*time.Second, true, false)
 		require.NoError(t, s.Extend(ctx, kept, 8*time.Second))
-		leaseAt(t, s, kept, start, 103*time.Second-time.Millisecond, true)
-		leaseAt(t, s, kept, start, 103*time.Second, false)
+		fixedEnd(t, s, kept, start, 103*time.Second, 8*time.Second)
 		assert.ErrorIs(t, s.Release(ctx, kept), redcoord.ErrLeaseLost)
 
 		start = time.Now()
 		fixed := expAcquire(t, s, rsemaphore.AcquireOptions{Lease: 5 * time.Second})
 		time.Sleep(3 * time.Second)
 		require.NoError(t, s.Extend(ctx, fixed, 10*time.Second))
-		leaseAt(t, s, fixed, start, 13*time.Second-time.Millisecond, true)
-		leaseAt(t, s, fixed, start, 13*time.Second, false)
+		fixedEnd(t, s, fixed, start, 13*time.Second, 10*time.Second)
 	})
 }
 
@@ -137,8 +151,7 @@ func TestExtendNotUndoneByRetriedRenewal(t *testing.T) {
 		synctest.Wait() // the watchdog waits to send its renewal again
 		require.Equal(t, 1, faults.Fired())
 		require.NoError(t, s.Extend(ctx, kept, time.Second))
-		leaseAt(t, s, kept, start, 11*time.Second-time.Millisecond, true)
-		leaseAt(t, s, kept, start, 11*time.Second, false)
+		fixedEnd(t, s, kept, start, 11*time.Second, time.Second)
 	})
 }
 

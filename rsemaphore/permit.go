@@ -37,8 +37,9 @@ type permit struct {
 	lost   chan struct{}
 	once   sync.Once
 	onLost func()
-	lease  *lease.Lease // guarded by ExpirableSemaphore.mu, as is timer
+	lease  *lease.Lease // guarded by ExpirableSemaphore.mu, as are timer and ends
 	timer  *time.Timer
+	ends   time.Time // when timer fires: the end of a fixed lease, less lease.Margin
 }
 
 func (k *permit) markLost() { k.once.Do(func() { close(k.lost) }) }
@@ -63,22 +64,34 @@ func (s *ExpirableSemaphore) keep(id string, token uint64, fixed time.Duration, 
 	k := &permit{lost: make(chan struct{})}
 	k.onLost = func() {
 		s.mu.Lock()
-		if s.held[id] == k {
+		defer s.mu.Unlock()
+		if s.held[id] == k { // not released (or being released) meanwhile
 			delete(s.held, id)
 			k.stopLocked()
+			k.markLost()
 		}
-		s.mu.Unlock()
-		k.markLost()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fixed > 0 {
-		k.timer = time.AfterFunc(fixed-time.Since(since), k.onLost)
+		k.timeLocked(lossAt(since, fixed))
 	} else if err := s.watchLocked(id, k, since); err != nil {
 		return Permit{}, err
 	}
 	s.held[id] = k
 	return Permit{ID: id, Token: token, lost: k.lost}, nil
+}
+
+// lossAt returns when a fixed lease of length d set no later than since is
+// reported lost: at its end less lease.Margin, as the watchdog's leases.
+func lossAt(since time.Time, d time.Duration) time.Time {
+	return since.Add(d - lease.Margin(d))
+}
+
+// timeLocked has k marked lost at ends (see lossAt); the caller holds mu.
+func (k *permit) timeLocked(ends time.Time) {
+	k.ends = ends
+	k.timer = time.AfterFunc(time.Until(ends), k.onLost)
 }
 
 // watchLocked makes the watchdog renew the permit id, last set no later
@@ -99,17 +112,38 @@ func (s *ExpirableSemaphore) watchLocked(id string, k *permit, since time.Time) 
 	return nil
 }
 
-// drop stops keeping the permit id and returns how it was kept; nil when
-// this handle was not keeping it.
-func (s *ExpirableSemaphore) drop(id string) *permit {
+// drop stops keeping the permit id and returns how it was kept (nil when
+// this handle was not keeping it) and undo, which keeps it again as it was:
+// renewed from its last renewal, or timed to the end of its fixed lease.
+func (s *ExpirableSemaphore) drop(id string) (k *permit, undo func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := s.held[id]
-	if k != nil {
-		delete(s.held, id)
-		k.stopLocked()
+	k = s.held[id]
+	if k == nil {
+		return nil, func() {}
 	}
-	return k
+	var renewed time.Time
+	watched := k.lease != nil
+	if watched {
+		renewed = k.lease.Renewed()
+	}
+	delete(s.held, id)
+	k.stopLocked()
+	return k, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.held[id] != nil {
+			return
+		}
+		if watched {
+			if s.watchLocked(id, k, renewed) != nil {
+				return // the Client is closed: nothing renews anything
+			}
+		} else {
+			k.timeLocked(k.ends)
+		}
+		s.held[id] = k
+	}
 }
 
 // checkPermit reports a Permit that was never acquired.
@@ -125,9 +159,12 @@ func checkPermit(p Permit) error {
 // sent. A permit that is not held (unknown, expired, or already released)
 // is ErrNotHeld, and ErrLeaseLost (matching ErrNotHeld too) when this
 // handle acquired it and its lease ended first; nothing changes then. A
-// Release that go-redis retries after a lost reply is applied once. If
-// Release fails for another reason, the permit is no longer renewed and
-// returns within its lease.
+// permit whose Lost had closed is ErrLeaseLost too, even if Redis still
+// had it (a fixed lease ends by the local clock a little before Redis
+// expires it): it is released all the same. A Release that go-redis
+// retries after a lost reply is applied once. If Release fails for another
+// reason, the permit is kept as before: renewed while Redis has it, and
+// reported lost once it is gone.
 func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 	if err := s.h.check(ctx); err != nil {
 		return err
@@ -135,16 +172,35 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 	if err := checkPermit(p); err != nil {
 		return err
 	}
-	k := s.drop(p.ID)
+	// Once dropped, the permit cannot be marked lost by its lease or timer:
+	// it was lost before this call, or it is not lost.
+	k, undo := s.drop(p.ID)
+	wasLost := isClosed(p.lost)
 	w := s.h.s.Writer()
 	ok, err := s.x.Release(ctx, w, p.ID, s.h.request())
 	switch {
 	case err != nil:
+		undo()
 		return err
 	case !ok:
 		return s.notHeld(p, k)
+	case wasLost:
+		return fmt.Errorf("%w: %w: permit %s of %q: lost before this call (released now)", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
 	}
 	return core.AckedRelease(w)
+}
+
+// isClosed reports whether ch (nil: never) is closed.
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // notHeld is the error for a permit that Redis does not have: lost, when
@@ -186,7 +242,9 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	s.mu.Lock()
 	k := s.held[p.ID]
 	renewed := k != nil && k.lease != nil
+	var last time.Time // the last renewal, to watch the permit again from
 	if renewed {
+		last = k.lease.Renewed()
 		k.lease.Remove()
 		k.lease = nil
 	}
@@ -200,7 +258,7 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	switch {
 	case err != nil:
 		if kept && renewed { // as it was
-			_ = s.watchLocked(p.ID, k, sent.Add(-s.h.s.Watchdog.Interval()))
+			_ = s.watchLocked(p.ID, k, last)
 		}
 		return err
 	case !ok:
@@ -212,7 +270,7 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	}
 	if kept {
 		k.stopLocked()
-		k.timer = time.AfterFunc(lease-time.Since(sent), k.onLost)
+		k.timeLocked(lossAt(sent, lease))
 	}
 	if err := core.Acked(w); err != nil {
 		return fmt.Errorf("%w; the new lease stands", err)

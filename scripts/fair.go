@@ -37,6 +37,9 @@ func (f Fair) keys() []string {
 	return []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released}
 }
 
+// keysLeft is keys with the owner's leave markers.
+func (f Fair) keysLeft() []string { return append(f.keys(), f.Left) }
+
 // args prepends the arguments every fair script takes.
 func (f Fair) args(more ...any) []any {
 	return append([]any{f.Kind, f.Publish, f.Channel}, more...)
@@ -49,15 +52,17 @@ type Attempt struct {
 	Now int64         // when not OK: the server's clock when the script ran, ms
 }
 
-// Acquire takes the lock, re-enters it, or finds that req holds it already
-// (a retry, or a grant). When it does not, and queue is true, req joins the
-// queue (once) and its heartbeat deadline is set to heartbeat from now.
-func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte, queue bool, heartbeat time.Duration) (Attempt, error) {
+// Acquire takes the lock, re-enters the hold whose token is held (0: none),
+// or finds that req holds it already (a retry, or a grant). When it does
+// not, and queue is true, req joins the queue (once) and its heartbeat
+// deadline is set to heartbeat from now.
+func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte, queue bool, heartbeat time.Duration) (Attempt, error) {
 	q := "0"
 	if queue {
 		q = "1"
 	}
-	v, err := fairAcquire.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, lease.Milliseconds(), meta, q, heartbeat.Milliseconds())...)
+	v, err := fairAcquire.Run(ctx, rdb, f.keysLeft(),
+		f.args(f.Owner, req, lease.Milliseconds(), meta, q, heartbeat.Milliseconds(), held)...)
 	if err != nil {
 		return Attempt{}, err
 	}
@@ -87,11 +92,12 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 	return token, at, true
 }
 
-// Release drops one hold and returns the remaining count; -1: not held. At
+// Release drops one hold (every hold of the owner if all) and returns the
+// remaining count; -1: not held. At
 // zero the lock goes to the first live waiter. A retried final release is
 // recognised by the owner's release marker, as Lock.Release's.
-func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
-	v, err := fairRelease.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
+func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	v, err := fairRelease.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds(), flag(all))...)
 	if err != nil {
 		return 0, err
 	}
@@ -99,9 +105,10 @@ func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string) (int6
 }
 
 // Leave undoes what the acquire request req did: its queue entry, or the
-// hold it took or was granted. It reports whether there was anything to undo.
+// hold it took or was granted, and makes Redis refuse a copy of req that
+// arrives later. It reports whether there was anything to undo.
 func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := fairLeave.Run(ctx, rdb, f.keys(), f.args(f.Owner, req)...)
+	v, err := fairLeave.Run(ctx, rdb, f.keysLeft(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
 	if err != nil {
 		return false, err
 	}

@@ -4,6 +4,8 @@
 -- ARGV[4] owner   ARGV[5] request id   ARGV[6] lease (ms)   ARGV[7] holder metadata
 -- ARGV[8] "1": queue if not acquired (Lock); "0": never queue (TryLock)
 -- ARGV[9] heartbeat (ms): how long the queue entry lives without renewal
+-- ARGV[10] token of the hold the handle has ('0': none)
+-- KEYS[7] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count, age}  held: a fresh hold, a re-entry, or this
 --                      request was already applied or granted (a retry, or a
 --                      grant whose message was lost); age: ms since the hold
@@ -12,19 +14,28 @@
 --                        server's clock in ms
 -- A free lock goes to this request only if no live waiter is ahead of it;
 -- a free lock with a live waiter ahead (its holder's lease ran out) is
--- granted to that waiter. Writes happen only after every check, so an
+-- granted to that waiter. The owner re-enters only the hold the handle knows
+-- (its token); a hold of the owner with another token is an orphan (see
+-- lock_acquire) and is taken over as a fresh hold. A request that was left
+-- (a late copy) is refused. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
 local owner, req = ARGV[4], ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r', 'a')
 check_keys(h[1])
 check_fence(true)
 local now = now_ms()
+if h[2] == owner and h[5] == req then
+  return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
+end
+if was_left(KEYS[7], req) then
+  return {0, h[2] and remaining(KEYS[1]) or 1, now}
+end
 if h[2] == owner then
-  if h[5] == req then
-    return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
-  end
   if redis.call('ZSCORE', KEYS[4], req) then
     forget(req) -- a re-entry does not queue
+  end
+  if h[4] ~= ARGV[10] then
+    return {1, tonumber(take(req, ARGV[6], ARGV[7], now)), 1, 0}
   end
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
@@ -36,7 +47,7 @@ if not h[2] then
     if head then
       forget(req)
     end
-    return {1, take(req, ARGV[6], ARGV[7], now), 1, 0}
+    return {1, tonumber(take(req, ARGV[6], ARGV[7], now)), 1, 0}
   end
   hand_on(now)
 end

@@ -48,9 +48,10 @@ local function live_head(now)
   return queue_head(KEYS[3], KEYS[4], KEYS[5], now)
 end
 
--- take makes req's owner the holder: a fresh hold with the next token.
+-- take makes req's owner the holder: a fresh hold with the next token,
+-- which it returns as a decimal string (see next_token in lib.lua).
 local function take(req, lease, meta, now)
-  local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
+  local token = next_token(KEYS[2])
   redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner_of(req), 'c', 1, 't', token,
     'r', req, 'm', meta, 'a', now)
   redis.call('PEXPIRE', KEYS[1], lease)

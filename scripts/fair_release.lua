@@ -2,6 +2,7 @@
 -- live waiter inside this script, or delete it if none waits.
 -- KEYS, ARGV[1..3] as in fair_lib.lua
 -- ARGV[4] owner   ARGV[5] request id   ARGV[6] release marker lifetime (ms)
+-- ARGV[7] "1": drop every hold of the owner at once (see lock_release)
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
 -- A retried request that was already applied replies as the first run did,
 -- by the owner's release marker, as lock_release does.
@@ -18,7 +19,7 @@ if h[4] == req then
   return tonumber(h[3])
 end
 local c = tonumber(h[3]) - 1
-if c > 0 then
+if c > 0 and ARGV[7] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', req)
   return c
 end

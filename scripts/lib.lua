@@ -6,7 +6,8 @@
 --   r  id of the last request applied to this hold (retried requests are no-ops)
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
 -- A fence hash (P:{N}:fence) has
---   n  the last token handed out (never expires)
+--   n  the last token handed out, a decimal string (see next_token); the
+--      hash expires FENCE_TTL_MS after the last token handed out
 -- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
 -- id of the owner's last request that released a hold to zero.
 
@@ -14,10 +15,44 @@
 -- largest integer a Lua number holds exactly.
 local MAX_COUNT = 9007199254740991
 
+-- FENCE_TTL_MS is how long a fence hash lives after the last token handed
+-- out from it: a day. Names used once (orders:42) then leave no key behind;
+-- a token handed out after the fence expired is still above every earlier
+-- one, because tokens are floored by the server's clock (next_token).
+local FENCE_TTL_MS = 86400000
+
 -- now_ms returns the server's clock in milliseconds.
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- next_token hands out the next fencing token of the fence hash at key:
+-- max(last + 1, the server's clock in microseconds), stored in field n, and
+-- refreshes the hash's TTL. The clock floor keeps tokens increasing when the
+-- counter is lost or stale (a restart without persistence, a failover to a
+-- replica that missed the last token, an AOF fsync window, the fence's
+-- expiry), provided the server's clock is not behind the old one by more
+-- than the outage; while the fence exists a clock stepped back changes
+-- nothing, last + 1 wins. Tokens stay below 2^53 (microseconds since 1970
+-- are about 1.8e15), so Lua's numbers hold them exactly.
+--
+-- It returns the token as a decimal string, for HSET and for messages:
+-- Lua's '..' writes a number of 15 digits or more in exponent form, and so
+-- may Redis (7.2 on) for a number passed to redis.call. A reply takes
+-- tonumber(token). A fence hash of the wrong type raises WRONGTYPE before
+-- anything is written.
+local function next_token(key)
+  local last = tonumber(redis.call('HGET', key, 'n') or '0')
+  if not last or last >= MAX_COUNT then
+    error('ERR fence ' .. key .. ' holds no token below 2^53')
+  end
+  local t = redis.call('TIME')
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local token = string.format('%.0f', math.max(last + 1, us))
+  redis.call('HSET', key, 'n', token)
+  redis.call('PEXPIRE', key, FENCE_TTL_MS)
+  return token
 end
 
 -- check_kind raises WRONGTYPE unless key is absent or a hash written by a
@@ -57,4 +92,22 @@ local function notify(cmd, channel, msg)
   if cmd == 'SPUBLISH' and type(r) == 'table' and r.err then
     redis.pcall('PUBLISH', channel, msg)
   end
+end
+
+-- LEFT_KEEP is how many of an owner's left requests its leave markers keep:
+-- a late copy of a request is one of the owner's last few.
+local LEFT_KEEP = 16
+
+-- mark_left records that request req was left (its acquire gave up), in
+-- the owner's leave markers (a zset, request id -> its sequence number,
+-- kept ttl ms), so that a copy of req arriving later is refused.
+local function mark_left(key, req, ttl)
+  redis.call('ZADD', key, tonumber(string.match(req, '(%d+)$')) or 0, req)
+  redis.call('ZREMRANGEBYRANK', key, 0, -LEFT_KEEP - 1)
+  redis.call('PEXPIRE', key, ttl)
+end
+
+-- was_left reports whether request req was left (see mark_left).
+local function was_left(key, req)
+  return redis.call('ZSCORE', key, req) ~= false
 end

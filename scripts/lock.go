@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,7 @@ var (
 type Lock struct {
 	Lock, Fence string // keys
 	Released    string // key of the owner's release marker
+	Left        string // key of the owner's leave markers (requests that gave up)
 	Kind        string // the primitive's kind, checked against the hash's
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
@@ -29,7 +31,8 @@ type Lock struct {
 }
 
 // MarkerTTL is how long a release marker lets a retried final release be
-// recognised: longer than go-redis's retries of one command take.
+// recognised, and a leave marker refuses a late copy of its request: longer
+// than go-redis's retries of one command take.
 const MarkerTTL = 60 * time.Second
 
 // Acquired is the reply of an acquire attempt.
@@ -40,10 +43,11 @@ type Acquired struct {
 	Wait  time.Duration // the blocker's remaining lease, when not OK
 }
 
-// Acquire takes the lock or re-enters it; req makes a retried request a no-op.
-func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte) (Acquired, error) {
-	v, err := lockAcquire.Run(ctx, rdb, []string{l.Lock, l.Fence},
-		l.Owner, req, lease.Milliseconds(), meta, l.Kind)
+// Acquire takes the lock or re-enters the hold whose token is held (0:
+// none); req makes a retried request a no-op.
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte) (Acquired, error) {
+	v, err := lockAcquire.Run(ctx, rdb, []string{l.Lock, l.Fence, l.Left},
+		l.Owner, req, lease.Milliseconds(), meta, l.Kind, held)
 	if err != nil {
 		return Acquired{}, err
 	}
@@ -60,20 +64,22 @@ func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, lease
 	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
 }
 
-// Release drops one hold and returns the remaining count; -1: not held.
-func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
+// Release drops one hold (every hold of the owner if all) and returns the
+// remaining count; -1: not held.
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	v, err := lockRelease.Run(ctx, rdb, []string{l.Lock, l.Released},
-		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds(), flag(all))
 	if err != nil {
 		return 0, err
 	}
 	return integer(v)
 }
 
-// Leave undoes the acquire request req if it was applied.
+// Leave undoes the acquire request req if it was applied, and makes Redis
+// refuse a copy of it that arrives later.
 func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock},
-		l.Owner, req, l.Kind, l.Publish, l.Channel)
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Left},
+		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err
 	}
@@ -91,10 +97,12 @@ func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 	return n == 1, err
 }
 
-// Renewal returns the watchdog's renewal of the owner's hold: the script,
-// its keys and its arguments. The script replies 1 (renewed) or 0 (lost).
-func (l Lock) Renewal(lease time.Duration) (*redis.Script, []string, []any) {
-	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds()}
+// Renewal returns the watchdog's renewal of the owner's hold with token:
+// the script, its keys and its arguments. The script replies 1 (renewed)
+// or 0 (lost: the owner holds nothing, or another hold of its, which a late
+// renewal of an earlier hold must not extend).
+func (l Lock) Renewal(lease time.Duration, token uint64) (*redis.Script, []string, []any) {
+	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), strconv.FormatUint(token, 10)}
 }
 
 // State is who holds a lock.
@@ -138,3 +146,11 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 
 // lockScripts lists this file's scripts, for SHA.
 var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}
+
+// flag is a boolean as a script argument.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

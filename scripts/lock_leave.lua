@@ -1,11 +1,14 @@
 -- lock_leave: undo one acquire request if it was applied (its reply was lost
--- to a cancelled context or a failed connection); otherwise do nothing.
--- KEYS[1] lock hash
+-- to a cancelled context or a failed connection); otherwise do nothing. In
+-- both cases it leaves a marker by which a late copy of the request (one
+-- that reaches Redis after this script) is refused.
+-- KEYS[1] lock hash   KEYS[2] the owner's leave markers (see mark_left)
 -- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
--- ARGV[4] publish command   ARGV[5] channel
+-- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
 -- Reply: 1 undone; 0 the request was not applied (or was already undone).
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], ARGV[3])
+mark_left(KEYS[2], ARGV[2], ARGV[6])
 if h[2] ~= ARGV[1] or h[4] ~= ARGV[2] then
   return 0
 end

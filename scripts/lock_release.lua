@@ -2,6 +2,8 @@
 -- KEYS[1] lock hash   KEYS[2] the owner's release marker (a string, P:{N}:rel:<owner>)
 -- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
 -- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
+-- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
+--         lost, which nobody renews any more); "0": one
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
 -- A retried request that was already applied replies as the first run did:
 -- the marker remembers the owner's last release to zero for a while, so a
@@ -18,7 +20,7 @@ if h[4] == ARGV[2] then
   return tonumber(h[3])
 end
 local c = tonumber(h[3]) - 1
-if c > 0 then
+if c > 0 and ARGV[7] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[2])
   return c
 end

@@ -1,8 +1,11 @@
 -- lock_renew: the watchdog's renewal of a lock hash held by an owner.
 -- KEYS[1] lock hash
--- ARGV[1] owner   ARGV[2] lease (ms)
--- Reply: 1 renewed; 0 not held by owner (the hold is lost).
-if redis.call('HGET', KEYS[1], 'o') == ARGV[1] then
+-- ARGV[1] owner   ARGV[2] lease (ms)   ARGV[3] the hold's token
+-- Reply: 1 renewed; 0 not held by owner with that token (the hold is lost;
+-- a later hold of the same owner has another token, and a renewal of the
+-- earlier one that arrives late must not extend it).
+local h = redis.call('HMGET', KEYS[1], 'o', 't')
+if h[1] == ARGV[1] and h[2] == ARGV[3] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end

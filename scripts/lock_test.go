@@ -16,13 +16,14 @@ import (
 )
 
 func testLock(owner string) Lock {
-	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Released: "t:{n}:rel:" + owner,
+	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Released: "t:{n}:rel:" + owner, Left: "t:{n}:left:" + owner,
 		Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
 }
 
 // checkReply asserts a script's reply against a step's want: an Acquired
 // with Wait > 0 stands for "busy, with some positive wait hint", whose exact
-// value depends on the clock; anything else must be equal.
+// value depends on the clock; anything else must be equal. Tables give
+// tokens as ranks (see tokenRanks), so got's token is a rank too.
 func checkReply(t *testing.T, step string, want, got any) {
 	t.Helper()
 	if w, ok := want.(Acquired); ok && w.Wait > 0 {
@@ -38,7 +39,7 @@ func checkReply(t *testing.T, step string, want, got any) {
 
 // step is one script call against the lock and what it must reply.
 type step struct {
-	op    string // acquire, release, leave, force, renew
+	op    string // acquire, release, leave, force, renew, renewold (an earlier hold's token)
 	owner string
 	req   string
 	want  any // Acquired (with Wait > 0 meaning "some positive wait"), int64, bool
@@ -111,6 +112,7 @@ func TestLockScripts(t *testing.T) {
 			{"acquire", "a", "1", Acquired{OK: true, Token: 1, Count: 1}},
 			{"renew", "a", "", int64(1)},
 			{"renew", "b", "", int64(0)},
+			{"renewold", "a", "", int64(0)},
 		}, 1},
 		{"force frees whoever holds", []step{
 			{"acquire", "b", "1", Acquired{OK: true, Token: 1, Count: 1}},
@@ -125,8 +127,9 @@ func TestLockScripts(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
+				ranks := &tokenRanks{}
 				for i, s := range tc.steps {
-					checkReply(t, fmt.Sprintf("step %d: %s by %s", i, s.op, s.owner), s.want, run(t, ctx, rdb, s))
+					checkReply(t, fmt.Sprintf("step %d: %s by %s", i, s.op, s.owner), s.want, ranks.of(t, run(t, ctx, rdb, s)))
 				}
 				st, err := testLock("a").State(ctx, rdb)
 				require.NoError(t, err)
@@ -141,6 +144,18 @@ func TestLockScripts(t *testing.T) {
 	})
 }
 
+// believed returns the token of l's owner's hold as Redis has it (0:
+// none): what a handle that saw every reply believes it holds.
+func believed(t *testing.T, ctx context.Context, rdb *redis.Client, l Lock) uint64 {
+	t.Helper()
+	st, err := l.State(ctx, rdb)
+	require.NoError(t, err)
+	if st.Owner != l.Owner {
+		return 0
+	}
+	return st.Token
+}
+
 func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	t.Helper()
 	l := testLock(s.owner)
@@ -148,15 +163,19 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	var err error
 	switch s.op {
 	case "acquire":
-		got, err = l.Acquire(ctx, rdb, s.req, time.Minute, []byte("meta"))
+		got, err = l.Acquire(ctx, rdb, s.req, believed(t, ctx, rdb, l), time.Minute, []byte("meta"))
 	case "release":
-		got, err = l.Release(ctx, rdb, s.req)
+		got, err = l.Release(ctx, rdb, s.req, false)
 	case "leave":
 		got, err = l.Leave(ctx, rdb, s.req)
 	case "force":
 		got, err = l.Force(ctx, rdb)
-	case "renew":
-		script, keys, args := l.Renewal(time.Minute)
+	case "renew", "renewold":
+		token := believed(t, ctx, rdb, l)
+		if s.op == "renewold" { // a late renewal of an earlier hold of the owner
+			token--
+		}
+		script, keys, args := l.Renewal(time.Minute, token)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
 	default:
 		t.Fatalf("unknown op %q", s.op)
@@ -175,13 +194,13 @@ func TestLockState(t *testing.T) {
 		assert.False(t, st.Held)
 
 		before := time.Now().Add(-time.Second)
-		_, err = l.Acquire(ctx, rdb, "1", time.Minute, []byte{0x81, 0xa1, 'h'})
+		a, err := l.Acquire(ctx, rdb, "1", 0, time.Minute, []byte{0x81, 0xa1, 'h'})
 		require.NoError(t, err)
 		st, err = l.State(ctx, rdb)
 		require.NoError(t, err)
 		assert.Equal(t, "a", st.Owner)
 		assert.Equal(t, int64(1), st.Count)
-		assert.Equal(t, uint64(1), st.Token)
+		assert.Equal(t, a.Token, st.Token)
 		assert.Equal(t, []byte{0x81, 0xa1, 'h'}, st.Meta, "binary metadata survives")
 		assert.True(t, st.AcquiredAt.After(before), "acquired at %v", st.AcquiredAt)
 		assert.Greater(t, st.Remaining, 50*time.Second)
@@ -207,12 +226,12 @@ func TestLockWrongType(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				setup()
 				before := dump(t, rdb)
-				_, err := l.Acquire(ctx, rdb, "1", time.Minute, nil)
+				_, err := l.Acquire(ctx, rdb, "1", 0, time.Minute, nil)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "acquire: %v", err)
 				if name == "string at fence" {
 					return // the lock hash itself is fine for the other scripts
 				}
-				_, err = l.Release(ctx, rdb, "2")
+				_, err = l.Release(ctx, rdb, "2", false)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "release: %v", err)
 				_, err = l.Leave(ctx, rdb, "1")
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "leave: %v", err)

@@ -35,10 +35,10 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 
 			l := testLock("a")
 			l.Publish = "SPUBLISH"
-			a, err := l.Acquire(ctx, rdb, "1", time.Minute, nil)
+			a, err := l.Acquire(ctx, rdb, "1", 0, time.Minute, nil)
 			require.NoError(t, err)
 			require.True(t, a.OK)
-			n, err := l.Release(ctx, rdb, "2")
+			n, err := l.Release(ctx, rdb, "2", false)
 			require.NoError(t, err)
 			assert.Equal(t, int64(0), n)
 			msg, err := ps.ReceiveMessage(ctx)

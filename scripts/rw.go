@@ -38,29 +38,40 @@ func (rw RW) keys() []string {
 }
 
 func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
-	l := rw.Lock
-	return s.Run(ctx, rdb, rw.keys(), append([]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel}, args...)...)
+	return rw.runKeys(ctx, rdb, rw.keys(), s, args...)
 }
 
-// Read takes a read hold or re-enters it. Its token is the last write's.
-func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration) (Acquired, error) {
-	v, err := rw.run(ctx, rdb, rwRead, rw.Lock.Owner, req, lease.Milliseconds())
+// runLeft is run for a script that also takes the owner's leave markers.
+func (rw RW) runLeft(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
+	return rw.runKeys(ctx, rdb, append(rw.keys(), rw.Lock.Left), s, args...)
+}
+
+func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *Script, args ...any) (any, error) {
+	l := rw.Lock
+	return s.Run(ctx, rdb, keys, append([]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel}, args...)...)
+}
+
+// Read takes a read hold, or re-enters it when held (the handle has one).
+// Its token is the last write's.
+func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
+	v, err := rw.runLeft(ctx, rdb, rwRead, rw.Lock.Owner, req, lease.Milliseconds(), flag(held))
 	if err != nil {
 		return Acquired{}, err
 	}
 	return acquired(v)
 }
 
-// Write takes the write hold or re-enters it; a busy lock registers the
-// owner as a waiting writer with a heartbeat of hb when wait is true.
-// Upgrade is true when the owner holds read holds only.
-func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, meta []byte,
+// Write takes the write hold or re-enters the one whose token is held (0:
+// none); a busy lock registers the owner as a waiting writer with a
+// heartbeat of hb when wait is true. Upgrade is true when the owner holds
+// read holds only.
+func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte,
 	wait bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
 	w := "0"
 	if wait {
 		w = "1"
 	}
-	v, err := rw.run(ctx, rdb, rwWrite, rw.Lock.Owner, req, lease.Milliseconds(), meta, w, hb.Milliseconds())
+	v, err := rw.runLeft(ctx, rdb, rwWrite, rw.Lock.Owner, req, lease.Milliseconds(), meta, w, hb.Milliseconds(), held)
 	if err != nil {
 		return Acquired{}, false, err
 	}
@@ -86,18 +97,20 @@ func acquired(v any) (Acquired, error) {
 	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
 }
 
-// RUnlock drops one read hold and returns the remaining count; -1: not held.
-func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
-	v, err := rw.run(ctx, rdb, rwRUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds())
+// RUnlock drops one read hold (every read hold of the owner if all) and
+// returns the remaining count; -1: not held.
+func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	v, err := rw.run(ctx, rdb, rwRUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds(), flag(all))
 	if err != nil {
 		return 0, err
 	}
 	return integer(v)
 }
 
-// Unlock drops one write hold and returns the remaining count; -1: not held.
-func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string) (int64, error) {
-	v, err := rw.run(ctx, rdb, rwUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds())
+// Unlock drops one write hold (every write hold of the owner if all) and
+// returns the remaining count; -1: not held.
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	v, err := rw.run(ctx, rdb, rwUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds(), flag(all))
 	if err != nil {
 		return 0, err
 	}
@@ -105,9 +118,9 @@ func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string) (int64,
 }
 
 // Leave undoes the acquire request req if it was applied, and, for a writer,
-// stops waiting.
+// stops waiting; Redis then refuses a copy of req that arrives later.
 func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write))
+	v, err := rw.runLeft(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write), MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err
 	}

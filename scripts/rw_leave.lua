@@ -2,9 +2,13 @@
 -- it was applied (its reply lost), and stop waiting as a writer.
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] "r" or "w"
+-- ARGV[8] marker lifetime (ms)
+-- KEYS[7] the owner's leave markers: req is marked in every case, so that a late copy
+--         of the request is refused
 -- Reply: 1 a hold was undone; 0 the request was not applied.
 check_keys()
 local owner, req = ARGV[5], ARGV[6]
+mark_left(KEYS[7], req, ARGV[8])
 if ARGV[7] == 'w' then
   drop_writer(owner)
   local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')

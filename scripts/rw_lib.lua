@@ -29,8 +29,13 @@ local function hint(channel, msg)
   notify(PUBLISH, channel, msg)
 end
 
--- token is the last fencing token handed out: what a read hold reports.
-local function token()
+-- token is the last fencing token handed out: what a read hold reports (0
+-- once the fence has expired). A fresh read hold passes keep to refresh the
+-- fence's TTL, so that a name only read for a while keeps its last token.
+local function token(keep)
+  if keep then
+    redis.call('PEXPIRE', KEYS[2], FENCE_TTL_MS)
+  end
   return tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
 end
 

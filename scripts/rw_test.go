@@ -142,8 +142,9 @@ func TestRWScripts(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
+				ranks := &tokenRanks{}
 				for i, s := range tc.steps {
-					checkReply(t, fmt.Sprintf("step %d: %s by %s", i, s.op, s.owner), s.want, runRW(t, ctx, rdb, s))
+					checkReply(t, fmt.Sprintf("step %d: %s by %s", i, s.op, s.owner), s.want, ranks.of(t, runRW(t, ctx, rdb, s)))
 				}
 				st, err := testRW("a").State(ctx, rdb)
 				require.NoError(t, err)
@@ -172,19 +173,19 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	var err error
 	switch s.op {
 	case "read":
-		got, err = rw.Read(ctx, rdb, req, time.Minute)
+		got, err = rw.Read(ctx, rdb, req, rdb.HExists(ctx, rw.Readers, s.owner).Val(), time.Minute)
 	case "write", "trywrite":
 		var a Acquired
 		var upgrade bool
-		a, upgrade, err = rw.Write(ctx, rdb, req, time.Minute, []byte("meta"), s.op == "write", time.Minute)
+		a, upgrade, err = rw.Write(ctx, rdb, req, believed(t, ctx, rdb, rw.Lock), time.Minute, []byte("meta"), s.op == "write", time.Minute)
 		got = a
 		if upgrade {
 			got = "upgrade"
 		}
 	case "runlock":
-		got, err = rw.RUnlock(ctx, rdb, req)
+		got, err = rw.RUnlock(ctx, rdb, req, false)
 	case "unlock":
-		got, err = rw.Unlock(ctx, rdb, req)
+		got, err = rw.Unlock(ctx, rdb, req, false)
 	case "leaver", "leavew":
 		got, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
 	case "renewr", "beat":
@@ -214,9 +215,9 @@ func TestRWWrongType(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			require.NoError(t, rdb.Set(ctx, key, "x", 0).Err())
 			rw := testRW("a")
-			_, err := rw.Read(ctx, rdb, "a:1", time.Minute)
+			_, err := rw.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, _, err = rw.Write(ctx, rdb, "a:2", time.Minute, nil, true, time.Minute)
+			_, _, err = rw.Write(ctx, rdb, "a:2", 0, time.Minute, nil, true, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			keys, err := rdb.Keys(ctx, "*").Result()
 			require.NoError(t, err)

@@ -1,6 +1,7 @@
 -- rw_unlock: drop one write hold; at zero delete it and wake the waiters.
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] marker lifetime (ms)
+-- ARGV[8] "1": drop every hold of the owner at once (see lock_release)
 -- Reply: the owner's remaining write holds (0: released); -1 not held.
 check_keys()
 local owner, req = ARGV[5], ARGV[6]
@@ -15,7 +16,7 @@ if h[3] == req then
   return tonumber(h[2])
 end
 local c = tonumber(h[2]) - 1
-if c > 0 then
+if c > 0 and ARGV[8] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', req)
   return c
 end

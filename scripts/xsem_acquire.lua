@@ -36,9 +36,9 @@ if held >= total then
   local r = redis.call('ZRANGE', KEYS[2], held - total, held - total, 'WITHSCORES')
   return {0, math.max(1, tonumber(r[2]) - now), total - held}
 end
-token = redis.call('HINCRBY', KEYS[4], 'n', 1)
+token = next_token(KEYS[4])
 redis.call('ZADD', KEYS[2], now + lease, id)
 redis.call('HSET', KEYS[3], id, token)
 done_mark(KEYS[5], 'a', id, now, MARK_TTL)
 keep(lease)
-return {1, token, total - held - 1}
+return {1, tonumber(token), total - held - 1}

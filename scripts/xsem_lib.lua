@@ -9,7 +9,8 @@
 --   KEYS[2] leases: a zset, permit id -> lease deadline (server time, ms)
 --   KEYS[3] tokens: a hash, permit id -> the permit's fencing token, and
 --           "f:<permit id>" -> 1 once Extend has fixed the permit's lease
---   KEYS[4] fence: a hash, n -> the last token handed out (never expires)
+--   KEYS[4] fence: a hash, n -> the last token handed out (see next_token
+--           in lib.lua; it expires a day after the last)
 --   KEYS[5] done: request markers (done_lib.lua)
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
 --   ARGV[4] how long request markers live (ms)

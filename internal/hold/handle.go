@@ -77,7 +77,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	h.MaxPoll = o.MaxPoll
 	owner := h.S.NewOwner()
 	h.Lock = scripts.Lock{
-		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner),
+		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
 		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 	}
 	return h
@@ -115,15 +115,27 @@ func (h *Handle) NextRequest() string {
 // (the Client closed meanwhile) it gives the hold back with leave.
 func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Duration, since time.Time,
 	leave func(context.Context) error) error {
-	script, keys, args := h.Lock.Renewal(h.S.Config.TTL)
+	script, keys, args := h.Lock.Renewal(h.S.Config.TTL, got.Token)
 	return h.TookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, since, leave)
 }
 
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
-// lock's read holds have a Tracker and a renewal of their own.
+// lock's read holds have a Tracker and a renewal of their own. A fresh hold
+// whose reply came late is confirmed first (see Confirm); a re-entry keeps
+// the lease it found.
 func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got scripts.Acquired,
 	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
-	err := t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since})
+	var err error
+	if !t.Reentry(got.Count) {
+		length := fixed
+		if fixed == 0 {
+			length = h.S.Config.TTL
+		}
+		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
+	}
+	if err == nil {
+		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since})
+	}
 	if err != nil {
 		_ = leave(context.WithoutCancel(ctx))
 	}
@@ -139,26 +151,29 @@ func Tried(err error) (bool, error) {
 	return err == nil, err
 }
 
-// Unlock releases one hold with release, which returns the remaining count
-// (-1: not held), and reports ErrNotHeld or ErrLeaseLost as Tracker.Released.
-func (h *Handle) Unlock(ctx context.Context, release func(context.Context, redis.Scripter, string) (int64, error)) error {
+// Release is a release script: it drops one hold of the owner (every hold
+// if all) with request id req and returns the remaining count (-1: not
+// held).
+type Release func(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error)
+
+// Unlock releases one hold with release, and reports ErrNotHeld or
+// ErrLeaseLost as Tracker.Released.
+func (h *Handle) Unlock(ctx context.Context, release Release) error {
 	return h.UnlockOn(ctx, h.Hold, "lock", release)
 }
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
-// ("lock", "read lock").
-func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string,
-	release func(context.Context, redis.Scripter, string) (int64, error)) error {
+// ("lock", "read lock"). A release request that fails leaves the hold
+// watched, as Tracker.Unlock says.
+func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
-	t.Releasing()
 	w := h.S.Writer()
-	n, err := release(ctx, w, h.NextRequest())
+	_, err := t.Unlock(what+" "+strconv.Quote(h.Name), func(all bool) (int64, error) {
+		return release(ctx, w, h.NextRequest(), all)
+	})
 	if err != nil {
-		return err
-	}
-	if err := t.Released(n, what+" "+strconv.Quote(h.Name)); err != nil {
 		return err
 	}
 	return core.AckedRelease(w)

@@ -19,20 +19,73 @@ import (
 )
 
 // Tracker tracks one handle's hold. Its zero value is not usable; use New.
+//
+// A handle's acquire and release requests are serialised, each from reading
+// what the handle holds (the Belief it sends) to recording Redis's reply
+// (Took, Released): the scripts re-enter only the hold the handle names and
+// take any other hold of the owner over as an orphan, so a request must
+// never name a hold that another goroutine's request, sent meanwhile, has
+// replaced or released. Only the requests are serialised: a blocked Lock
+// waits without holding anything.
 type Tracker struct {
+	op sync.Mutex // held from a request's Begin until its reply is recorded
+
 	mu    sync.Mutex // guards the fields below
 	count int64      // hold count as last reported by Redis
 	token uint64     // fencing token of the current hold; 0 when none
 	lease *lease.Lease
 	timer *time.Timer   // fires at the end of a fixed lease
 	lost  chan struct{} // the current hold's; closed by loss
-	loss  func()        // closes lost, once
 	keep  Lease         // how the current hold is kept, to watch it again
 	watch func()        // the current hold's onLost, for the watchdog
+	// renewed is when the current hold was last renewed, taken as Releasing
+	// stops its renewals, so that watching it again keeps its deadline.
+	renewed time.Time
+	// gone: the last hold was lost (Lost is closed) and no fresh hold has
+	// been taken since; a release then reports ErrLeaseLost.
+	gone bool
 }
 
 // New returns a Tracker holding nothing.
-func New() *Tracker { return &Tracker{lost: make(chan struct{}), loss: func() {}} }
+func New() *Tracker { return &Tracker{lost: make(chan struct{})} }
+
+// Belief is what the handle holds as a request is sent: the acquire
+// scripts re-enter only that hold, and take over any other hold of the
+// owner as a fresh one (an orphan, left by an acquire whose reply and undo
+// were both lost).
+type Belief struct {
+	Held  bool
+	Token uint64 // the hold's token; 0 when none
+}
+
+// Op is one acquire's turn at its Tracker's requests. Each try calls Start
+// before sending and Stop unless it acquired; an acquired try keeps the
+// turn until its reply is recorded (Took), and the acquire ends with Stop,
+// which does nothing when the turn was already given back.
+type Op struct {
+	t    *Tracker
+	held bool
+}
+
+// Op returns an acquire's Op, holding no turn yet.
+func (t *Tracker) Op() *Op { return &Op{t: t} }
+
+// Start waits for the turn and returns what the handle holds now.
+func (o *Op) Start() Belief {
+	o.t.op.Lock()
+	o.held = true
+	o.t.mu.Lock()
+	defer o.t.mu.Unlock()
+	return Belief{Held: o.t.count > 0, Token: o.t.token}
+}
+
+// Stop gives the turn back, if held.
+func (o *Op) Stop() {
+	if o.held {
+		o.held = false
+		o.t.op.Unlock()
+	}
+}
 
 // Count returns the hold count the handle last saw.
 func (t *Tracker) Count() int64 {
@@ -65,35 +118,42 @@ type Lease struct {
 	Since    time.Time // taken before the acquire request was sent
 }
 
-// Took records a successful acquire reply. A token other than the current
-// one starts a fresh hold: the watchdog watches it, or a timer marks it lost
+// Reentry reports whether an acquire reply of count holds re-enters the
+// handle's current hold: the scripts reply a count of 1 for a fresh hold
+// (also one taken over from an orphan) and more for a re-entry.
+func (t *Tracker) Reentry(count int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count > 0 && count > 1
+}
+
+// Took records a successful acquire reply, sent in the caller's turn. A
+// fresh hold (see Reentry) replaces the current one, which is then lost,
+// and is kept as l says: the watchdog watches it, or a timer marks it lost
 // when its fixed lease ends. It fails only when the watchdog is closed.
 func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.count > 0 && token == t.token {
-		// A re-entry. Replies of concurrent calls on one handle may arrive
-		// out of order: keep the highest count (see Released for the rest).
-		t.count = max(t.count, count)
+	if t.count > 0 && count > 1 {
+		t.count = count
 		return nil
 	}
-	if t.count > 0 { // the previous hold is gone: a new token replaced it
-		t.loss()
+	if t.count > 0 { // the previous hold is gone: a fresh one replaced it
+		t.lostLocked()
 	}
 	t.dropLocked()
+	t.gone = false
 	lost := make(chan struct{})
-	var once sync.Once
-	loss := func() { once.Do(func() { close(lost) }) }
 	onLost := func() {
-		loss()
 		t.mu.Lock()
+		defer t.mu.Unlock()
 		if t.lost == lost && t.count > 0 {
-			t.dropLocked()
+			t.lostLocked()
 		}
-		t.mu.Unlock()
 	}
 	if l.Fixed > 0 {
-		t.timer = time.AfterFunc(l.Fixed-time.Since(l.Since), onLost)
+		// Lost closes when the lease may end in Redis, as the watchdog's do.
+		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), onLost)
 	} else {
 		ls, err := l.Watchdog.Add(l.Renewal, l.Since, onLost)
 		if err != nil {
@@ -101,43 +161,88 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 		}
 		t.lease = ls
 	}
-	t.count, t.token, t.lost, t.loss, t.keep, t.watch = count, token, lost, loss, l, onLost
+	t.count, t.token, t.lost, t.keep, t.watch = max(count, 1), token, lost, l, onLost
 	return nil
 }
 
-// Releasing runs before a release request: if it drops the last hold, the
+// Unlock runs release, a release request, in the handle's turn, between
+// Releasing and Released. A handle that holds nothing and has lost nothing
+// gets ErrNotHeld without a request.
+func (t *Tracker) Unlock(what string, release func(all bool) (int64, error)) (int64, error) {
+	t.op.Lock()
+	defer t.op.Unlock()
+	t.mu.Lock()
+	none := t.count == 0 && !t.gone
+	t.mu.Unlock()
+	if none {
+		return -1, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	}
+	all, failed := t.releasing()
+	n, err := release(all)
+	if err != nil {
+		failed()
+		return n, err
+	}
+	return n, t.released(n, what)
+}
+
+// releasing runs before a release request: if it drops the last hold, the
 // watchdog stops renewing it first, so a released hold is never renewed.
-func (t *Tracker) Releasing() {
+// It returns whether the release must drop every hold of the owner (the
+// handle's hold was lost, and nobody renews what Redis may still have), and
+// failed, which the caller runs when the release request fails: the hold is
+// then watched again, from its last renewal, so that it is renewed while
+// Redis has it, or reported lost once it is gone.
+func (t *Tracker) releasing() (all bool, failed func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.count <= 1 && t.lease != nil {
+	if t.count == 1 && t.lease != nil {
+		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
 		t.lease = nil
+		return false, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.watchLocked()
+		}
+	}
+	return t.count == 0 && t.gone, func() {}
+}
+
+// watchLocked has the watchdog renew the current hold again, from its last
+// renewal, when it is kept that way and not watched; the caller holds mu.
+func (t *Tracker) watchLocked() {
+	if t.count == 0 || t.lease != nil || t.keep.Fixed > 0 || t.keep.Watchdog == nil {
+		return
+	}
+	if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.watch); err == nil {
+		t.lease = ls
 	}
 }
 
-// Released records a release reply: the remaining count, or -1 when Redis
+// released records a release reply: the remaining count, or -1 when Redis
 // says the owner holds nothing. It returns ErrNotHeld, or ErrLeaseLost (which
 // also matches ErrNotHeld) when the handle believed it held the lock.
-func (t *Tracker) Released(n int64, what string) error {
+func (t *Tracker) released(n int64, what string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n >= 0 && t.count == 0 && t.gone {
+		// The handle's hold was lost but Redis still had it (a fixed lease
+		// whose timer fired just before the server's expiry): it is
+		// deleted now, and still reported lost.
+		return fmt.Errorf("%w: %w: %s: the hold was lost before release", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+	}
 	if n >= 0 {
 		t.count = n
 		if n == 0 {
 			t.dropLocked()
-		} else if t.lease == nil && t.keep.Fixed == 0 && t.keep.Watchdog != nil {
-			// Releasing stopped the renewals expecting the last release, but
-			// holds remain (concurrent Locks on one handle): watch again.
-			if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, time.Now(), t.watch); err == nil {
-				t.lease = ls
-			}
+		} else {
+			t.watchLocked() // Redis counted more holds than the handle did
 		}
 		return nil
 	}
-	if t.count > 0 {
-		t.dropLocked()
-		t.loss()
+	if t.count > 0 || t.gone {
+		t.lostLocked()
 		return fmt.Errorf("%w: %w: %s: the hold expired or was deleted before release", errs.ErrLeaseLost, errs.ErrNotHeld, what)
 	}
 	return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
@@ -148,12 +253,25 @@ func (t *Tracker) Forced() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count > 0 {
-		t.dropLocked()
-		t.loss()
+		t.lostLocked()
 	}
 }
 
-// dropLocked forgets the current hold; the caller holds t.mu.
+// lostLocked marks the current hold lost: it is forgotten, Lost closes,
+// and releases report ErrLeaseLost until a fresh hold is taken. The caller
+// holds mu, so that a release recording its reply sees either the hold or
+// its loss, never a closed Lost with the hold still counted.
+func (t *Tracker) lostLocked() {
+	t.dropLocked()
+	select {
+	case <-t.lost:
+	default:
+		close(t.lost)
+	}
+	t.gone = true
+}
+
+// dropLocked forgets the current hold; the caller holds mu.
 func (t *Tracker) dropLocked() {
 	if t.lease != nil {
 		t.lease.Remove()

@@ -4,10 +4,11 @@
 //
 // Every tick (TTL/3) it renews all of them in one pipeline: one round trip
 // per node, however many leases. A renewal that replies 0 means the hold is
-// gone: the lease is marked lost at once. A lease whose last successful
-// renewal is older than the TTL is lost too, because Redis has expired it by
-// then: a timer reports it at that moment, not at the next tick. Loss calls
-// the lease's onLost.
+// gone: the lease is marked lost at once. Loss is also reported by the
+// clock: a timer, armed at all times at the earliest deadline of the
+// watched leases (the last acknowledged renewal + TTL - Margin), marks lost
+// a lease whose renewals have been failing, at that moment, whatever the
+// ticks' I/O is doing. Loss calls the lease's onLost.
 //
 // With Replicas set, each node's pipeline ends with WAIT, and a hold's
 // renewal counts as successful only if enough replicas acknowledged it: a
@@ -20,14 +21,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/redirect"
 )
 
 // Pipeliner is what the watchdog needs of a go-redis client.
@@ -65,10 +64,12 @@ type Watchdog struct {
 	leases  map[*Lease]struct{} // the watched leases
 	running bool                // the goroutine was started
 	closed  bool
+	rearm   chan struct{} // Add tells the goroutine to re-arm its expiry timer
 
-	ctx  context.Context // cancelled by Close: stops the goroutine and its requests
-	stop context.CancelFunc
-	done chan struct{} // closed when the goroutine has exited
+	ctx   context.Context // cancelled by Close: stops the goroutine and its requests
+	stop  context.CancelFunc
+	done  chan struct{}  // closed when the goroutine has exited
+	ticks sync.WaitGroup // the ticks running, each in a goroutine of its own
 }
 
 // New returns a Watchdog that renews leases of length ttl every ttl/3, each
@@ -79,6 +80,7 @@ func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas) 
 	return &Watchdog{
 		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas,
 		leases: make(map[*Lease]struct{}),
+		rearm:  make(chan struct{}, 1),
 		ctx:    ctx, stop: stop,
 		done: make(chan struct{}),
 	}
@@ -111,6 +113,10 @@ func (w *Watchdog) Add(r Renewal, since time.Time, onLost func()) (*Lease, error
 		w.running = true
 		go w.run()
 	}
+	select { // the timer may have to fire earlier, or was stopped
+	case w.rearm <- struct{}{}:
+	default:
+	}
 	return l, nil
 }
 
@@ -124,6 +130,16 @@ func (l *Lease) Remove() {
 	l.w.mu.Unlock()
 }
 
+// Renewed returns when the last successful renewal of the lease was sent
+// (or, before any, the since given to Add): Redis keeps the lease at least
+// a TTL from then. A caller that removes a lease and must watch it again
+// (a release that failed) passes it as Add's since.
+func (l *Lease) Renewed() time.Time {
+	l.w.mu.Lock()
+	defer l.w.mu.Unlock()
+	return l.lastOK
+}
+
 // Len returns the number of watched leases.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
@@ -131,8 +147,13 @@ func (w *Watchdog) Len() int {
 	return len(w.leases)
 }
 
-// Close stops the goroutine and waits for it to exit, bounded by ctx.
-// Watched leases are not released; they expire in Redis. Idempotent.
+// Close stops the goroutine and waits for it to exit, bounded by ctx, and
+// for the renewals in flight to end, bounded by ctx and by one renew
+// interval: their requests end with Close where go-redis honours a
+// context, and a tick stuck on a connection that ignores it (ReadTimeout
+// -1) ends when its connection does, at the latest when the go-redis client
+// is closed. Watched leases are not released; they expire in Redis.
+// Idempotent.
 func (w *Watchdog) Close(ctx context.Context) error {
 	w.mu.Lock()
 	running := w.running
@@ -144,64 +165,116 @@ func (w *Watchdog) Close(ctx context.Context) error {
 	}
 	select {
 	case <-w.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	ticked := make(chan struct{})
+	go func() { w.ticks.Wait(); close(ticked) }()
+	grace := time.NewTimer(w.interval)
+	defer grace.Stop()
+	select {
+	case <-ticked:
+	case <-grace.C:
+		w.log.Warn("redcoord: closed with a lease renewal still waiting for its reply; it ends with its connection")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
+
+// maxTicks bounds the ticks in flight at once. A tick waits for its replies
+// as long as go-redis lets it, which with ReadTimeout -1 (and the context
+// ignored, as go-redis does unless ContextTimeoutEnabled) is for ever on a
+// connection that swallows writes. So a tick that is still running when the
+// next is due does not hold it up: the next runs beside it, on another
+// connection of the pool. Three stuck ticks span a whole TTL, by when every
+// lease they carried is lost; rather than take ever more connections from
+// the user's pool, later ticks then wait for one of them to end (an error
+// is logged). Loss is still reported on time, by the expiry timer.
+const maxTicks = 3
+
+// Margin is how much earlier than its TTL after the last acknowledged
+// renewal a lease is reported lost: a hundredth of the TTL. The renewal's
+// time is taken when it was sent, before Redis set the lease, so the margin
+// only has to cover a difference in the rates of the two clocks (NTP slews
+// a clock by at most 0.05%) and the delay of the timer that reports it.
+func Margin(ttl time.Duration) time.Duration { return ttl / 100 }
 
 func (w *Watchdog) run() {
 	defer close(w.done)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
-	// expiry fires when the first lease whose renewals are failing runs out
-	// in Redis, which is between ticks: waiting for the next tick would
-	// report the loss up to an interval after another holder may have it.
-	// A tick runs in a goroutine of its own, so that expiry fires on time
-	// even while a tick waits for its replies (WAIT may take its whole
-	// timeout); a tick still running when the next one is due skips it.
+	// expiry fires at the earliest moment a watched lease may be gone from
+	// Redis: the oldest acknowledged renewal + TTL - Margin. It is armed
+	// whatever the ticks are doing, and re-armed after every change, so that
+	// loss is reported by the clock, not when some I/O returns.
 	expiry := time.NewTimer(time.Hour)
-	expiry.Stop()
 	defer expiry.Stop()
-	type result struct {
-		at      time.Time
-		failing bool
-	}
-	ticked := make(chan result, 1)
-	running := false
+	w.arm(expiry)
+	ticked := make(chan struct{}, maxTicks)
+	running := 0
+	stuck := false // the stuck ticks were reported
 	for {
 		select {
 		case <-w.ctx.Done():
-			if running {
-				<-ticked // its requests end with w.ctx
-			}
-			return
+			return // Close waits for the ticks still running
 		case <-t.C:
-			if running {
+			if running == maxTicks {
+				if !stuck {
+					stuck = true
+					w.log.Error("redcoord: lease renewals are stuck: no reply for a lease TTL on several connections; give the go-redis client a ReadTimeout, or ContextTimeoutEnabled, so that a tick ends",
+						"ticks", running)
+				}
 				continue
 			}
-			running = true
-			go func() {
-				at, failing := w.tick()
-				ticked <- result{at, failing}
-			}()
-		case r := <-ticked:
-			running = false
-			if r.failing {
-				expiry.Reset(time.Until(r.at))
-			}
+			stuck = false
+			running++
+			w.ticks.Go(func() {
+				w.tick()
+				ticked <- struct{}{} // buffered for every tick that may run
+			})
+		case <-ticked:
+			running--
+			w.arm(expiry)
+		case <-w.rearm:
+			w.arm(expiry)
 		case <-expiry.C:
 			w.expire()
+			w.arm(expiry)
 		}
 	}
 }
 
-// expire marks lost the leases not renewed within their TTL.
+// arm sets timer to fire at the earliest deadline of the watched leases, or
+// stops it when none is watched.
+func (w *Watchdog) arm(timer *time.Timer) {
+	w.mu.Lock()
+	var first time.Time
+	for l := range w.leases {
+		if d := w.deadline(l); first.IsZero() || d.Before(first) {
+			first = d
+		}
+	}
+	w.mu.Unlock()
+	timer.Stop()
+	if !first.IsZero() {
+		timer.Reset(time.Until(first))
+	}
+}
+
+// deadline returns when l may be gone from Redis, by the watchdog's clock;
+// the caller holds w.mu.
+func (w *Watchdog) deadline(l *Lease) time.Time {
+	return l.lastOK.Add(w.ttl - Margin(w.ttl))
+}
+
+// expire marks lost the leases whose deadline has passed.
 func (w *Watchdog) expire() {
 	var lost []*Lease
+	now := time.Now()
 	w.mu.Lock()
 	for l := range w.leases {
-		if time.Since(l.lastOK) >= w.ttl {
+		if !now.Before(w.deadline(l)) {
 			w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys)
 			delete(w.leases, l)
 			lost = append(lost, l)
@@ -213,10 +286,10 @@ func (w *Watchdog) expire() {
 	}
 }
 
-// tick renews every watched lease in one pipeline and marks lost the leases
-// whose hold is gone or whose last renewal is older than the TTL. When some
-// renewals failed, it returns when the first of those leases runs out.
-func (w *Watchdog) tick() (expiry time.Time, failing bool) {
+// tick renews every watched lease in one pipeline per node, and marks lost
+// the leases whose hold is gone; a failed renewal is left to the next tick,
+// or to the expiry timer when the lease runs out first.
+func (w *Watchdog) tick() {
 	w.mu.Lock()
 	batch := make([]*Lease, 0, len(w.leases))
 	for l := range w.leases {
@@ -224,7 +297,7 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 	}
 	w.mu.Unlock()
 	if len(batch) == 0 {
-		return time.Time{}, false
+		return
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.interval)
 	defer cancel()
@@ -243,17 +316,16 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 		}
 		switch {
 		case err == nil && n == 1:
-			l.lastOK = sent
+			if sent.After(l.lastOK) { // ticks may end out of order
+				l.lastOK = sent
+			}
 			continue
 		case err == nil:
 			w.log.Warn("redcoord: lease lost: hold is gone", "keys", l.r.Keys)
-		case time.Since(l.lastOK) >= w.ttl:
+		case !time.Now().Before(w.deadline(l)):
 			w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys, "err", err)
 		default:
 			w.log.Debug("redcoord: lease renewal failed; will retry", "keys", l.r.Keys, "err", err)
-			if end := l.lastOK.Add(w.ttl); !failing || end.Before(expiry) {
-				expiry, failing = end, true
-			}
 			continue
 		}
 		delete(w.leases, l)
@@ -263,123 +335,8 @@ func (w *Watchdog) tick() (expiry time.Time, failing bool) {
 	for _, l := range lost {
 		l.onLost()
 	}
-	return expiry, failing
 }
 
 // errNotAcked is a renewal that Redis applied but too few replicas
 // acknowledged in time: it does not count.
 var errNotAcked = errors.New("too few replicas acknowledged the renewal")
-
-// renew renews batch, one pipeline per node, and reports for each lease
-// whether its renewal was acknowledged (always, without Replicas). On
-// Cluster with Replicas, each lease's renewal goes to the client of the
-// primary of its first key, the nodes' pipelines run at once, and a renewal
-// answered MOVED or ASK is sent on to the node named, up to redirect.Max
-// times, as the ClusterClient would; any failure has the ClusterClient
-// reload its slots for the next tick. Without Replicas, go-redis splits one
-// pipeline by node and follows redirections itself.
-func (w *Watchdog) renew(ctx context.Context, batch []*Lease) ([]*redis.Cmd, []bool) {
-	cmds, acked := make([]*redis.Cmd, len(batch)), make([]bool, len(batch))
-	c, ok := w.rdb.(redirect.Shards)
-	if w.replicas.N == 0 || !ok {
-		w.renewOn(ctx, w.rdb, false, batch, all(len(batch)), cmds, acked)
-		return cmds, acked
-	}
-	type target struct {
-		node *redis.Client
-		ask  bool
-	}
-	todo := make(map[target][]int)
-	for i, l := range batch {
-		node, err := c.MasterForKey(ctx, l.r.Keys[0])
-		if err != nil {
-			cmds[i] = redis.NewCmd(ctx)
-			cmds[i].SetErr(err)
-			continue
-		}
-		todo[target{node, false}] = append(todo[target{node, false}], i)
-	}
-	for round := 0; len(todo) > 0; round++ {
-		var wg sync.WaitGroup
-		for to, idx := range todo {
-			wg.Go(func() { w.renewOn(ctx, to.node, to.ask, batch, idx, cmds, acked) })
-		}
-		wg.Wait()
-		todo = make(map[target][]int)
-		if round == redirect.Max {
-			break
-		}
-		for i, cmd := range cmds {
-			addr, ask, _ := redirect.Parse(cmd.Err())
-			if addr == "" {
-				continue
-			}
-			node, err := redirect.NodeAt(ctx, c, addr)
-			if err != nil {
-				cmd.SetErr(err)
-				continue
-			}
-			todo[target{node, ask}] = append(todo[target{node, ask}], i)
-		}
-	}
-	for _, cmd := range cmds {
-		if cmd.Err() != nil {
-			if r, ok := w.rdb.(interface{ ReloadState(context.Context) }); ok {
-				r.ReloadState(ctx)
-			}
-			break
-		}
-	}
-	return cmds, acked
-}
-
-// all returns the indexes 0 to n-1.
-func all(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
-// renewOn sends the renewals of batch[idx] in one pipeline on p, each after
-// ASKING if ask, ending it with WAIT when Replicas asks for some; if Redis
-// lost the scripts (a restart, SCRIPT FLUSH, a failover) it loads them and
-// sends the failed ones again, with WAIT again. It sets cmds[i] and
-// acked[i] for i in idx.
-func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*Lease, idx []int, cmds []*redis.Cmd, acked []bool) {
-	send := func(idx []int, eval bool) {
-		pipe := p.Pipeline()
-		for _, i := range idx {
-			l := batch[i]
-			if ask {
-				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
-			}
-			if eval {
-				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
-			} else {
-				cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Args...)
-			}
-		}
-		var wait *redis.IntCmd
-		if w.replicas.N > 0 {
-			wait = redis.NewIntCmd(ctx, "wait", w.replicas.N, w.replicas.Timeout.Milliseconds())
-			_ = pipe.Process(ctx, wait)
-		}
-		_, _ = pipe.Exec(ctx)
-		ok := wait == nil || (wait.Err() == nil && wait.Val() >= int64(w.replicas.N))
-		for _, i := range idx {
-			acked[i] = ok
-		}
-	}
-	send(idx, false)
-	var again []int
-	for _, i := range idx {
-		if err := cmds[i].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			again = append(again, i)
-		}
-	}
-	if len(again) > 0 {
-		send(again, true)
-	}
-}

@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -125,8 +126,8 @@ func TestLossAndRemove(t *testing.T) {
 
 // With Replicas, a renewal counts only once enough replicas acknowledge it:
 // miniredis has none, so every renewal succeeds in Redis and none counts,
-// and each lease is lost exactly a TTL after it was set, as a promoted
-// replica would expire it; meanwhile, one pipeline per tick, ending in
+// and each lease is lost a TTL less lease.Margin after it was set, before a
+// promoted replica would expire it; meanwhile, one pipeline per tick, ending in
 // WAIT. Here WAIT takes its whole timeout, 5s, as a real server's does when
 // too few replicas acknowledge: the loss is reported on time all the same,
 // while the tick due then waits on its replies. A waiter's heartbeat, which
@@ -147,15 +148,15 @@ func TestUnacknowledgedRenewalsDoNotCount(t *testing.T) {
 			time.Now(), func() { waiterLost.Add(1) })
 		require.NoError(t, err)
 		rt.Reset()
-		time.Sleep(ttl - time.Millisecond)
+		time.Sleep(ttl - lease.Margin(ttl) - time.Millisecond)
 		synctest.Wait()
-		assert.Zero(t, lost.Load(), "not before the TTL")
+		assert.Zero(t, lost.Load(), "not before the TTL less the margin")
 		assert.Equal(t, int64(2), rt.Load(), "two ticks, a round trip each")
 		assert.Equal(t, int64(2), rt.Commands("wait"))
 		assert.Equal(t, int64(22), rt.Commands("evalsha"))
 		time.Sleep(time.Millisecond)
 		synctest.Wait()
-		assert.Equal(t, int32(10), lost.Load(), "lost at the TTL, %v after they were set", time.Since(start))
+		assert.Equal(t, int32(10), lost.Load(), "lost at the TTL less the margin, %v after they were set", time.Since(start))
 		assert.Equal(t, 1, w.Len(), "the waiter's heartbeat is left")
 		assert.Equal(t, int64(10), rdb.Exists(context.Background(), keys(10)...).Val(), "still held in Redis")
 		time.Sleep(3 * ttl)
@@ -202,5 +203,136 @@ func (h slowWait) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 			}
 		}
 		return err
+	}
+}
+
+// failRenewals is a go-redis hook that fails every pipeline (the watchdog's
+// renewals) while on is set, without sending it.
+type failRenewals struct{ on *atomic.Bool }
+
+func (failRenewals) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (failRenewals) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h failRenewals) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.on.Load() {
+			err := errors.New("injected: renewal failed")
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Two leases whose deadlines fall between the same two ticks, their
+// renewals failing, are each reported lost at its own deadline: the timer is
+// armed again for the second after reporting the first.
+func TestLeasesLostBetweenTicks(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		var on atomic.Bool
+		rdb.AddHook(failRenewals{&on})
+		on.Store(true)
+		r := lease.Renewal{Script: renew, Keys: []string{"k"}, Args: []any{ttl.Milliseconds()}}
+		// Deadlines 3 s and 5 s after the second tick (20 s), before the third.
+		life := ttl - lease.Margin(ttl)
+		var lostA, lostB atomic.Int32
+		start := time.Now()
+		_, err := w.Add(r, start.Add(23*time.Second-life), func() { lostA.Add(1) })
+		require.NoError(t, err)
+		_, err = w.Add(r, start.Add(25*time.Second-life), func() { lostB.Add(1) })
+		require.NoError(t, err)
+
+		time.Sleep(23*time.Second - time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, lostA.Load()+lostB.Load(), "neither before its deadline")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(1), lostA.Load(), "the first at its deadline")
+		assert.Zero(t, lostB.Load())
+		time.Sleep(2*time.Second - time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, lostB.Load(), "the second not before its deadline")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(1), lostB.Load(), "the second at its deadline, %v in, not at the next tick", time.Since(start))
+		assert.Zero(t, w.Len())
+	})
+}
+
+// stuckOnce is a go-redis hook whose first pipeline never returns until
+// release is closed, whatever its context says: a tick on a connection that
+// swallows writes, with go-redis's ReadTimeout -1.
+type stuckOnce struct {
+	first   *atomic.Bool
+	release chan struct{}
+}
+
+func (stuckOnce) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (stuckOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h stuckOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.first.CompareAndSwap(false, true) {
+			<-h.release
+			err := errors.New("injected: stuck connection closed")
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A tick stuck for good does not stop the later ticks: they run beside it
+// and keep the leases alive.
+func TestStuckTickDoesNotStopLaterTicks(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		release := make(chan struct{})
+		defer close(release)
+		rdb.AddHook(stuckOnce{first: new(atomic.Bool), release: release})
+		require.NoError(t, renew.Load(context.Background(), rdb).Err())
+		var lost atomic.Int32
+		add(t, rdb, w, "k", &lost)
+		time.Sleep(5 * ttl)
+		synctest.Wait()
+		assert.Zero(t, lost.Load(), "renewed by the ticks after the stuck one")
+		assert.Equal(t, 1, w.Len())
+		assert.Equal(t, int64(1), rdb.Exists(context.Background(), "k").Val())
+	})
+}
+
+// When every tick is stuck, each lease is still reported lost at its
+// deadline, by the timer.
+func TestAllTicksStuckLossOnTime(t *testing.T) {
+	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
+		release := make(chan struct{})
+		defer close(release)
+		rdb.AddHook(stuckAll{release})
+		var lost atomic.Int32
+		start := time.Now()
+		add(t, rdb, w, "k", &lost)
+		time.Sleep(ttl - lease.Margin(ttl) - time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, lost.Load())
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, int32(1), lost.Load(), "lost at its deadline, %v in", time.Since(start))
+	})
+}
+
+// stuckAll is a go-redis hook whose pipelines never return until release
+// is closed.
+type stuckAll struct{ release chan struct{} }
+
+func (stuckAll) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (stuckAll) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h stuckAll) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		<-h.release
+		return errors.New("injected: stuck connection closed")
 	}
 }

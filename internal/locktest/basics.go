@@ -33,7 +33,11 @@ func Basics[M Mutex](t *testing.T, newM func(*redcoord.Client, string) M) {
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), n)
-			assert.Equal(t, uint64(1), m.Token())
+			token := m.Token()
+			assert.Greater(t, token, uint64(0), "a hold has a fencing token")
+			fence, err := rdb.HGet(ctx, "rc:{orders:42}:fence", "n").Uint64()
+			require.NoError(t, err)
+			assert.Equal(t, fence, token, "the token is the fence's last")
 
 			h, ok, err := m.Holder(ctx)
 			require.NoError(t, err)
@@ -49,7 +53,7 @@ func Basics[M Mutex](t *testing.T, newM func(*redcoord.Client, string) M) {
 			assert.Greater(t, h.Remaining, time.Duration(0))
 			assert.LessOrEqual(t, h.Remaining, c.LeaseTTL())
 			assert.WithinDuration(t, time.Now(), h.AcquiredAt, time.Minute)
-			assert.Equal(t, uint64(1), h.Token)
+			assert.Equal(t, token, h.Token)
 
 			require.NoError(t, m.Unlock(ctx))
 			locked, err = m.IsLocked(ctx)

@@ -21,11 +21,9 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// The tests every primitive runs on Redis Cluster and through failovers
-// (issue 7), in three parts: holds on a healthy cluster and across a slot
-// move; holds kept through failovers; double grants counted over failovers
-// that lose writes. (Longer than a file should be: the three parts would
-// split into cluster.go, failover.go and grants.go.)
+// The tests every primitive runs on Redis Cluster and through failovers, in
+// three parts: holds on a healthy cluster and across a slot move; holds kept
+// through failovers; double grants counted over failovers that lose writes.
 
 // Exclusive is what an exclusive hold has, whatever the primitive:
 // rlock.Mutex, rfairlock.Mutex and rrwlock.RWMutex's write side as they are,

@@ -39,11 +39,11 @@ func Keys(t testing.TB, rdb *redis.Client) []string {
 	return WithoutMarkers(all)
 }
 
-// WithoutMarkers returns all but the release markers, as Keys.
+// WithoutMarkers returns all but the release and leave markers, as Keys.
 func WithoutMarkers(all []string) []string {
 	var k []string
 	for _, key := range all {
-		if !strings.Contains(key, "}:rel:") {
+		if !strings.Contains(key, "}:rel:") && !strings.Contains(key, "}:left:") {
 			k = append(k, key)
 		}
 	}

@@ -23,9 +23,9 @@ type faultConn struct {
 	parser respParser
 }
 
-// swallowed reports whether c is blackholed right now.
+// swallowed reports whether c is blackholed or stalled right now.
 func (c *faultConn) swallowed() bool {
-	return c.f.blackhole.Load() && c.subscriber.Load()
+	return c.f.stall.Load() || (c.f.blackhole.Load() && c.subscriber.Load())
 }
 
 // Write parses the commands in b, then passes b on unless c is broken or

@@ -18,6 +18,7 @@ import (
 // means for pipelines.
 type Faults struct {
 	blackhole atomic.Bool  // subscriber connections swallow all traffic
+	stall     atomic.Bool  // every connection swallows all traffic
 	fired     atomic.Int64 // DropReply faults that have fired
 
 	mu    sync.Mutex                 // protects drops and conns
@@ -96,6 +97,17 @@ func (f *Faults) Blackhole() { f.blackhole.Store(true) }
 // may be out of step with the server's, so tests usually follow Unblackhole
 // with CloseAll.
 func (f *Faults) Unblackhole() { f.blackhole.Store(false) }
+
+// Stall makes every tracked connection, subscriber or not, discard all bytes
+// in both directions, as Blackhole does for subscribers: a command written
+// then reports success and its reply never comes, so the client waits for
+// as long as its read deadline lets it, for ever with ReadTimeout -1. New
+// connections stall too. It is a network that silently drops packets.
+func (f *Faults) Stall() { f.stall.Store(true) }
+
+// Unstall restores delivery for bytes written or arriving from now on, as
+// Unblackhole does.
+func (f *Faults) Unstall() { f.stall.Store(false) }
 
 // CloseAll breaks every tracked connection, as a network blip would: the real
 // connection is closed, and from then on the wrapper behaves like a

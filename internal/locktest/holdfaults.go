@@ -1,0 +1,261 @@
+package locktest
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// Reentrant is a reentrant hold with a fixed-lease variant: the locks'
+// exclusive holds, and rrwlock's read holds through an adapter.
+type Reentrant interface {
+	Exclusive
+	LockWithLease(ctx context.Context, lease time.Duration) error
+	Owner() string
+}
+
+// Kind describes one kind of hold for the fault tests below.
+type Kind struct {
+	New                     func(c *redcoord.Client, name string) Reentrant
+	Acquire, Release, Leave string // the names of its scripts
+	// Count returns how many holds owner has on name, as Redis sees it.
+	Count func(m *miniredis.Miniredis, name, owner string) int64
+	// Force ends every hold on name through another handle of c.
+	Force func(ctx context.Context, c *redcoord.Client, name string) error
+}
+
+// LockCount is Kind.Count for a lock hash.
+func LockCount(m *miniredis.Miniredis, name, owner string) int64 {
+	key := lockKey(name)
+	if !m.Exists(key) || m.HGet(key, "o") != owner {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m.HGet(key, "c"), 10, 64)
+	return n
+}
+
+// FaultBubble runs f in a synctest bubble on a miniredis with a Client
+// (lease TTL 30 s, renewed every 10 s) whose scripts f can fail.
+func FaultBubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client)) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		sf := &ScriptFaults{}
+		rdb.AddHook(sf)
+		c, err := redcoord.New(rdb)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, c.Close(context.Background())) }()
+		f(t, m, rdb, sf, c)
+	})
+}
+
+// FailedUnlock checks that a hold whose release failed is never left
+// unwatched: a release that never reached Redis leaves the hold renewed (a
+// re-entry then rests on a live hold), and a release applied whose reply
+// was lost has the hold reported lost at the next renewal.
+func FailedUnlock(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx))
+		lost := x.Lost()
+		sf.FailBefore(k.Release)
+		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
+		time.Sleep(3 * c.LeaseTTL())
+		synctest.Wait()
+		assert.False(t, IsClosed(lost), "a hold Redis still has is not lost")
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "the hold is still renewed")
+		require.NoError(t, x.Lock(ctx), "re-entry")
+		assert.Equal(t, int64(2), k.Count(m, "n", x.Owner()))
+		require.NoError(t, x.Unlock(ctx))
+		require.NoError(t, x.Unlock(ctx))
+		assert.Zero(t, k.Count(m, "n", x.Owner()))
+		assert.False(t, IsClosed(lost), "a released hold is not lost")
+
+		require.NoError(t, x.Lock(ctx))
+		lost = x.Lost()
+		sf.FailAfter(k.Release)
+		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "the release was applied")
+		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
+		synctest.Wait()
+		assert.True(t, IsClosed(lost), "the next renewal finds the hold gone")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
+	})
+}
+
+// OrphanedAcquire checks that an acquire applied in Redis whose reply and
+// undo were both lost leaves no hold behind: the handle's next acquire takes
+// the orphan over as a fresh hold, which its one release frees.
+func OrphanedAcquire(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		sf.FailAfter(k.Acquire)
+		sf.FailBefore(k.Leave)
+		require.ErrorIs(t, x.Lock(ctx), ErrInjected)
+		require.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "the orphan: applied, and not undone")
+		assert.Zero(t, x.Token(), "the handle holds nothing")
+
+		require.NoError(t, x.Lock(ctx))
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "taken over, not re-entered")
+		require.NoError(t, x.Unlock(ctx))
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "one Unlock frees it")
+		time.Sleep(3 * c.LeaseTTL())
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "nothing renews it")
+	})
+}
+
+// LateAcquire checks that a copy of an acquire request that reaches Redis
+// after the request was left (its wait ended, the leave ran) is refused.
+func LateAcquire(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx)) // loads the scripts
+		require.NoError(t, x.Unlock(ctx))
+		sf.FailBefore(k.Acquire)
+		require.ErrorIs(t, x.Lock(ctx), ErrInjected)
+		held := sf.Held()
+		require.Len(t, held, 1)
+		_ = rdb.Do(ctx, held[0]...).Err() // the late copy
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "the late copy took nothing")
+		require.NoError(t, x.Lock(ctx))
+		require.NoError(t, x.Unlock(ctx))
+		assert.Zero(t, k.Count(m, "n", x.Owner()))
+	})
+}
+
+// LossOneMeaning checks that once Lost has closed, Unlock returns
+// ErrLeaseLost: after a fixed lease ended while Redis still had the hold
+// (which Unlock deletes), and after another handle forced the lock open.
+// It also checks that concurrent Locks on one handle still share its hold.
+func LossOneMeaning(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.LockWithLease(ctx, 5*time.Second))
+		lost := x.Lost()
+		for _, key := range m.Keys() { // the server's expiry comes later than the holder's
+			if ttl := m.TTL(key); ttl > 0 {
+				m.SetTTL(key, ttl+time.Second)
+			}
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.True(t, IsClosed(lost))
+		require.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "Redis still has the hold")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "Unlock deleted it")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost, "and says so again")
+
+		require.NoError(t, x.Lock(ctx))
+		lost = x.Lost()
+		require.NoError(t, k.Force(ctx, c, "n"))
+		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
+		synctest.Wait()
+		require.True(t, IsClosed(lost), "the renewal found the hold gone")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
+
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() { assert.NoError(t, x.Lock(ctx)) })
+		}
+		wg.Wait()
+		assert.Equal(t, int64(2), k.Count(m, "n", x.Owner()), "both Locks share the handle's hold")
+		assert.False(t, IsClosed(x.Lost()))
+		require.NoError(t, x.Unlock(ctx))
+		require.NoError(t, x.Unlock(ctx))
+		assert.Zero(t, k.Count(m, "n", x.Owner()))
+	})
+}
+
+// LateReply checks that an acquire answered after its lease could have
+// ended leaves no hold that is lost as soon as it is taken. When Redis
+// stalled before running it, the hold it took is new: a watchdog-renewed
+// hold is confirmed by a renewal and kept, and a fixed lease, which cannot
+// be confirmed without changing it, is given back and the acquire fails.
+// When the reply itself was that late, the hold is gone by then: the
+// acquire fails and nothing is left.
+func LateReply(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx)) // loads the scripts
+		require.NoError(t, x.Unlock(ctx))
+
+		sf.DelayRequest(k.Acquire, c.LeaseTTL())
+		require.NoError(t, x.Lock(ctx))
+		assert.False(t, IsClosed(x.Lost()), "confirmed, not lost")
+		time.Sleep(3 * c.LeaseTTL())
+		synctest.Wait()
+		assert.False(t, IsClosed(x.Lost()), "renewed by the watchdog")
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()))
+		require.NoError(t, x.Unlock(ctx))
+
+		sf.DelayRequest(k.Acquire, 5*time.Second)
+		assert.ErrorIs(t, x.LockWithLease(ctx, 5*time.Second), redcoord.ErrNotAcquired)
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "the late fixed lease was given back")
+		assert.Zero(t, x.Token())
+
+		// A re-entry answered late changes no lease: nothing to confirm,
+		// and a fixed lease is not cut down to the watchdog's TTL.
+		require.NoError(t, x.LockWithLease(ctx, time.Hour))
+		sf.DelayRequest(k.Acquire, c.LeaseTTL())
+		require.NoError(t, x.Lock(ctx))
+		assert.Equal(t, int64(2), k.Count(m, "n", x.Owner()))
+		time.Sleep(3 * c.LeaseTTL())
+		synctest.Wait()
+		assert.False(t, IsClosed(x.Lost()))
+		assert.Equal(t, int64(2), k.Count(m, "n", x.Owner()), "the fixed lease stands")
+		require.NoError(t, x.Unlock(ctx))
+		require.NoError(t, x.Unlock(ctx))
+
+		sf.DelayReply(k.Acquire, c.LeaseTTL())
+		assert.ErrorIs(t, x.Lock(ctx), redcoord.ErrNotAcquired, "the hold expired before its reply came")
+		assert.Zero(t, k.Count(m, "n", x.Owner()))
+		assert.Zero(t, x.Token())
+		require.NoError(t, x.Lock(ctx), "and the next Lock takes it")
+		require.NoError(t, x.Unlock(ctx))
+	})
+}
+
+// SharedHandle checks that goroutines sharing one handle share its hold
+// whatever the order their requests reach Redis in: each Lock is one more
+// hold, each Unlock one less, no Lock takes another's hold for an orphan,
+// and the last Unlock frees the name.
+func SharedHandle(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 50 {
+					require.NoError(t, x.Lock(ctx))
+					if (g+i)%3 == 0 {
+						time.Sleep(time.Millisecond) // holds overlap
+					}
+					require.NoError(t, x.Unlock(ctx))
+				}
+			})
+		}
+		wg.Wait()
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "every hold released")
+		assert.False(t, IsClosed(x.Lost()), "nothing was lost")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrNotHeld)
+	})
+}

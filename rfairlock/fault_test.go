@@ -1,0 +1,27 @@
+package rfairlock_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/rfairlock"
+)
+
+var kind = locktest.Kind{
+	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rfairlock.New(c, name) },
+	Acquire: "fair_acquire", Release: "fair_release", Leave: "fair_leave",
+	Count: locktest.LockCount,
+	Force: func(ctx context.Context, c *redcoord.Client, name string) error {
+		_, err := rfairlock.New(c, name).ForceUnlock(ctx)
+		return err
+	},
+}
+
+func TestFaultFailedUnlock(t *testing.T)    { locktest.FailedUnlock(t, kind) }
+func TestFaultOrphanedAcquire(t *testing.T) { locktest.OrphanedAcquire(t, kind) }
+func TestFaultLateAcquire(t *testing.T)     { locktest.LateAcquire(t, kind) }
+func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }
+func TestFaultLateReply(t *testing.T)       { locktest.LateReply(t, kind) }
+func TestFaultSharedHandle(t *testing.T)    { locktest.SharedHandle(t, kind) }

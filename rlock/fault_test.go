@@ -1,0 +1,27 @@
+package rlock_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+var kind = locktest.Kind{
+	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rlock.New(c, name) },
+	Acquire: "lock_acquire", Release: "lock_release", Leave: "lock_leave",
+	Count: locktest.LockCount,
+	Force: func(ctx context.Context, c *redcoord.Client, name string) error {
+		_, err := rlock.New(c, name).ForceUnlock(ctx)
+		return err
+	},
+}
+
+func TestFaultFailedUnlock(t *testing.T)    { locktest.FailedUnlock(t, kind) }
+func TestFaultOrphanedAcquire(t *testing.T) { locktest.OrphanedAcquire(t, kind) }
+func TestFaultLateAcquire(t *testing.T)     { locktest.LateAcquire(t, kind) }
+func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }
+func TestFaultLateReply(t *testing.T)       { locktest.LateReply(t, kind) }
+func TestFaultSharedHandle(t *testing.T)    { locktest.SharedHandle(t, kind) }

@@ -1,0 +1,96 @@
+package rsemaphore_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/rsemaphore"
+)
+
+// A permit whose Release failed is kept as before: renewed (or timed to the
+// end of its fixed lease) while Redis has it, and reported lost once a
+// release that was applied, its reply lost, is found by the next renewal.
+func TestFaultFailedRelease(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		s := rsemaphore.NewExpirable(c, "n")
+		_, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		held := func() int64 {
+			n, err := s.Acquired(ctx)
+			require.NoError(t, err)
+			return n
+		}
+
+		p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		sf.FailBefore("xsem_release")
+		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
+		time.Sleep(3 * c.LeaseTTL())
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(p.Lost()))
+		assert.Equal(t, int64(1), held(), "still renewed")
+		require.NoError(t, s.Release(ctx, p))
+		assert.Zero(t, held())
+
+		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		sf.FailAfter("xsem_release")
+		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
+		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(p.Lost()), "the next renewal finds it gone")
+		assert.ErrorIs(t, s.Release(ctx, p), redcoord.ErrLeaseLost)
+
+		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{Lease: 5 * time.Second})
+		require.NoError(t, err)
+		sf.FailBefore("xsem_release")
+		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(p.Lost()), "a fixed lease still ends on time")
+	})
+}
+
+// Once a permit's Lost has closed, Release says ErrLeaseLost, even when
+// Redis still had the permit (its expiry came later than the holder's
+// clock said), and releases it.
+func TestFaultLostPermitRelease(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		s := rsemaphore.NewExpirable(c, "n")
+		_, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{Lease: 5 * time.Second})
+		require.NoError(t, err)
+		leases := "rc:{n}:sem-leases"
+		score, err := m.ZScore(leases, p.ID)
+		require.NoError(t, err)
+		_, err = m.ZAdd(leases, score+1000, p.ID)
+		require.NoError(t, err)
+		for _, key := range m.Keys() {
+			if ttl := m.TTL(key); ttl > 0 {
+				m.SetTTL(key, ttl+time.Second)
+			}
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.True(t, locktest.IsClosed(p.Lost()))
+		n, err := s.Acquired(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "Redis still has it")
+		assert.ErrorIs(t, s.Release(ctx, p), redcoord.ErrLeaseLost)
+		n, err = s.Acquired(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "released all the same")
+	})
+}

@@ -103,9 +103,26 @@ func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
 		t.Fatalf("redistest: prepare %s: %v", bin, err)
 	}
 	logPath := filepath.Join(dir, "redis-server.log")
-	logFile, err := os.Create(logPath)
+	p, err := launch(bin, args, port, logPath)
 	if err != nil {
-		t.Fatalf("redistest: create log file: %v", err)
+		t.Fatalf("redistest: %v", err)
+	}
+	if waitPing(p.addr, p.exited, startTimeout) {
+		t.Cleanup(p.kill)
+		return p, ""
+	}
+	p.kill()
+	out, _ := os.ReadFile(logPath)
+	return nil, string(out)
+}
+
+// launch starts bin with args, its output appended to logPath, and a
+// goroutine that reaps it; port is the one args make it listen on. It does
+// not wait for the server to answer. On error no process is running.
+func launch(bin string, args []string, port int, logPath string) (*proc, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create log file: %w", err)
 	}
 	cmd := exec.Command(bin, args...)
 	// An *os.File as stdout/stderr makes exec hand the descriptor to the
@@ -114,9 +131,8 @@ func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
 	err = cmd.Start()
 	_ = logFile.Close() // the child holds its own descriptor
 	if err != nil {
-		t.Fatalf("redistest: start %s: %v", bin, err)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-
 	p := &proc{
 		addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		port:   port,
@@ -127,13 +143,7 @@ func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
 		defer close(p.exited)
 		_ = cmd.Wait()
 	}()
-	if waitPing(p.addr, p.exited, startTimeout) {
-		t.Cleanup(p.kill)
-		return p, ""
-	}
-	p.kill()
-	out, _ := os.ReadFile(logPath)
-	return nil, string(out)
+	return p, nil
 }
 
 // freePort asks the kernel for a free TCP port on 127.0.0.1 and releases it.

@@ -16,8 +16,8 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/rfairlock"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 // 64 handles in 8 processes (Clients), 500 acquisitions each of one name,

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/redcoord/redcoord"
-	"github.com/redcoord/redcoord/scripts"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // IsLocked reports whether any owner holds the lock.

@@ -7,8 +7,8 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 const kind = "rlock"

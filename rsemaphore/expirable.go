@@ -10,8 +10,8 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 const expirableKind = "rsemaphore-expirable"

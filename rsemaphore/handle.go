@@ -12,8 +12,8 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 // handle is what both semaphores are made of: the Session, the name, the

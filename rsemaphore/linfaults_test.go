@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/redcoord/redcoord/internal/redistest"
-	"github.com/redcoord/redcoord/scripts"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // The faults of TestLinearizability's histories (locktest.Spans times them).

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/rsemaphore"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 // Helpers of the Semaphore's tests (the ExpirableSemaphore's have their own).

@@ -14,8 +14,8 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/scripts"
 )
 
 // Options are what a lock handle's options set. Each lock package has its

@@ -15,7 +15,7 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/scripts"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // Tracker tracks one handle's hold. Its zero value is not usable; use New.

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
-	"github.com/redcoord/redcoord/scripts"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // NewClient returns a redcoord Client on rdb, closed by t.Cleanup.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redcoord/redcoord/scripts"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // ErrInjected is the error of a script call failed by ScriptFaults.

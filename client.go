@@ -29,8 +29,12 @@ type Redis interface {
 // per process and share it; every primitive takes it first. It is safe for
 // concurrent use.
 type Client struct {
-	s *core.Session
+	session // for the module's own packages (internal/core.Of)
+	s       *core.Session
 }
+
+// session is unexported, so that the embedded field is not part of the API.
+type session = core.Ref
 
 // New returns a Client on rdb. It does no I/O: the Hub and the watchdog start
 // on first use. It returns an ErrInvalidArgument naming the first bad
@@ -57,7 +61,7 @@ func New(rdb Redis, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{s: s}, nil
+	return &Client{session: core.NewRef(s), s: s}, nil
 }
 
 func isNilPointer(v any) bool {
@@ -83,7 +87,3 @@ func (c *Client) Hub() (*pubsub.Hub, error) { return c.s.Hub() }
 // later calls on the Client's primitives return ErrClosed. Calling Close
 // again returns nil.
 func (c *Client) Close(ctx context.Context) error { return c.s.Close(ctx) }
-
-// Session is for the primitives of this module; its argument cannot be made
-// outside it.
-func (c *Client) Session(core.Key) *core.Session { return c.s }

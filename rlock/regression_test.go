@@ -153,4 +153,4 @@ func TestWrongTypeFence(t *testing.T) {
 }
 
 // watched returns how many leases the Client's watchdog renews.
-func watched(c *redcoord.Client) int { return c.Session(core.Key{}).Watchdog.Len() }
+func watched(c *redcoord.Client) int { return core.Of(c).Watchdog.Len() }

@@ -34,7 +34,7 @@ func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 		h.err = errs.Invalid("c", "nil *redcoord.Client")
 		return
 	}
-	h.s = c.Session(core.Key{})
+	h.s = core.Of(c)
 	if h.err = core.CheckName(name); h.err != nil {
 		return
 	}

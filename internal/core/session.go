@@ -1,7 +1,7 @@
 // Package core is the state one redcoord.Client shares with every primitive
 // built on it: the Redis connection, the client id, key naming, the lazily
 // started pub/sub Hub and watchdog, and the closed signal. Package redcoord
-// wraps it; primitives reach it through (*redcoord.Client).Session.
+// wraps it; primitives reach it through Of.
 package core
 
 import (
@@ -33,10 +33,6 @@ type Redis interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
-
-// Key is a value only this module can make: it keeps (*redcoord.Client).Session
-// for the module's own primitives.
-type Key struct{ _ [0]func() }
 
 // Config is the validated configuration of a Session.
 type Config struct {

@@ -60,7 +60,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		h.Err = errs.Invalid("c", "nil *redcoord.Client")
 		return h
 	}
-	h.S = c.Session(core.Key{})
+	h.S = core.Of(c)
 	if h.Err = core.CheckName(name); h.Err != nil {
 		return h
 	}

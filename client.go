@@ -2,7 +2,6 @@ package redcoord
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/pubsub"
 )
 
@@ -44,18 +44,12 @@ func New(rdb Redis, opts ...Option) (*Client, error) {
 		return nil, errs.Invalid("rdb", "must not be nil")
 	}
 	o := defaults()
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errs.Invalid("opts", "nil Option")
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, err
 	}
 	if r := o.Replicas; r.N > 0 && r.Timeout >= o.TTL/3 {
-		o.invalid(errs.Invalid("WithWaitReplicas", "timeout %v must be under a third of the lease TTL %v: the watchdog renews every %v, each renewal with a WAIT",
-			r.Timeout, o.TTL, o.TTL/3))
-	}
-	if len(o.errs) > 0 {
-		return nil, errors.Join(o.errs...)
+		return nil, errs.Invalid("WithWaitReplicas", "timeout %v must be under a third of the lease TTL %v: the watchdog renews every %v, each renewal with a WAIT",
+			r.Timeout, o.TTL, o.TTL/3)
 	}
 	s, err := core.New(rdb, o.Config)
 	if err != nil {

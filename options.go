@@ -9,13 +9,11 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 )
 
-// Option configures a Client.
-type Option func(*options)
+// Option configures a Client. An option given a bad value makes New fail
+// with an ErrInvalidArgument that names it.
+type Option func(*options) error
 
-type options struct {
-	core.Config
-	errs []error // invalid options, reported by New
-}
+type options struct{ core.Config }
 
 func defaults() options {
 	return options{Config: core.Config{
@@ -26,30 +24,28 @@ func defaults() options {
 	}}
 }
 
-func (o *options) invalid(err error) { o.errs = append(o.errs, err) }
-
 // WithLeaseTTL sets the lease of holds taken without a fixed lease and of
 // waiter heartbeats. The watchdog renews them every ttl/3; a process that
 // dies keeps a lock at most ttl. It must be at least 30ms. The default is 30s.
 func WithLeaseTTL(ttl time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if ttl < 30*time.Millisecond {
-			o.invalid(errs.Invalid("WithLeaseTTL", "must be at least 30ms, got %v", ttl))
-			return
+			return errs.Invalid("WithLeaseTTL", "must be at least 30ms, got %v", ttl)
 		}
 		o.TTL = ttl.Truncate(time.Millisecond)
+		return nil
 	}
 }
 
 // WithPrefix sets the prefix of every key and channel: "<prefix>:{<name>}:lock".
 // It must be non-empty and contain no brace. The default is "rc".
 func WithPrefix(prefix string) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if prefix == "" || strings.ContainsAny(prefix, "{}") {
-			o.invalid(errs.Invalid("WithPrefix", "must be non-empty and contain no brace, got %q", prefix))
-			return
+			return errs.Invalid("WithPrefix", "must be non-empty and contain no brace, got %q", prefix)
 		}
 		o.Prefix = prefix
+		return nil
 	}
 }
 
@@ -58,13 +54,13 @@ func WithPrefix(prefix string) Option {
 // The default is pub/sub, with automatic fallback to polling when the server
 // refuses SUBSCRIBE.
 func WithPolling(interval time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if interval <= 0 {
-			o.invalid(errs.Invalid("WithPolling", "interval must be > 0, got %v", interval))
-			return
+			return errs.Invalid("WithPolling", "interval must be > 0, got %v", interval)
 		}
 		o.Polling = true
 		o.PollInterval = interval
+		return nil
 	}
 }
 
@@ -73,12 +69,12 @@ func WithPolling(interval time.Duration) Option {
 // A waiter also re-checks when the blocker's lease runs out, if sooner. It
 // must be > 0. The default is 1s.
 func WithMaxPollInterval(d time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if d <= 0 {
-			o.invalid(errs.Invalid("WithMaxPollInterval", "must be > 0, got %v", d))
-			return
+			return errs.Invalid("WithMaxPollInterval", "must be > 0, got %v", d)
 		}
 		o.PollInterval = d
+		return nil
 	}
 }
 
@@ -86,12 +82,12 @@ func WithMaxPollInterval(d time.Duration) Option {
 // failed clean-ups and a server whose eviction policy can delete leases. A
 // nil logger is an error. The default discards.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if l == nil {
-			o.invalid(errs.Invalid("WithLogger", "must not be nil"))
-			return
+			return errs.Invalid("WithLogger", "must not be nil")
 		}
 		o.Logger = l
+		return nil
 	}
 }
 
@@ -135,14 +131,14 @@ func WithLogger(l *slog.Logger) Option {
 // *redis.ClusterClient itself (or a wrapper that keeps its MasterForKey
 // and ForEachShard methods). The default is no WAIT.
 func WithWaitReplicas(n int, timeout time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		switch {
 		case n < 1:
-			o.invalid(errs.Invalid("WithWaitReplicas", "n must be at least 1, got %d", n))
+			return errs.Invalid("WithWaitReplicas", "n must be at least 1, got %d", n)
 		case timeout <= 0:
-			o.invalid(errs.Invalid("WithWaitReplicas", "timeout must be > 0 (WAIT 0 blocks forever), got %v", timeout))
-		default:
-			o.Replicas = core.Replicas{N: n, Timeout: max(timeout.Truncate(time.Millisecond), time.Millisecond)}
+			return errs.Invalid("WithWaitReplicas", "timeout must be > 0 (WAIT 0 blocks forever), got %v", timeout)
 		}
+		o.Replicas = core.Replicas{N: n, Timeout: max(timeout.Truncate(time.Millisecond), time.Millisecond)}
+		return nil
 	}
 }

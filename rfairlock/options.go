@@ -7,7 +7,10 @@ import (
 )
 
 // Option configures a Mutex.
-type Option func(*hold.Options) error
+type Option func(*options) error
+
+// options is what the Options set; the zero value is the default.
+type options = hold.Options
 
 // WithMaxPollInterval bounds the wait between two checks by a waiter of this
 // handle, and so what a lost grant message costs, overriding the Client's

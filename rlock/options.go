@@ -7,7 +7,10 @@ import (
 )
 
 // Option configures a Mutex.
-type Option func(*hold.Options) error
+type Option func(*options) error
+
+// options is what the Options set; the zero value is the default.
+type options = hold.Options
 
 // WithMaxPollInterval bounds the wait between two checks of this lock's
 // waiters, overriding the Client's WithMaxPollInterval (or WithPolling

@@ -12,6 +12,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -38,14 +39,8 @@ func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 	if h.err = core.CheckName(name); h.err != nil {
 		return
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			h.err = errs.Invalid("opts", "nil Option")
-			return
-		}
-		if h.err = opt(&h.opts); h.err != nil {
-			return
-		}
+	if h.err = option.Apply(&h.opts, opts); h.err != nil {
+		return
 	}
 	h.owner = h.s.NewOwner()
 }

@@ -14,12 +14,14 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
-// Options are what a lock handle's options set. Each lock package has its
-// own Option type, a func(*Options) error, so that its docs stay its own.
+// Options are what a lock handle's options set. Each lock package declares
+// its own Option, a func(*options) error over an unexported alias of
+// Options, so that its docs stay its own and show no internal type.
 type Options struct {
 	MaxPoll time.Duration // 0: the Client's
 }
@@ -65,14 +67,8 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		return h
 	}
 	var o Options
-	for _, opt := range opts {
-		if opt == nil {
-			h.Err = errs.Invalid("opts", "nil Option")
-			return h
-		}
-		if h.Err = opt(&o); h.Err != nil {
-			return h
-		}
+	if h.Err = option.Apply(&o, opts); h.Err != nil {
+		return h
 	}
 	h.MaxPoll = o.MaxPoll
 	owner := h.S.NewOwner()

@@ -71,12 +71,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	op := h.Hold.Op()
 	defer op.Stop()
-	leaseTTL := fixed
-	if fixed == 0 {
-		leaseTTL = h.S.Config.TTL
-	}
 	req := h.NextRequest()
-	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
+	leaseArg := h.LeaseArg(fixed)
 	var (
 		got   scripts.Acquired
 		since time.Time // when the successful try was sent: the lease starts no earlier
@@ -85,7 +81,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		held := op.Start()
 		sent := time.Now()
 		w := h.S.Writer()
-		a, err := h.Lock.Acquire(ctx, w, req, held.Token, leaseTTL, meta)
+		a, err := h.Lock.Acquire(ctx, w, req, held.Arg, leaseArg)
 		if err == nil && a.OK {
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
 		}

@@ -6,8 +6,9 @@
 --   r  id of the last request applied to this hold (retried requests are no-ops)
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
 -- A fence hash (P:{N}:fence) has
---   n  the last token handed out, a decimal string (see next_token); the
---      hash expires FENCE_TTL_MS after the last token handed out
+--   n  the last token handed out, a decimal string (see next_token)
+--   x  when its TTL was last refreshed, server time in microseconds; the
+--      hash expires about FENCE_TTL_MS after the last token handed out
 -- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
 -- id of the owner's last request that released a hold to zero.
 
@@ -18,24 +19,37 @@ local MAX_COUNT = 9007199254740991
 -- FENCE_TTL_MS is how long a fence hash lives after the last token handed
 -- out from it: a day. Names used once (orders:42) then leave no key behind;
 -- a token handed out after the fence expired is still above every earlier
--- one, because tokens are floored by the server's clock (next_token).
+-- one, because tokens are floored by the server's clock (next_token). The
+-- TTL is refreshed at most every FENCE_REFRESH_US, so the fence lives
+-- between 23 and 24 hours after its last token.
 local FENCE_TTL_MS = 86400000
+local FENCE_REFRESH_US = 3600000000
+
+-- server_time returns the server's clock as TIME gives it, read once per
+-- script run.
+local server_clock
+local function server_time()
+  if not server_clock then
+    server_clock = redis.call('TIME')
+  end
+  return server_clock
+end
 
 -- now_ms returns the server's clock in milliseconds.
 local function now_ms()
-  local t = redis.call('TIME')
+  local t = server_time()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- next_token hands out the next fencing token of the fence hash at key:
--- max(last + 1, the server's clock in microseconds), stored in field n, and
--- refreshes the hash's TTL. The clock floor keeps tokens increasing when the
--- counter is lost or stale (a restart without persistence, a failover to a
--- replica that missed the last token, an AOF fsync window, the fence's
--- expiry), provided the server's clock is not behind the old one by more
--- than the outage; while the fence exists a clock stepped back changes
--- nothing, last + 1 wins. Tokens stay below 2^53 (microseconds since 1970
--- are about 1.8e15), so Lua's numbers hold them exactly.
+-- max(last + 1, the server's clock in microseconds), stored in field n. The
+-- clock floor keeps tokens increasing when the counter is lost or stale (a
+-- restart without persistence, a failover to a replica that missed the last
+-- token, an AOF fsync window, the fence's expiry), provided the server's
+-- clock is not behind the old one by more than the outage; while the fence
+-- exists a clock stepped back changes nothing, last + 1 wins. Tokens stay
+-- below 2^53 (microseconds since 1970 are about 1.8e15), so Lua's numbers
+-- hold them exactly. Field x is when the TTL was last refreshed.
 --
 -- It returns the token as a decimal string, for HSET and for messages:
 -- Lua's '..' writes a number of 15 digits or more in exponent form, and so
@@ -43,15 +57,21 @@ end
 -- tonumber(token). A fence hash of the wrong type raises WRONGTYPE before
 -- anything is written.
 local function next_token(key)
-  local last = tonumber(redis.call('HGET', key, 'n') or '0')
+  local f = redis.call('HMGET', key, 'n', 'x')
+  local last = tonumber(f[1] or '0')
   if not last or last >= MAX_COUNT then
     error('ERR fence ' .. key .. ' holds no token below 2^53')
   end
-  local t = redis.call('TIME')
+  local t = server_time()
   local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local token = string.format('%.0f', math.max(last + 1, us))
-  redis.call('HSET', key, 'n', token)
-  redis.call('PEXPIRE', key, FENCE_TTL_MS)
+  local refreshed = tonumber(f[2] or '0') or 0
+  if us - refreshed >= FENCE_REFRESH_US or us < refreshed then
+    redis.call('HSET', key, 'n', token, 'x', string.format('%.0f', us))
+    redis.call('PEXPIRE', key, FENCE_TTL_MS)
+  else
+    redis.call('HSET', key, 'n', token)
+  end
   return token
 end
 

@@ -1,7 +1,7 @@
 -- lock_acquire: take a lock hash for an owner, or re-enter it.
 -- KEYS[1] lock hash   KEYS[2] fence hash   KEYS[3] the owner's leave markers
--- ARGV[1] owner   ARGV[2] request id   ARGV[3] lease (ms)   ARGV[4] holder metadata
--- ARGV[5] kind   ARGV[6] token of the hold the handle has ('0': none)
+-- ARGV[1] owner   ARGV[2] kind   ARGV[3] request id   ARGV[4] lease (ms)
+-- ARGV[5] holder metadata   ARGV[6] token of the hold the handle has ('0': none)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
@@ -12,23 +12,23 @@
 -- handle's one Unlock frees it. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
-check_kind(KEYS[1], h[1], ARGV[5])
+check_kind(KEYS[1], h[1], ARGV[2])
 if h[2] and h[2] ~= ARGV[1] then
   return {0, remaining(KEYS[1])}
 end
-if h[2] and h[5] == ARGV[2] then
+if h[2] and h[5] == ARGV[3] then
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[3], ARGV[2]) then
+if was_left(KEYS[3], ARGV[3]) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] and h[4] == ARGV[6] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
-  redis.call('HSET', KEYS[1], 'r', ARGV[2])
+  redis.call('HSET', KEYS[1], 'r', ARGV[3])
   return {1, tonumber(h[4]), c}
 end
 local token = next_token(KEYS[2])
-redis.call('HSET', KEYS[1], 'k', ARGV[5], 'o', ARGV[1], 'c', 1, 't', token,
-  'r', ARGV[2], 'm', ARGV[4], 'a', now_ms())
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 't', token,
+  'r', ARGV[3], 'm', ARGV[5], 'a', now_ms())
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1, tonumber(token), 1}

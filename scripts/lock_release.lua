@@ -1,7 +1,7 @@
 -- lock_release: drop one hold of a lock hash; at zero delete it and notify.
 -- KEYS[1] lock hash   KEYS[2] the owner's release marker (a string, P:{N}:rel:<owner>)
--- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
--- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
+-- ARGV[1] owner   ARGV[2] kind   ARGV[3] publish command   ARGV[4] channel
+-- ARGV[5] marker lifetime (ms)   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
 --         lost, which nobody renews any more); "0": one
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
@@ -9,22 +9,22 @@
 -- the marker remembers the owner's last release to zero for a while, so a
 -- retry still recognises it after other owners have taken and released the lock.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
-check_kind(KEYS[1], h[1], ARGV[3])
+check_kind(KEYS[1], h[1], ARGV[2])
 if h[2] ~= ARGV[1] then
-  if redis.call('GET', KEYS[2]) == ARGV[2] then
+  if redis.call('GET', KEYS[2]) == ARGV[6] then
     return 0
   end
   return -1
 end
-if h[4] == ARGV[2] then
+if h[4] == ARGV[6] then
   return tonumber(h[3])
 end
 local c = tonumber(h[3]) - 1
 if c > 0 and ARGV[7] ~= '1' then
-  redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[2])
+  redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[6])
   return c
 end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[6])
+redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[5])
 redis.call('DEL', KEYS[1])
-notify(ARGV[4], ARGV[5], '1') -- a hint (see notify)
+notify(ARGV[3], ARGV[4], '1') -- a hint (see notify)
 return 0

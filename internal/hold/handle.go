@@ -48,6 +48,7 @@ type Handle struct {
 	Lock    scripts.Lock  // the lock hash; zero when Err is set
 	MaxPoll time.Duration // 0: the Client's
 	Hold    *Tracker
+	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
 
 	req atomic.Uint64 // request sequence: request ids are "<owner>:<seq>"
 }
@@ -75,7 +76,8 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	h.Lock = scripts.Lock{
 		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
 		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
-	}
+	}.Prepared(h.S.Config.TTL)
+	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false))
 	return h
 }
 
@@ -101,9 +103,21 @@ func (h *Handle) CheckAcquire(ctx context.Context) error {
 	return err
 }
 
-// NextRequest returns a fresh request id, for idempotent retries.
+// NextRequest returns a fresh request id, "<owner>:<seq>", for idempotent
+// retries.
 func (h *Handle) NextRequest() string {
-	return h.Lock.Owner + ":" + strconv.FormatUint(h.req.Add(1), 10)
+	var b [96]byte
+	id := append(append(b[:0], h.Lock.Owner...), ':')
+	return string(strconv.AppendUint(id, h.req.Add(1), 10))
+}
+
+// LeaseArg returns the lease argument of an acquire with a fixed lease
+// (fixed > 0) or renewed by the watchdog.
+func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
+	if fixed == 0 {
+		return h.Renewed
+	}
+	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true))
 }
 
 // Took records a successful acquire, as Tracker.Took, with the watchdog
@@ -111,8 +125,9 @@ func (h *Handle) NextRequest() string {
 // (the Client closed meanwhile) it gives the hold back with leave.
 func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Duration, since time.Time,
 	leave func(context.Context) error) error {
-	script, keys, args := h.Lock.Renewal(h.S.Config.TTL, got.Token)
-	return h.TookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, since, leave)
+	arg := scripts.TokenArg(got.Token)
+	script, keys, args := h.Lock.Renewal(h.S.Config.TTL, arg)
+	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, since, leave)
 }
 
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
@@ -120,6 +135,13 @@ func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Dura
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
 // the lease it found.
 func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got scripts.Acquired,
+	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
+	return h.tookOn(ctx, t, r, nil, got, fixed, since, leave)
+}
+
+// tookOn is TookOn with the hold's token as a script argument, nil to make
+// it from got.Token.
+func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got scripts.Acquired,
 	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
 	var err error
 	if !t.Reentry(got.Count) {
@@ -130,7 +152,7 @@ func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got sc
 		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
 	}
 	if err == nil {
-		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since})
+		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
 		_ = leave(context.WithoutCancel(ctx))
@@ -160,16 +182,19 @@ func (h *Handle) Unlock(ctx context.Context, release Release) error {
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
 // ("lock", "read lock"). A release request that fails leaves the hold
-// watched, as Tracker.Unlock says.
+// watched, as endRelease says.
 func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
-	w := h.S.Writer()
-	_, err := t.Unlock(what+" "+strconv.Quote(h.Name), func(all bool) (int64, error) {
-		return release(ctx, w, h.NextRequest(), all)
-	})
+	what += " " + strconv.Quote(h.Name)
+	all, err := t.startRelease(what)
 	if err != nil {
+		return err
+	}
+	w := h.S.Writer()
+	n, err := release(ctx, w, h.NextRequest(), all)
+	if err := t.endRelease(n, err, what); err != nil {
 		return err
 	}
 	return core.AckedRelease(w)

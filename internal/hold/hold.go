@@ -33,6 +33,7 @@ type Tracker struct {
 	mu    sync.Mutex // guards the fields below
 	count int64      // hold count as last reported by Redis
 	token uint64     // fencing token of the current hold; 0 when none
+	arg   any        // the token as a script argument (scripts.TokenArg)
 	lease *lease.Lease
 	timer *time.Timer   // fires at the end of a fixed lease
 	lost  chan struct{} // the current hold's; closed by loss
@@ -56,6 +57,7 @@ func New() *Tracker { return &Tracker{lost: make(chan struct{})} }
 type Belief struct {
 	Held  bool
 	Token uint64 // the hold's token; 0 when none
+	Arg   any    // Token as a script argument (scripts.TokenArg)
 }
 
 // Op is one acquire's turn at its Tracker's requests. Each try calls Start
@@ -76,7 +78,11 @@ func (o *Op) Start() Belief {
 	o.held = true
 	o.t.mu.Lock()
 	defer o.t.mu.Unlock()
-	return Belief{Held: o.t.count > 0, Token: o.t.token}
+	arg := o.t.arg
+	if arg == nil {
+		arg = scripts.NoToken
+	}
+	return Belief{Held: o.t.count > 0, Token: o.t.token, Arg: arg}
 }
 
 // Stop gives the turn back, if held.
@@ -116,6 +122,7 @@ type Lease struct {
 	Renewal  lease.Renewal
 	Fixed    time.Duration
 	Since    time.Time // taken before the acquire request was sent
+	TokenArg any       // the hold's token as a script argument; nil: made from it
 }
 
 // Reentry reports whether an acquire reply of count holds re-enters the
@@ -161,52 +168,50 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 		}
 		t.lease = ls
 	}
-	t.count, t.token, t.lost, t.keep, t.watch = max(count, 1), token, lost, l, onLost
+	arg := l.TokenArg
+	if arg == nil {
+		arg = scripts.TokenArg(token)
+	}
+	t.count, t.token, t.arg, t.lost, t.keep, t.watch = max(count, 1), token, arg, lost, l, onLost
 	return nil
 }
 
-// Unlock runs release, a release request, in the handle's turn, between
-// Releasing and Released. A handle that holds nothing and has lost nothing
-// gets ErrNotHeld without a request.
-func (t *Tracker) Unlock(what string, release func(all bool) (int64, error)) (int64, error) {
+// startRelease begins a release request in the handle's turn, which
+// endRelease gives back. A handle that holds nothing and has lost nothing
+// gets ErrNotHeld without a request (and without the turn). If the request
+// drops the last hold, the watchdog stops renewing it first, so that a
+// released hold is never renewed. all says whether the release must drop
+// every hold of the owner: the handle's hold was lost, and nobody renews
+// what Redis may still have of it.
+func (t *Tracker) startRelease(what string) (all bool, err error) {
 	t.op.Lock()
-	defer t.op.Unlock()
-	t.mu.Lock()
-	none := t.count == 0 && !t.gone
-	t.mu.Unlock()
-	if none {
-		return -1, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
-	}
-	all, failed := t.releasing()
-	n, err := release(all)
-	if err != nil {
-		failed()
-		return n, err
-	}
-	return n, t.released(n, what)
-}
-
-// releasing runs before a release request: if it drops the last hold, the
-// watchdog stops renewing it first, so a released hold is never renewed.
-// It returns whether the release must drop every hold of the owner (the
-// handle's hold was lost, and nobody renews what Redis may still have), and
-// failed, which the caller runs when the release request fails: the hold is
-// then watched again, from its last renewal, so that it is renewed while
-// Redis has it, or reported lost once it is gone.
-func (t *Tracker) releasing() (all bool, failed func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.count == 0 && !t.gone {
+		t.op.Unlock()
+		return false, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	}
 	if t.count == 1 && t.lease != nil {
 		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
 		t.lease = nil
-		return false, func() {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			t.watchLocked()
-		}
 	}
-	return t.count == 0 && t.gone, func() {}
+	return t.count == 0 && t.gone, nil
+}
+
+// endRelease records the reply of the release request startRelease began
+// (see released), or its failure, which leaves the hold watched again from
+// its last renewal: renewed while Redis has it, reported lost once it is
+// gone. It gives the turn back.
+func (t *Tracker) endRelease(n int64, err error, what string) error {
+	defer t.op.Unlock()
+	if err != nil {
+		t.mu.Lock()
+		t.watchLocked()
+		t.mu.Unlock()
+		return err
+	}
+	return t.released(n, what)
 }
 
 // watchLocked has the watchdog renew the current hold again, from its last
@@ -281,7 +286,7 @@ func (t *Tracker) dropLocked() {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	t.count, t.token = 0, 0
+	t.count, t.token, t.arg = 0, 0, nil
 }
 
 // Holder turns a lock's state into the public Holder.

@@ -65,6 +65,7 @@ type Watchdog struct {
 	running bool                // the goroutine was started
 	closed  bool
 	rearm   chan struct{} // Add tells the goroutine to re-arm its expiry timer
+	armed   time.Time     // when the expiry timer fires; zero: stopped
 
 	ctx   context.Context // cancelled by Close: stops the goroutine and its requests
 	stop  context.CancelFunc
@@ -113,9 +114,13 @@ func (w *Watchdog) Add(r Renewal, since time.Time, onLost func()) (*Lease, error
 		w.running = true
 		go w.run()
 	}
-	select { // the timer may have to fire earlier, or was stopped
-	case w.rearm <- struct{}{}:
-	default:
+	// The timer need not fire earlier for a lease due after the deadline it
+	// is armed for: it re-arms for the next deadline when it fires.
+	if w.armed.IsZero() || w.deadline(l).Before(w.armed) {
+		select {
+		case w.rearm <- struct{}{}:
+		default:
+		}
 	}
 	return l, nil
 }
@@ -255,6 +260,7 @@ func (w *Watchdog) arm(timer *time.Timer) {
 			first = d
 		}
 	}
+	w.armed = first
 	w.mu.Unlock()
 	timer.Stop()
 	if !first.IsZero() {

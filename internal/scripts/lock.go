@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +27,61 @@ type Lock struct {
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
 	Channel     string
+
+	calls *lockCalls // prepared by Prepared; nil: prepared on each call
 }
+
+// lockCalls are a Lock's hot calls, prepared once, and the parts of its
+// renewals that do not change.
+type lockCalls struct {
+	acquire, release Call
+	renewKeys        []string
+	owner, renewMs   any
+	renewTTL         time.Duration
+}
+
+// Prepared returns l with its acquire and release prepared once, and its
+// renewals of leases of ttl, so that each call allocates only for what
+// changes (see Call).
+func (l Lock) Prepared(ttl time.Duration) Lock {
+	l.calls = &lockCalls{acquire: l.acquireCall(), release: l.releaseCall(),
+		renewKeys: []string{l.Lock}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl}
+	return l
+}
+
+func (l Lock) acquireCall() Call {
+	if l.calls != nil {
+		return l.calls.acquire
+	}
+	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Left}, l.Owner, l.Kind)
+}
+
+func (l Lock) releaseCall() Call {
+	if l.calls != nil {
+		return l.calls.release
+	}
+	return lockRelease.Prepare([]string{l.Lock, l.Released}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+}
+
+// Lease is the lease and holder metadata an acquire sends, boxed once: a
+// handle keeps the one of its watchdog-renewed holds.
+type Lease struct{ ms, meta any }
+
+// NewLease returns the Lease of an acquire for d with holder metadata meta.
+func NewLease(d time.Duration, meta []byte) Lease { return Lease{d.Milliseconds(), meta} }
+
+// TokenArg is the argument that names a hold by its token (NoToken: none):
+// boxed once per hold, and sent by its re-entries and renewals. Redis gets
+// it as the decimal string the scripts store.
+func TokenArg(token uint64) any {
+	if token == 0 {
+		return NoToken
+	}
+	return int64(token)
+}
+
+// NoToken names no hold.
+var NoToken any = "0"
 
 // MarkerTTL is how long a release marker lets a retried final release be
 // recognised, and a leave marker refuses a late copy of its request: longer
@@ -43,32 +96,44 @@ type Acquired struct {
 	Wait  time.Duration // the blocker's remaining lease, when not OK
 }
 
-// Acquire takes the lock or re-enters the hold whose token is held (0:
-// none); req makes a retried request a no-op.
-func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte) (Acquired, error) {
-	v, err := lockAcquire.Run(ctx, rdb, []string{l.Lock, l.Fence, l.Left},
-		l.Owner, req, lease.Milliseconds(), meta, l.Kind, held)
+// Acquire takes the lock or re-enters the hold named by held (TokenArg);
+// req makes a retried request a no-op.
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease) (Acquired, error) {
+	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held)
 	if err != nil {
 		return Acquired{}, err
 	}
-	r, err := ints(v, 2)
-	if err != nil {
-		return Acquired{}, err
-	}
-	if r[0] == 0 {
-		return Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, nil
-	}
-	if len(r) < 3 {
+	return acquired(v)
+}
+
+// acquired decodes an acquire reply: {1, token, count} or {0, wait ms}.
+func acquired(v any) (Acquired, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 2 {
 		return Acquired{}, errUnexpected(v)
 	}
-	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
+	first, ok1 := arr[0].(int64)
+	second, ok2 := arr[1].(int64)
+	if !ok1 || !ok2 {
+		return Acquired{}, errUnexpected(v)
+	}
+	if first == 0 {
+		return Acquired{Wait: time.Duration(second) * time.Millisecond}, nil
+	}
+	if len(arr) < 3 {
+		return Acquired{}, errUnexpected(v)
+	}
+	count, ok := arr[2].(int64)
+	if !ok {
+		return Acquired{}, errUnexpected(v)
+	}
+	return Acquired{OK: true, Token: uint64(second), Count: count}, nil
 }
 
 // Release drops one hold (every hold of the owner if all) and returns the
 // remaining count; -1: not held.
 func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := lockRelease.Run(ctx, rdb, []string{l.Lock, l.Released},
-		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds(), flag(all))
+	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all))
 	if err != nil {
 		return 0, err
 	}
@@ -97,12 +162,15 @@ func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 	return n == 1, err
 }
 
-// Renewal returns the watchdog's renewal of the owner's hold with token:
-// the script, its keys and its arguments. The script replies 1 (renewed)
-// or 0 (lost: the owner holds nothing, or another hold of its, which a late
-// renewal of an earlier hold must not extend).
-func (l Lock) Renewal(lease time.Duration, token uint64) (*redis.Script, []string, []any) {
-	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), strconv.FormatUint(token, 10)}
+// Renewal returns the watchdog's renewal of the owner's hold named by token
+// (TokenArg): the script, its keys and its arguments. The script replies 1
+// (renewed) or 0 (lost: the owner holds nothing, or another hold of its,
+// which a late renewal of an earlier hold must not extend).
+func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, []any) {
+	if l.calls != nil && l.calls.renewKeys != nil && l.calls.renewTTL == lease {
+		return lockRenew.Script, l.calls.renewKeys, []any{l.calls.owner, l.calls.renewMs, token}
+	}
+	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token}
 }
 
 // State is who holds a lock.
@@ -147,10 +215,12 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 // lockScripts lists this file's scripts, for SHA.
 var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}
 
-// flag is a boolean as a script argument.
-func flag(b bool) string {
+// flag is a boolean as a script argument, boxed once.
+func flag(b bool) any {
 	if b {
-		return "1"
+		return flagTrue
 	}
-	return "0"
+	return flagFalse
 }
+
+var flagTrue, flagFalse any = "1", "0"

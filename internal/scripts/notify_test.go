@@ -35,7 +35,7 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 
 			l := testLock("a")
 			l.Publish = "SPUBLISH"
-			a, err := l.Acquire(ctx, rdb, "1", 0, time.Minute, nil)
+			a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, nil))
 			require.NoError(t, err)
 			require.True(t, a.OK)
 			n, err := l.Release(ctx, rdb, "2", false)

@@ -82,21 +82,6 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held uin
 	return a, false, err
 }
 
-// acquired decodes {1, token, count} or {0, wait}.
-func acquired(v any) (Acquired, error) {
-	r, err := ints(v, 2)
-	if err != nil {
-		return Acquired{}, err
-	}
-	if r[0] == 0 {
-		return Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, nil
-	}
-	if len(r) < 3 {
-		return Acquired{}, errUnexpected(v)
-	}
-	return Acquired{OK: true, Token: uint64(r[1]), Count: r[2]}, nil
-}
-
 // RUnlock drops one read hold (every read hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {

@@ -25,6 +25,7 @@ var luaFiles = lua.FS
 // Script is one operation: a Lua file with lib.lua prepended.
 type Script struct {
 	name string
+	src  string
 	*redis.Script
 }
 
@@ -45,7 +46,7 @@ func loadWith(name string, libs ...string) *Script {
 		}
 		src += string(b) + "\n"
 	}
-	return &Script{name: name, Script: redis.NewScript(src)}
+	return &Script{name: name, src: src, Script: redis.NewScript(src)}
 }
 
 // Name returns the script's file name without ".lua".

@@ -18,6 +18,10 @@ type backend struct {
 	short string // for the chart's title
 	mini  *miniredis.Miniredis
 	newFn func(pool int) redis.UniversalClient
+	// noscript lists the commands a script may not call (see clientMicros);
+	// nil where the server gives no INFO commandstats (miniredis) or hides
+	// it or COMMAND: the cells then have no server time.
+	noscript map[string]bool
 }
 
 // connect opens the backend cfg names and checks that it answers: a server
@@ -70,6 +74,9 @@ func connect(ctx context.Context, cfg *config) (*backend, error) {
 	b.name, b.short = where, where
 	if v := infoField(info, "redis_version"); v != "" {
 		b.name += " (redis " + v + ")"
+	}
+	if _, err := readCommandStats(pctx, rdb); err == nil {
+		b.noscript, _ = noScript(pctx, rdb)
 	}
 	return b, nil
 }

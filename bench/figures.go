@@ -27,11 +27,16 @@ type common struct {
 	Starved    int     `json:"starved_workers"` // workers that never acquired in the cell
 	// RoundTrips counts every command and pipeline, and the Hubs' SUBSCRIBE
 	// and UNSUBSCRIBE, read as the cell ends, over acquisitions.
-	RoundTrips  float64 `json:"round_trips_per_acq"`
-	Jain        float64 `json:"jain"`
-	Errors      int64   `json:"errors"`
-	ErrorSample string  `json:"error_sample,omitempty"`
-	PerWorker   []int64 `json:"per_worker_acquisitions"`
+	RoundTrips float64 `json:"round_trips_per_acq"`
+	// ServerUs is the µs the server spent running the cell's commands, from
+	// INFO commandstats as the cell ends (see clientMicros), over
+	// acquisitions; omitted where the server gives no commandstats
+	// (miniredis) and for a cell without acquisitions.
+	ServerUs    *float64 `json:"server_us_per_acq,omitempty"`
+	Jain        float64  `json:"jain"`
+	Errors      int64    `json:"errors"`
+	ErrorSample string   `json:"error_sample,omitempty"`
+	PerWorker   []int64  `json:"per_worker_acquisitions"`
 	// WaitDist is the wait-time distribution: the wait at each quantile.
 	WaitDist []quantile `json:"wait_distribution"`
 }
@@ -112,10 +117,11 @@ type seckillRow struct {
 	LatencyMax float64 `json:"latency_max_ms"`
 	// Oversold is sold - (stock - stock left): items sold twice because two
 	// buyers read the same count. It must be 0 under a lock.
-	Oversold    int64   `json:"oversold"`
-	StockLeft   int64   `json:"stock_left"`
-	RoundTrips  float64 `json:"round_trips_per_order"`
-	ErrorSample string  `json:"error_sample,omitempty"`
+	Oversold    int64    `json:"oversold"`
+	StockLeft   int64    `json:"stock_left"`
+	RoundTrips  float64  `json:"round_trips_per_order"`
+	ServerUs    *float64 `json:"server_us_per_order,omitempty"` // as in common
+	ErrorSample string   `json:"error_sample,omitempty"`
 }
 
 type quantile struct {

@@ -21,6 +21,9 @@ type fleet struct {
 	names   int      // lock names the workers are spread over, from 1 to len(locks)
 	trips   roundtrip.Counter
 	base    int64 // pub/sub commands sent before the last reset
+	// noscript is the backend's (see clientMicros); nil: no server time.
+	noscript map[string]bool
+	stats    commandStats // INFO commandstats at the last reset; nil: unread
 }
 
 // openFleet opens workers handles of ct, spread over min(names, workers)
@@ -28,9 +31,9 @@ type fleet struct {
 // processes, prepares each name's primitive if it needs it (a semaphore's
 // permits), and warms one handle in each process and on each name so that
 // scripts are loaded, on every server, before the clock starts. It resets
-// the round trips.
+// the round trips and the server time.
 func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names int, prefix, key string) (*fleet, error) {
-	f := &fleet{locks: make([]locker, workers), names: min(names, workers)}
+	f := &fleet{locks: make([]locker, workers), names: min(names, workers), noscript: b.noscript}
 	n := min(cfg.procs, workers)
 	for p := range n {
 		rdb := b.client(workers/n + 1)
@@ -57,7 +60,7 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 			return nil, errors.Join(fmt.Errorf("%s: %w", ct.name, err), f.close())
 		}
 	}
-	f.reset()
+	f.reset(ctx)
 	return f, nil
 }
 
@@ -95,10 +98,56 @@ func warm(ctx context.Context, lk locker) error {
 	return nil
 }
 
-// reset starts counting round trips from zero.
-func (f *fleet) reset() {
+// reset starts counting round trips and server time from zero.
+func (f *fleet) reset(ctx context.Context) {
 	f.trips.Reset()
 	f.base = f.pubsub()
+	f.stats = nil
+	if f.noscript != nil {
+		f.stats, _ = readCommandStats(roundtrip.Uncounted(ctx), f.clients[0])
+	}
+}
+
+// cost is what a cell asked of Redis, read as it ended.
+type cost struct {
+	trips    int64 // see fleet.roundTrips
+	serverUs int64 // see fleet.serverMicros; -1: unknown
+}
+
+// per returns the round trips and the server µs per one of n acquisitions
+// (or orders): 0 and nil for none, and nil µs when the time is unknown.
+func (c cost) per(n int64) (float64, *float64) {
+	if n <= 0 {
+		return 0, nil
+	}
+	trips := float64(c.trips) / float64(n)
+	if c.serverUs < 0 {
+		return trips, nil
+	}
+	us := float64(c.serverUs) / float64(n)
+	return trips, &us
+}
+
+// cost returns the round trips and the server time since the last reset.
+func (f *fleet) cost() cost {
+	return cost{trips: f.roundTrips(), serverUs: f.serverMicros()}
+}
+
+// serverMicros returns the µs the server (every master of a cluster) spent
+// on the fleet's commands since the last reset, from INFO commandstats (see
+// clientMicros), or -1 when the server gives none. The commands of anyone
+// else using the server count too.
+func (f *fleet) serverMicros() int64 {
+	if f.stats == nil {
+		return -1
+	}
+	ctx, cancel := unlockCtx()
+	defer cancel()
+	now, err := readCommandStats(roundtrip.Uncounted(ctx), f.clients[0])
+	if err != nil {
+		return -1
+	}
+	return clientMicros(f.stats, now, f.noscript, f.trips.Commands)
 }
 
 // roundTrips returns the round trips since the last reset: commands and

@@ -1,8 +1,8 @@
 // Command bench compares redcoord's locks with each other and with the
 // Redis locks Go services use today (go-redsync/redsync, bsm/redislock), on
 // one contended name: throughput, wait-time percentiles, hand-off gap, Redis
-// round trips per acquisition, fairness, and the mutual-exclusion violations
-// the harness itself counts.
+// round trips and server time (on a real server) per acquisition, fairness,
+// and the mutual-exclusion violations the harness itself counts.
 //
 //	go run ./bench                           # embedded miniredis, no set-up
 //	go run ./bench -redis 127.0.0.1:6379     # a real server

@@ -58,7 +58,11 @@ func TestTableHasEveryContender(t *testing.T) {
 		// read as the cell ends, before the Unlocks of the last holders.
 		require.GreaterOrEqual(t, m.RoundTrips, 2.0-float64(m.Workers)/float64(m.Acquisitions),
 			"%s, %d workers", m.Lock, m.Workers)
+		require.Nil(t, m.ServerUs, "%s, %d workers: miniredis keeps no commandstats", m.Lock, m.Workers)
 	}
+	require.Regexp(t, `(?m)round trips/acq\s+server µs/acq\s`, out)
+	require.Regexp(t, `(?m)^\s*rlock\s+1\s.*\s\d+\.\d\d\s+-\s+\d\.\d{3}\s`, out,
+		"round trips, then - for the server time on miniredis, then Jain")
 	svg, err := os.ReadFile(filepath.Join(dir, "waits.svg"))
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "<svg")
@@ -206,6 +210,8 @@ func TestRealRedis(t *testing.T) {
 	res := readResults(t, filepath.Join(dir, "results.json"))
 	for _, m := range res.Mutex {
 		require.Zero(t, m.ME, "%s, %d workers", m.Lock, m.Workers)
+		require.NotNil(t, m.ServerUs, "%s, %d workers: server time from INFO commandstats", m.Lock, m.Workers)
+		require.Positive(t, *m.ServerUs, "%s, %d workers", m.Lock, m.Workers)
 	}
 	require.Len(t, res.RWLock, 4)
 	for _, m := range res.RWLock {

@@ -17,9 +17,9 @@ type take struct {
 // for cfg.hold and releases it, again and again until cfg.duration passes or
 // ctx is done, with r watching. A take cut short by the end of the cell is
 // neither an acquisition nor an error, but its wait counts. drive returns
-// when every worker has stopped, with the cell's length and the round trips
-// counted as it ended, before the cancelled waits' leave scripts.
-func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func() take) (time.Duration, int64) {
+// when every worker has stopped, with the cell's length and its cost read
+// as it ended, before the cancelled waits' leave scripts.
+func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func() take) (time.Duration, cost) {
 	cctx, cancel := context.WithDeadline(ctx, r.end)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -54,9 +54,9 @@ func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func(
 	}
 	<-cctx.Done()
 	elapsed := time.Since(r.start)
-	trips := f.roundTrips()
+	c := f.cost()
 	wg.Wait()
-	return elapsed, trips
+	return elapsed, c
 }
 
 // runMutex runs one cell of the mutex scenario: every worker locks, holds
@@ -64,9 +64,9 @@ func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func(
 // workers inside one name at once is a violation.
 func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow {
 	r := newRecorder(len(f.locks), f.names, 1, cfg.duration)
-	elapsed, trips := drive(ctx, f, cfg, r, exclusive(f.locks))
+	elapsed, c := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return mutexRow{
-		common: r.common(ct.name, elapsed, trips),
+		common: r.common(ct.name, elapsed, c),
 		GapP50: ms(r.gaps, 50) * 1000,
 		Gaps:   r.gaps.TotalCount(),
 		FIFO:   r.fifo,

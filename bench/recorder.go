@@ -176,9 +176,9 @@ func (r *recorder) releaseFailed(err error) {
 }
 
 // common returns the figures of contender lock's cell, which ran for
-// elapsed and made trips round trips. Call it once the workers have stopped.
-func (r *recorder) common(lock string, elapsed time.Duration, trips int64) common {
-	c := common{
+// elapsed at cost c. Call it once the workers have stopped.
+func (r *recorder) common(lock string, elapsed time.Duration, c cost) common {
+	out := common{
 		Lock:        lock,
 		Workers:     len(r.counts),
 		Seconds:     elapsed.Seconds(),
@@ -193,17 +193,15 @@ func (r *recorder) common(lock string, elapsed time.Duration, trips int64) commo
 		WaitDist:    dist(r.waits),
 	}
 	if r.names > 1 {
-		c.Names = r.names
+		out.Names = r.names
 	}
 	for _, n := range r.counts {
-		c.Acquisitions += n
+		out.Acquisitions += n
 		if n == 0 {
-			c.Starved++
+			out.Starved++
 		}
 	}
-	c.AcqPerSec = float64(c.Acquisitions) / c.Seconds
-	if c.Acquisitions > 0 {
-		c.RoundTrips = float64(trips) / float64(c.Acquisitions)
-	}
-	return c
+	out.AcqPerSec = float64(out.Acquisitions) / out.Seconds
+	out.RoundTrips, out.ServerUs = c.per(out.Acquisitions)
+	return out
 }

@@ -46,11 +46,11 @@ func runRW(ctx context.Context, f *fleet, cfg *config, ct contender, readPct int
 			return write
 		}
 	}
-	elapsed, trips := drive(ctx, f, cfg, r, next)
+	elapsed, c := drive(ctx, f, cfg, r, next)
 	row := rwRow{
 		Mix:          mixName(readPct),
 		ReadPct:      readPct,
-		common:       r.common(ct.name, elapsed, trips),
+		common:       r.common(ct.name, elapsed, c),
 		Reads:        r.reads,
 		WriteWaitP99: ms(r.writeWaits, 99),
 		MaxReaders:   r.maxReaders,

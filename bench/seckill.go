@@ -29,7 +29,7 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 	if err := f.client(0).Set(sctx, stockKey, cfg.stock, 0).Err(); err != nil {
 		return seckillRow{}, err
 	}
-	f.reset()
+	f.reset(sctx)
 	var (
 		next               atomic.Int64
 		sold, gone, failed atomic.Int64
@@ -71,7 +71,7 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	trips := f.roundTrips()
+	c := f.cost()
 	gctx, gcancel := unlockCtx()
 	defer gcancel()
 	left, err := f.client(0).Get(gctx, stockKey).Int64()
@@ -97,9 +97,7 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 	done := row.Sold + row.SoldOut + row.Failed
 	row.OrdersPerS = float64(done) / row.Seconds
 	row.Oversold = row.Sold - (int64(cfg.stock) - left)
-	if done > 0 {
-		row.RoundTrips = float64(trips) / float64(done)
-	}
+	row.RoundTrips, row.ServerUs = c.per(done)
 	return row, nil
 }
 

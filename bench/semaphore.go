@@ -32,10 +32,10 @@ func (l semLock) prepare(ctx context.Context) error { return l.s.SetPermits(ctx,
 // one semaphore at once is a violation.
 func runSemaphore(ctx context.Context, f *fleet, cfg *config, ct contender) semRow {
 	r := newRecorder(len(f.locks), f.names, cfg.permits, cfg.duration)
-	elapsed, trips := drive(ctx, f, cfg, r, exclusive(f.locks))
+	elapsed, c := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return semRow{
 		Permits:   cfg.permits,
-		common:    r.common(ct.name, elapsed, trips),
+		common:    r.common(ct.name, elapsed, c),
 		MaxInside: r.maxInside,
 		FIFO:      r.fifo,
 		OverLimit: r.me,

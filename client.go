@@ -72,8 +72,11 @@ func (c *Client) LeaseTTL() time.Duration { return c.s.Config.TTL }
 
 // Hub returns the Client's pub/sub Hub, creating it on first use, for users
 // who replace their own spin-waits with Hub.Wait. With WithPolling it returns
-// nil and no error.
-func (c *Client) Hub() (*pubsub.Hub, error) { return c.s.Hub() }
+// nil and no error; after Close, ErrClosed.
+func (c *Client) Hub() (*pubsub.Hub, error) {
+	h, err := c.s.Hub()
+	return (*pubsub.Hub)(h), err // the same Hub, seen through its public methods
+}
 
 // Close stops the watchdog and the Hub and waits for their goroutines to
 // exit, bounded by ctx. It releases nothing: holds still held expire by

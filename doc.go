@@ -91,6 +91,8 @@
 // interval (1s by default, WithMaxPollInterval) or when the blocker's lease
 // runs out: a lost message delays a waiter, never strands it. Where
 // SUBSCRIBE is refused, waiters poll. WithPolling makes them always poll.
+// Client.Hub lends the same wake-ups to code that waits for conditions of
+// its own in Redis (pubsub.Hub.Wait, pubsub.Publish).
 //
 // # Keys
 //

@@ -1,233 +1,123 @@
-package pubsub
+package pubsub_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
-	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/pubsub"
 )
 
-func TestNewHubValidates(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
-	defer rdb.Close()
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-	_, err := NewHub(nil)
-	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
-	for _, opt := range []Option{
-		WithPollInterval(0),
-		WithPollInterval(-time.Second),
-		WithConfirmTimeout(0),
-		WithProbeChannel(""),
-	} {
-		_, err := NewHub(rdb, opt)
-		assert.ErrorIs(t, err, errs.ErrInvalidArgument)
-	}
-	h, err := NewHub(rdb, WithLogger(nil), WithPollInterval(time.Millisecond))
+// The Client has one Hub: every call returns it, WithPolling has none, and
+// a closed Client hands none out and ends the waits in progress.
+func TestHubIsTheClients(t *testing.T) {
+	srv := redistest.Mini(t)
+	rdb := srv.Client(t)
+	c := locktest.NewClient(t, rdb, redcoord.WithMaxPollInterval(time.Hour))
+	h1, err := c.Hub()
 	require.NoError(t, err)
-	assert.Equal(t, Stats{}, h.Stats())
-	// A Hub that never subscribed closes without I/O.
-	require.NoError(t, h.Close(context.Background()))
-	require.NoError(t, h.Close(context.Background()))
-}
-
-func TestSubscribeValidates(t *testing.T) {
-	forEachServer(t, func(t *testing.T, srv *server) {
-		h := newHub(t, newClient(t, srv))
-		ctx := testCtx(t)
-		for _, c := range []struct{ channel, id string }{
-			{"", ""},
-			{DefaultProbeChannel, ""},
-			{"ch", "has space"},
-		} {
-			_, err := h.Subscribe(ctx, c.channel, c.id)
-			assert.ErrorIs(t, err, errs.ErrInvalidArgument, "%+v", c)
-		}
-		cancelled, cancel := context.WithCancel(ctx)
-		cancel()
-		_, err := h.Subscribe(cancelled, "ch", "")
-		assert.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, 0, h.Stats().Waiters)
-	})
-}
-
-// pubsubChannels is PUBSUB CHANNELS without the Hub's probe channel.
-func pubsubChannels(t *testing.T, rdb *redis.Client) []string {
-	chans, err := rdb.PubSubChannels(testCtx(t), "*").Result()
+	h2, err := c.Hub()
 	require.NoError(t, err)
-	var out []string
-	for _, c := range chans {
-		if c != DefaultProbeChannel {
-			out = append(out, c)
-		}
+	assert.Same(t, h1, h2)
+
+	polling, err := locktest.NewClient(t, rdb, redcoord.WithPolling(time.Millisecond)).Hub()
+	assert.NoError(t, err)
+	assert.Nil(t, polling)
+
+	waiting := make(chan error, 1)
+	go func() {
+		waiting <- h1.Wait(context.Background(), "never", func(context.Context) (bool, error) { return false, nil })
+	}()
+	locktest.Eventually(t, func() bool { return h1.Stats().Waiters == 1 }, "Wait subscribed")
+	assert.Equal(t, pubsub.Stats{Channels: 1, Waiters: 1, Commands: 2}, h1.Stats(), "the probe and the channel")
+	require.NoError(t, c.Close(context.Background()))
+	select {
+	case err := <-waiting:
+		assert.ErrorIs(t, err, redcoord.ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the Wait")
 	}
-	return out
+	_, err = c.Hub()
+	assert.ErrorIs(t, err, redcoord.ErrClosed)
 }
 
-func TestManyWaitersOneConnection(t *testing.T) {
-	forEachServer(t, func(t *testing.T, srv *server) {
-		const channels, perChannel = 100, 10
-		rdb := newClient(t, srv)
-		h := newHub(t, rdb)
-		f := newFence(t, h, rdb)
+// Wait's contract on the public type: check's error as it is, ctx's end
+// wrapped, a nil check refused.
+func TestWaitEnds(t *testing.T) {
+	srv := redistest.Mini(t)
+	hub, err := locktest.NewClient(t, srv.Client(t), redcoord.WithMaxPollInterval(time.Millisecond)).Hub()
+	require.NoError(t, err)
 
-		subs := make([]*Subscription, channels*perChannel)
-		errc := make(chan error, len(subs))
-		var wg sync.WaitGroup
-		for i := range subs {
-			wg.Go(func() {
-				s, err := h.Subscribe(testCtx(t), fmt.Sprintf("many:%d", i%channels), "")
-				subs[i] = s
-				errc <- err
-			})
-		}
-		wg.Wait()
-		close(errc)
-		for err := range errc {
-			require.NoError(t, err)
-		}
-		st := h.Stats()
-		assert.Equal(t, channels+1, st.Channels) // + the fence
-		assert.Equal(t, len(subs)+1, st.Waiters)
+	boom := errors.New("boom")
+	err = hub.Wait(context.Background(), "ch", func(context.Context) (bool, error) { return false, boom })
+	assert.Same(t, boom, err)
 
-		// One subscriber connection on the server for all of them.
-		names := make([]string, channels)
-		for i := range names {
-			names[i] = fmt.Sprintf("many:%d", i)
-		}
-		numsub, err := rdb.PubSubNumSub(testCtx(t), names...).Result()
-		require.NoError(t, err)
-		for _, name := range names {
-			assert.Equal(t, int64(1), numsub[name], name)
-		}
-		if srv.mr == nil {
-			list, err := rdb.Do(testCtx(t), "CLIENT", "LIST", "TYPE", "pubsub").Text()
-			require.NoError(t, err)
-			assert.Equal(t, 1, strings.Count(strings.TrimSpace(list), "\n")+1, list)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err = hub.Wait(ctx, "ch", func(context.Context) (bool, error) { return false, nil })
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
-		// Every one of them is reached.
-		for _, name := range names {
-			require.NoError(t, rdb.Publish(testCtx(t), name, All()).Err())
-		}
-		f.sync(t)
-		for i, s := range subs {
-			require.True(t, take(s), "waiter %d", i)
-		}
-
-		for _, s := range subs {
-			wg.Go(s.Close)
-		}
-		wg.Wait()
-		st = h.Stats()
-		assert.Equal(t, 1, st.Channels)
-		assert.Equal(t, 1, st.Waiters)
-		// UNSUBSCRIBE is not waited for: poll the server.
-		eventually(t, func() bool {
-			chans := pubsubChannels(t, rdb)
-			return len(chans) == 1 && chans[0] == "test:fence"
-		}, "the server forgets the channels")
-	})
+	assert.ErrorIs(t, hub.Wait(context.Background(), "ch", nil), redcoord.ErrInvalidArgument)
+	assert.Zero(t, hub.Stats().Waiters, "every Wait left its channel")
 }
 
-// TestResubscribeChurn subscribes and leaves one channel over and over. Each
-// round starts with a waiter that leaves before its SUBSCRIBE is confirmed
-// (what a Subscribe whose ctx ends does), so the server sees SUBSCRIBE,
-// UNSUBSCRIBE, SUBSCRIBE. The next Subscribe must wait for the second
-// confirmation: taking the first for it would let a message published in
-// between be lost, and the late confirmation would then arrive as a
-// spurious wake, which the fence makes visible.
-func TestResubscribeChurn(t *testing.T) {
-	forEachServer(t, func(t *testing.T, srv *server) {
-		rdb := newClient(t, srv)
-		h := newHub(t, rdb)
-		f := newFence(t, h, rdb)
-		ctx := testCtx(t)
-		for i := 0; i < 100; i++ {
-			early, _, err := h.register(ctx, "churn", "", 1)
-			require.NoError(t, err)
-			early.Close()
+// Where an ACL refuses SUBSCRIBE, Wait polls and still returns, and
+// Stats.Err says why with an error that matches ErrSubscribeRefused.
+func TestRefusedWaitPolls(t *testing.T) {
+	srv := redistest.Real(t)
+	ctx := context.Background()
+	require.NoError(t, srv.Client(t).Do(ctx, "ACL", "SETUSER", "nopubsub", "on", ">pw", "~*", "+@all", "-@pubsub").Err())
+	limited := srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "nopubsub", "pw" })
+	hub, err := locktest.NewClient(t, limited, redcoord.WithMaxPollInterval(time.Millisecond)).Hub()
+	require.NoError(t, err)
+	assert.NoError(t, hub.Stats().Err)
 
-			a, err := h.Subscribe(ctx, "churn", "")
-			require.NoError(t, err)
-			b, err := h.Subscribe(ctx, "churn", "")
-			require.NoError(t, err)
-			f.sync(t)
-			require.False(t, take(a), "iteration %d: a confirmation was taken for the wrong SUBSCRIBE", i)
-
-			a.Close()
-			require.NoError(t, rdb.Publish(ctx, "churn", All()).Err())
-			awaitWake(t, b, fmt.Sprintf("iteration %d", i))
-			b.Close()
-		}
-		st := h.Stats()
-		// the fence; commands: the probe, the fence's SUBSCRIBE, and per
-		// iteration early's SUBSCRIBE and UNSUBSCRIBE, a's SUBSCRIBE (shared
-		// by b) and b's UNSUBSCRIBE
-		assert.Equal(t, Stats{Channels: 1, Waiters: 1, Commands: 2 + 100*4}, st)
-	})
+	calls := 0
+	require.NoError(t, hub.Wait(ctx, "ch", func(context.Context) (bool, error) {
+		calls++
+		return calls == 3, nil
+	}))
+	st := hub.Stats()
+	assert.True(t, st.Refused)
+	assert.ErrorIs(t, st.Err, pubsub.ErrSubscribeRefused)
+	assert.ErrorContains(t, st.Err, "NOPERM", "the server's reply is wrapped")
+	assert.Zero(t, st.Waiters)
 }
 
-func TestCloseWakesAndStops(t *testing.T) {
-	forEachServer(t, func(t *testing.T, srv *server) {
-		rdb := newClient(t, srv)
-		h, err := NewHub(rdb)
-		require.NoError(t, err)
-		subs := []*Subscription{
-			subscribe(t, h, "a", ""), subscribe(t, h, "a", ""), subscribe(t, h, "b", "x"),
-		}
-		h.mu.Lock()
-		done := h.done
-		h.mu.Unlock()
+// Publish reaches a Wait on a real Cluster (SPUBLISH to SSUBSCRIBE, on the
+// shard of the channel's slot) without its poll interval.
+func TestPublishOnCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := cl.Client(t)
+	hub, err := locktest.NewClient(t, rdb, redcoord.WithMaxPollInterval(time.Hour)).Hub()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 
-		ctx := testCtx(t)
-		require.NoError(t, h.Close(ctx))
-		select {
-		case <-done:
-		default:
-			t.Fatal("Close returned before the reader goroutine exited")
-		}
-		assert.Equal(t, []bool{true, true, true}, takeAll(subs))
-
-		_, err = h.Subscribe(ctx, "a", "")
-		assert.ErrorIs(t, err, errs.ErrClosed)
-		err = h.Wait(ctx, "a", func(context.Context) (bool, error) { return false, nil })
-		assert.ErrorIs(t, err, errs.ErrClosed)
-		require.NoError(t, h.Close(ctx), "idempotent")
-		for _, s := range subs {
-			s.Close()
-		}
-		assert.Equal(t, Stats{}, withoutCommands(h.Stats()))
-	})
-}
-
-// TestCloseDuringSubscribe closes the Hub while many Subscribe calls are in
-// flight: each either succeeds or returns ErrClosed, and nothing leaks.
-func TestCloseDuringSubscribe(t *testing.T) {
-	forEachServer(t, func(t *testing.T, srv *server) {
-		h, err := NewHub(newClient(t, srv))
-		require.NoError(t, err)
-		ctx := testCtx(t)
-		var wg sync.WaitGroup
-		for i := 0; i < 50; i++ {
-			wg.Go(func() {
-				s, err := h.Subscribe(ctx, fmt.Sprintf("c:%d", i%7), "")
-				if err != nil {
-					assert.ErrorIs(t, err, errs.ErrClosed)
-					return
-				}
-				s.Close()
-			})
-		}
-		require.NoError(t, h.Close(ctx))
-		wg.Wait()
-		assert.Equal(t, Stats{}, withoutCommands(h.Stats()))
-	})
+	checks := make(chan struct{}, 2)
+	woken := make(chan error, 1)
+	go func() {
+		woken <- hub.Wait(ctx, "{orders}:ready", func(ctx context.Context) (bool, error) {
+			checks <- struct{}{}
+			return rdb.Exists(ctx, "{orders}:flag").Val() == 1, nil
+		})
+	}()
+	<-checks // subscribed, and the first check failed
+	require.NoError(t, rdb.Set(ctx, "{orders}:flag", 1, 0).Err())
+	require.NoError(t, pubsub.Publish(ctx, rdb, "{orders}:ready", "*"))
+	require.NoError(t, <-woken)
+	st := hub.Stats()
+	assert.Equal(t, 1, st.Nodes, "a sharded connection, to the channel's primary")
+	assert.Zero(t, st.Waiters)
 }

@@ -59,7 +59,7 @@ local function take(req, lease, meta, now)
 end
 
 -- hand_on grants the free lock to the first live waiter, if any, and
--- publishes the grant to it alone: "@<req> <token> <now>" (see pubsub.To;
+-- publishes the grant to it alone: "@<req> <token> <now>" (see the targeted wake of internal/hub (To);
 -- now is the server's clock in ms, from which the grantee dates its lease).
 -- A retried acquire with the same request id then finds r == req.
 local function hand_on(now)

@@ -44,7 +44,7 @@ end
 
 -- serve grants permits to the live heads of the queue, in order, while the
 -- head's request fits in avail, and tells each grantee ("@<req> granted",
--- see pubsub.To). A head asking for more than the total (it shrank) is
+-- see the targeted wake of internal/hub (To)). A head asking for more than the total (it shrank) is
 -- dropped: its next attempt reports the error. serve returns what is left,
 -- and whether a live waiter remains queued (who then has the first claim on
 -- it).

@@ -19,9 +19,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/pubsub"
 )
 
 // Redis is what the library needs of a go-redis client. *redis.Client (also
@@ -58,8 +58,8 @@ type Session struct {
 	closed atomic.Bool
 	done   chan struct{} // closed by Close
 
-	hubMu sync.Mutex  // guards hub
-	hub   *pubsub.Hub // created on the first wait that subscribes
+	hubMu sync.Mutex // guards hub
+	hub   *hub.Hub   // created on the first wait that subscribes
 
 	checkOnce sync.Once      // starts checkServer's goroutine
 	checks    sync.WaitGroup // that goroutine, for Close
@@ -103,7 +103,7 @@ func (s *Session) Channel(name string) string { return s.Key(name, "ch") }
 
 // PublishCommand is the command scripts notify with: SPUBLISH on Cluster,
 // where the Hub subscribes per shard, PUBLISH otherwise.
-func (s *Session) PublishCommand() string { return pubsub.PublishCommand(s.RDB) }
+func (s *Session) PublishCommand() string { return hub.PublishCommand(s.RDB) }
 
 // Err returns ErrClosed once Close has been called, nil before.
 func (s *Session) Err() error {
@@ -128,7 +128,7 @@ func (s *Session) Check(ctx context.Context) error {
 
 // Hub returns the Session's Hub, creating it on first use. It returns nil,
 // nil when the Session polls.
-func (s *Session) Hub() (*pubsub.Hub, error) {
+func (s *Session) Hub() (*hub.Hub, error) {
 	if s.Config.Polling {
 		return nil, nil
 	}
@@ -138,9 +138,9 @@ func (s *Session) Hub() (*pubsub.Hub, error) {
 		return nil, errs.ErrClosed
 	}
 	if s.hub == nil {
-		h, err := pubsub.NewHub(s.RDB, pubsub.WithLogger(s.Config.Logger),
-			pubsub.WithPollInterval(s.Config.PollInterval),
-			pubsub.WithProbeChannel(s.Config.Prefix+":hub:probe"))
+		h, err := hub.New(s.RDB, hub.WithLogger(s.Config.Logger),
+			hub.WithPollInterval(s.Config.PollInterval),
+			hub.WithProbeChannel(s.Config.Prefix+":hub:probe"))
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/pubsub"
+	"github.com/redcoord/redcoord/internal/hub"
 )
 
 // LeaveTimeout bounds the leave script that runs after a failed wait.
@@ -35,9 +35,9 @@ const LeaveTimeout = 5 * time.Second
 
 // Config is what the loop needs of the Client.
 type Config struct {
-	Hub     func() (*pubsub.Hub, error) // nil, or a nil Hub: poll
-	MaxPoll time.Duration               // the longest wait between tries
-	Done    <-chan struct{}             // closed when the Client closes
+	Hub     func() (*hub.Hub, error) // nil, or a nil Hub: poll
+	MaxPoll time.Duration            // the longest wait between tries
+	Done    <-chan struct{}          // closed when the Client closes
 	Logger  *slog.Logger
 }
 
@@ -63,7 +63,7 @@ type Spec struct {
 	// behind them without trying first (untargeted waits only).
 	Join bool
 	// Weight is how many permits the waiter needs (see
-	// pubsub.Subscription.SetWeight); 0 means 1. A weighed wait (> 0)
+	// hub.Subscription.SetWeight); 0 means 1. A weighed wait (> 0)
 	// always tries again after subscribing: a release in the window may
 	// have been too small to wake the waiters already here, yet big enough
 	// for this one.
@@ -149,7 +149,7 @@ func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
 // subscription was attempted (and time may have passed). A subscription
 // that is refused, or not confirmed within MaxPoll (a dead connection), is
 // given up for this wait, which polls.
-func subscribe(ctx context.Context, cfg Config, s Spec) (sub *pubsub.Subscription, tried bool, err error) {
+func subscribe(ctx context.Context, cfg Config, s Spec) (sub *hub.Subscription, tried bool, err error) {
 	if cfg.Hub == nil {
 		return nil, false, nil
 	}

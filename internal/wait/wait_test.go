@@ -14,9 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/internal/wait"
-	"github.com/redcoord/redcoord/pubsub"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -129,10 +129,10 @@ func TestWokenByMessage(t *testing.T) {
 		defer m.Close()
 		rdb := redis.NewClient(opts)
 		defer rdb.Close()
-		hub, err := pubsub.NewHub(rdb)
+		h, err := hub.New(rdb)
 		require.NoError(t, err)
-		defer hub.Close(context.Background())
-		cfg := wait.Config{Hub: func() (*pubsub.Hub, error) { return hub, nil }, MaxPoll: time.Hour,
+		defer h.Close(context.Background())
+		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
 			Logger: slog.New(slog.DiscardHandler)}
 
 		f := newFake(time.Hour)
@@ -140,12 +140,12 @@ func TestWokenByMessage(t *testing.T) {
 		go func() {
 			time.Sleep(3 * time.Second)
 			close(f.free)
-			published <- rdb.Publish(context.Background(), "ch", pubsub.One()).Err()
+			published <- rdb.Publish(context.Background(), "ch", hub.One()).Err()
 		}()
 		require.NoError(t, wait.Acquire(context.Background(), cfg, f.spec()))
 		require.NoError(t, <-published) // the publisher ends inside the bubble
 		assert.Equal(t, []time.Duration{0, 0, 3 * time.Second}, f.tries, "try, subscribe and try, woken try")
-		assert.Zero(t, hub.Stats().Waiters)
+		assert.Zero(t, h.Stats().Waiters)
 	})
 }
 
@@ -157,10 +157,10 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 		defer m.Close()
 		rdb := redis.NewClient(opts)
 		defer rdb.Close()
-		hub, err := pubsub.NewHub(rdb)
+		h, err := hub.New(rdb)
 		require.NoError(t, err)
-		defer hub.Close(context.Background())
-		cfg := wait.Config{Hub: func() (*pubsub.Hub, error) { return hub, nil }, MaxPoll: time.Hour,
+		defer h.Close(context.Background())
+		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
 			Logger: slog.New(slog.DiscardHandler)}
 
 		first := newFake(time.Hour)
@@ -172,14 +172,14 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 		go func() { got <- wait.Acquire(context.Background(), cfg, second.spec()) }()
 		synctest.Wait()
 		assert.Empty(t, second.tries, "the newcomer did not try ahead of the waiter")
-		assert.Equal(t, 2, hub.Stats().Waiters)
+		assert.Equal(t, 2, h.Stats().Waiters)
 
 		close(first.free)
-		rdb.Publish(context.Background(), "ch", pubsub.One()) // wakes the longest waiting
+		rdb.Publish(context.Background(), "ch", hub.One()) // wakes the longest waiting
 		synctest.Wait()
 		assert.Len(t, first.tries, 3, "the first waiter was woken and acquired")
 		assert.Empty(t, second.tries)
-		rdb.Publish(context.Background(), "ch", pubsub.One())
+		rdb.Publish(context.Background(), "ch", hub.One())
 		require.NoError(t, <-got)
 		assert.Len(t, second.tries, 1)
 	})

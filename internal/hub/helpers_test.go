@@ -1,4 +1,4 @@
-package pubsub
+package hub
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func newClient(t *testing.T, srv *server, opts ...func(*redis.Options)) *redis.C
 // test ends.
 func newHub(t *testing.T, rdb Subscriber, opts ...Option) *Hub {
 	t.Helper()
-	h, err := NewHub(rdb, opts...)
+	h, err := New(rdb, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), patience)

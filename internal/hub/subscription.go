@@ -1,4 +1,4 @@
-package pubsub
+package hub
 
 import (
 	"context"
@@ -10,71 +10,6 @@ import (
 
 	"github.com/redcoord/redcoord/internal/errs"
 )
-
-// topic is the Hub's state for one channel. All fields are guarded by Hub.mu.
-type topic struct {
-	name string
-	// waiters in wake order: the one that has gone longest without a
-	// wake-one first. A waiter woken by "1" or "n:K" moves to the back.
-	waiters []*Subscription
-	// pending counts SUBSCRIBE commands written but not yet confirmed. A
-	// topic without waiters stays in Hub.topics until it is 0, so that a late
-	// confirmation is not taken for the confirmation of a newer SUBSCRIBE.
-	pending   int
-	confirmed bool          // the latest SUBSCRIBE has been confirmed
-	ready     chan struct{} // closed when it is; replaced by each SUBSCRIBE
-
-	// Sharded pub/sub (see shard.go).
-	node  *node  // the connection subscribed on; nil while moving or refused
-	gen   uint64 // changes with every SSUBSCRIBE or move: older replies are stale
-	moved bool   // wake every waiter when the next SSUBSCRIBE is confirmed
-	err   error  // the server refused SSUBSCRIBE: the waiters poll
-}
-
-func (t *topic) markConfirmed() {
-	if !t.confirmed {
-		t.confirmed = true
-		close(t.ready)
-	}
-}
-
-func (t *topic) wakeAll() {
-	for _, s := range t.waiters {
-		s.wake()
-	}
-}
-
-// wakeN wakes waiters that have no pending wake, longest-waiting first,
-// while their weights fit in n, and moves them to the back of the order: n
-// waiters of weight 1, or fewer heavier ones. A waiter too heavy for what is
-// left is skipped, not waited for: a lighter one behind it may fit. Waiters
-// that already have a pending wake are skipped too: waking them again would
-// coalesce into nothing.
-func (t *topic) wakeN(n int64) { t.wake(n, true) }
-
-// wakeOne wakes the longest-waiting waiter that has no pending wake,
-// whatever its weight.
-func (t *topic) wakeOne() { t.wake(1, false) }
-
-// wake is wakeN; unweighed, every waiter weighs 1.
-func (t *topic) wake(n int64, weighed bool) {
-	var woken []*Subscription
-	kept := 0
-	for _, s := range t.waiters {
-		w := int64(1)
-		if weighed {
-			w = s.weight
-		}
-		if w <= n && s.wake() {
-			n -= w
-			woken = append(woken, s)
-			continue
-		}
-		t.waiters[kept] = s // kept <= the index being read, so nothing is lost
-		kept++
-	}
-	copy(t.waiters[kept:], woken)
-}
 
 // Subscription is one waiter registered with a Hub. Its methods are safe for
 // concurrent use.

@@ -1,4 +1,4 @@
-package pubsub
+package hub
 
 import (
 	"context"
@@ -206,7 +206,7 @@ func TestShardedHubFallsBackToSubscribe(t *testing.T) {
 	st := h.Stats()
 	assert.Equal(t, 0, st.Nodes)
 	assert.Equal(t, int64(4), st.Commands, "the SSUBSCRIBE probe once, then the SUBSCRIBE probe and one per channel")
-	require.NoError(t, rdb.Publish(testCtx(t), "rc:{a}:ch", One()).Err())
+	require.NoError(t, Publish(testCtx(t), rdb, "rc:{a}:ch", One()), "the refused SPUBLISH becomes a PUBLISH")
 	awaitWake(t, a, "a PUBLISH reaches a SUBSCRIBE")
 	assert.False(t, take(b))
 }

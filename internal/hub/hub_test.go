@@ -1,0 +1,233 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/errs"
+)
+
+func TestNewValidates(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer rdb.Close()
+
+	_, err := New(nil)
+	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+	for _, opt := range []Option{
+		WithPollInterval(0),
+		WithPollInterval(-time.Second),
+		WithConfirmTimeout(0),
+		WithProbeChannel(""),
+	} {
+		_, err := New(rdb, opt)
+		assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+	}
+	h, err := New(rdb, WithLogger(nil), WithPollInterval(time.Millisecond))
+	require.NoError(t, err)
+	assert.Equal(t, Stats{}, h.Stats())
+	// A Hub that never subscribed closes without I/O.
+	require.NoError(t, h.Close(context.Background()))
+	require.NoError(t, h.Close(context.Background()))
+}
+
+func TestSubscribeValidates(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		h := newHub(t, newClient(t, srv))
+		ctx := testCtx(t)
+		for _, c := range []struct{ channel, id string }{
+			{"", ""},
+			{DefaultProbeChannel, ""},
+			{"ch", "has space"},
+		} {
+			_, err := h.Subscribe(ctx, c.channel, c.id)
+			assert.ErrorIs(t, err, errs.ErrInvalidArgument, "%+v", c)
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := h.Subscribe(cancelled, "ch", "")
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, 0, h.Stats().Waiters)
+	})
+}
+
+// pubsubChannels is PUBSUB CHANNELS without the Hub's probe channel.
+func pubsubChannels(t *testing.T, rdb *redis.Client) []string {
+	chans, err := rdb.PubSubChannels(testCtx(t), "*").Result()
+	require.NoError(t, err)
+	var out []string
+	for _, c := range chans {
+		if c != DefaultProbeChannel {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestManyWaitersOneConnection(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		const channels, perChannel = 100, 10
+		rdb := newClient(t, srv)
+		h := newHub(t, rdb)
+		f := newFence(t, h, rdb)
+
+		subs := make([]*Subscription, channels*perChannel)
+		errc := make(chan error, len(subs))
+		var wg sync.WaitGroup
+		for i := range subs {
+			wg.Go(func() {
+				s, err := h.Subscribe(testCtx(t), fmt.Sprintf("many:%d", i%channels), "")
+				subs[i] = s
+				errc <- err
+			})
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			require.NoError(t, err)
+		}
+		st := h.Stats()
+		assert.Equal(t, channels+1, st.Channels) // + the fence
+		assert.Equal(t, len(subs)+1, st.Waiters)
+
+		// One subscriber connection on the server for all of them.
+		names := make([]string, channels)
+		for i := range names {
+			names[i] = fmt.Sprintf("many:%d", i)
+		}
+		numsub, err := rdb.PubSubNumSub(testCtx(t), names...).Result()
+		require.NoError(t, err)
+		for _, name := range names {
+			assert.Equal(t, int64(1), numsub[name], name)
+		}
+		if srv.mr == nil {
+			list, err := rdb.Do(testCtx(t), "CLIENT", "LIST", "TYPE", "pubsub").Text()
+			require.NoError(t, err)
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(list), "\n")+1, list)
+		}
+
+		// Every one of them is reached.
+		for _, name := range names {
+			require.NoError(t, rdb.Publish(testCtx(t), name, All()).Err())
+		}
+		f.sync(t)
+		for i, s := range subs {
+			require.True(t, take(s), "waiter %d", i)
+		}
+
+		for _, s := range subs {
+			wg.Go(s.Close)
+		}
+		wg.Wait()
+		st = h.Stats()
+		assert.Equal(t, 1, st.Channels)
+		assert.Equal(t, 1, st.Waiters)
+		// UNSUBSCRIBE is not waited for: poll the server.
+		eventually(t, func() bool {
+			chans := pubsubChannels(t, rdb)
+			return len(chans) == 1 && chans[0] == "test:fence"
+		}, "the server forgets the channels")
+	})
+}
+
+// TestResubscribeChurn subscribes and leaves one channel over and over. Each
+// round starts with a waiter that leaves before its SUBSCRIBE is confirmed
+// (what a Subscribe whose ctx ends does), so the server sees SUBSCRIBE,
+// UNSUBSCRIBE, SUBSCRIBE. The next Subscribe must wait for the second
+// confirmation: taking the first for it would let a message published in
+// between be lost, and the late confirmation would then arrive as a
+// spurious wake, which the fence makes visible.
+func TestResubscribeChurn(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		rdb := newClient(t, srv)
+		h := newHub(t, rdb)
+		f := newFence(t, h, rdb)
+		ctx := testCtx(t)
+		for i := 0; i < 100; i++ {
+			early, _, err := h.register(ctx, "churn", "", 1)
+			require.NoError(t, err)
+			early.Close()
+
+			a, err := h.Subscribe(ctx, "churn", "")
+			require.NoError(t, err)
+			b, err := h.Subscribe(ctx, "churn", "")
+			require.NoError(t, err)
+			f.sync(t)
+			require.False(t, take(a), "iteration %d: a confirmation was taken for the wrong SUBSCRIBE", i)
+
+			a.Close()
+			require.NoError(t, rdb.Publish(ctx, "churn", All()).Err())
+			awaitWake(t, b, fmt.Sprintf("iteration %d", i))
+			b.Close()
+		}
+		st := h.Stats()
+		// the fence; commands: the probe, the fence's SUBSCRIBE, and per
+		// iteration early's SUBSCRIBE and UNSUBSCRIBE, a's SUBSCRIBE (shared
+		// by b) and b's UNSUBSCRIBE
+		assert.Equal(t, Stats{Channels: 1, Waiters: 1, Commands: 2 + 100*4}, st)
+	})
+}
+
+func TestCloseWakesAndStops(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		rdb := newClient(t, srv)
+		h, err := New(rdb)
+		require.NoError(t, err)
+		subs := []*Subscription{
+			subscribe(t, h, "a", ""), subscribe(t, h, "a", ""), subscribe(t, h, "b", "x"),
+		}
+		h.mu.Lock()
+		done := h.done
+		h.mu.Unlock()
+
+		ctx := testCtx(t)
+		require.NoError(t, h.Close(ctx))
+		select {
+		case <-done:
+		default:
+			t.Fatal("Close returned before the reader goroutine exited")
+		}
+		assert.Equal(t, []bool{true, true, true}, takeAll(subs))
+
+		_, err = h.Subscribe(ctx, "a", "")
+		assert.ErrorIs(t, err, errs.ErrClosed)
+		err = h.Wait(ctx, "a", func(context.Context) (bool, error) { return false, nil })
+		assert.ErrorIs(t, err, errs.ErrClosed)
+		require.NoError(t, h.Close(ctx), "idempotent")
+		for _, s := range subs {
+			s.Close()
+		}
+		assert.Equal(t, Stats{}, withoutCommands(h.Stats()))
+	})
+}
+
+// TestCloseDuringSubscribe closes the Hub while many Subscribe calls are in
+// flight: each either succeeds or returns ErrClosed, and nothing leaks.
+func TestCloseDuringSubscribe(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		h, err := New(newClient(t, srv))
+		require.NoError(t, err)
+		ctx := testCtx(t)
+		var wg sync.WaitGroup
+		for i := 0; i < 50; i++ {
+			wg.Go(func() {
+				s, err := h.Subscribe(ctx, fmt.Sprintf("c:%d", i%7), "")
+				if err != nil {
+					assert.ErrorIs(t, err, errs.ErrClosed)
+					return
+				}
+				s.Close()
+			})
+		}
+		require.NoError(t, h.Close(ctx))
+		wg.Wait()
+		assert.Equal(t, Stats{}, withoutCommands(h.Stats()))
+	})
+}

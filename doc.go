@@ -141,20 +141,9 @@
 // and the new primary grants the lock again while its first holder still
 // works under it.
 //
-// WithWaitReplicas narrows that window. It sends WAIT n timeout right after
-// every acquire and release script, in the same pipeline on the same
-// connection (no extra round trip), and an acquire that fewer than n
-// replicas acknowledged is undone and fails with ErrNotReplicated: when
-// Lock returns nil, n replicas had the hold. A release that fewer
-// acknowledged stands, and returns ErrNotReplicated. A lock or permits that
-// a release hands to a queued waiter (rfairlock, a fair Semaphore) were
-// the releaser's write: the waiter confirms them with a write and WAIT of
-// its own, one round trip more, and gives them back on a shortfall.
-// The watchdog's renewals wait too, one WAIT per primary per tick in the
-// renewal pipeline, and a renewal counts only once acknowledged: a holder
-// whose renewals go unacknowledged for a lease TTL sees Lost close when a
-// promoted replica would expire its hold, not later. Waiters' heartbeats
-// do not wait: they hold nothing.
+// WithWaitReplicas narrows that window: every acquire and release, and
+// every renewal, waits until replicas acknowledge it, and an acquire they
+// do not acknowledge is undone. Its documentation is the contract.
 //
 // It does not close the window. WAIT is not consensus: Sentinel and
 // Cluster may still promote a replica that did not acknowledge (they pick

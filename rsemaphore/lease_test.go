@@ -128,11 +128,9 @@ func TestRenewalFindsPermitGone(t *testing.T) {
 // A watchdog renewal in flight when Extend makes a permit fixed must not
 // undo the fixed lease. Here the renewal's reply is lost, so go-redis sends
 // the renewal pipeline again after its retry backoff (8 to 16ms), and
-// Extend runs in between: the retried renewal lands after it.
-//
-// Until the expirable semaphore's renewal tells a fixed permit apart in
-// Redis, this fails: the late renewal sets the permit's deadline a TTL on,
-// so it stays held until about 40s, while its Lost closed at 11s.
+// Extend runs in between: the retried renewal lands after it, and leaves
+// the fixed permit alone, because the renewal script tells a fixed permit
+// apart in Redis.
 func TestExtendNotUndoneByRetriedRenewal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -156,11 +154,8 @@ func TestExtendNotUndoneByRetriedRenewal(t *testing.T) {
 }
 
 // Extend makes a permit fixed from any handle: the watchdog of the handle
-// that acquired it must not renew it past the new lease.
-//
-// Until the expirable semaphore's renewal tells a fixed permit apart in
-// Redis, this fails: the holder's watchdog renews the permit at 10s, 20s,
-// ... as if Extend had not been called, and it never ends.
+// that acquired it must not renew it past the new lease (the renewal
+// script tells a fixed permit apart in Redis).
 func TestExtendFromAnotherHandleIsFixed(t *testing.T) {
 	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()

@@ -38,7 +38,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	m := &Mutex{h: h}
 	if h.Err == nil {
 		m.fair = scripts.Fair{Lock: h.Lock,
-			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting")}
+			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting")}.Prepared(h.S.Config.TTL)
 	}
 	return m
 }
@@ -86,15 +86,16 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	op := h.Hold.Op()
 	defer op.Stop()
 	ttl := h.S.Config.TTL
-	leaseTTL := fixed
-	if fixed == 0 {
-		leaseTTL = ttl
-	}
 	req := h.NextRequest()
-	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
-	script, keys, args := m.fair.Heartbeat(req, ttl)
-	hb := hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	defer hb.Stop()
+	leaseArg := h.LeaseArg(fixed)
+	// The queue entry's heartbeat, made when a try first queues req.
+	var hb *hold.Heartbeat
+	stopHeartbeat := func() {
+		if hb != nil {
+			hb.Stop()
+		}
+	}
+	defer stopHeartbeat()
 
 	var (
 		got   scripts.Acquired
@@ -133,7 +134,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		now := time.Now()
 		w := h.S.Writer()
-		a, err := m.fair.Acquire(ctx, w, req, held.Token, leaseTTL, meta, block, ttl)
+		a, err := m.fair.Acquire(ctx, w, req, held.Arg, leaseArg, block, ttl)
 		if err != nil {
 			return wait.Attempt{}, err
 		}
@@ -155,6 +156,10 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		sent, at = now, a.Now
 		if block {
+			if hb == nil {
+				script, keys, args := m.fair.Heartbeat(req, ttl)
+				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+			}
 			if err := hb.Watch(now); err != nil {
 				return wait.Attempt{}, err
 			}
@@ -162,7 +167,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		return wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		hb.Stop()
+		stopHeartbeat()
 		_, err := m.fair.Leave(ctx, h.S.RDB, req)
 		return err
 	}
@@ -170,7 +175,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
 		return err
 	}
-	hb.Stop()
+	stopHeartbeat()
 	return h.Took(ctx, got, fixed, since, leave)
 }
 

@@ -40,7 +40,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	m := &RWMutex{h: h, read: hold.New()}
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
-			Writers: h.Key("writers"), WriterChannel: h.Key("wch")}
+			Writers: h.Key("writers"), WriterChannel: h.Key("wch")}.Prepared(h.S.Config.TTL)
 	}
 	return m
 }
@@ -135,12 +135,16 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	op := h.Hold.Op()
 	defer op.Stop()
 	ttl := h.S.Config.TTL
-	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
-	meta := h.S.EncodeMeta(leaseTTL, fixed > 0)
-	script, keys, args := m.rw.Renewal(true, ttl)
-	hb := hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	defer hb.Stop()
+	leaseArg := h.LeaseArg(fixed)
+	// The waiting writer's heartbeat, made when a try first registers it.
+	var hb *hold.Heartbeat
+	stopHeartbeat := func() {
+		if hb != nil {
+			hb.Stop()
+		}
+	}
+	defer stopHeartbeat()
 
 	var (
 		got   scripts.Acquired
@@ -155,7 +159,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		}()
 		now := time.Now()
 		w := h.S.Writer()
-		a, upgrade, err := m.rw.Write(ctx, w, req, held.Token, leaseTTL, meta, block, ttl)
+		a, upgrade, err := m.rw.Write(ctx, w, req, held.Arg, leaseArg, block, ttl)
 		if err == nil && a.OK {
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
 		}
@@ -170,6 +174,10 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			return wait.Attempt{Acquired: true}, nil
 		}
 		if block {
+			if hb == nil {
+				script, keys, args := m.rw.Renewal(true, ttl)
+				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+			}
 			if err := hb.Watch(now); err != nil {
 				return wait.Attempt{}, err
 			}
@@ -177,7 +185,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		return wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		hb.Stop()
+		stopHeartbeat()
 		_, err := m.rw.Leave(ctx, h.S.RDB, req, true)
 		return err
 	}
@@ -185,7 +193,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
 		return err
 	}
-	hb.Stop()
+	stopHeartbeat()
 	return h.Took(ctx, got, fixed, since, leave)
 }
 

@@ -31,7 +31,43 @@ func loadFair(name string) *Script { return loadWith(name, "queue_lib.lua", "fai
 type Fair struct {
 	Lock
 	Queue, Alive, Waiting string // keys
+
+	fcalls *fairCalls // prepared by Prepared; nil: prepared on each call
 }
+
+// fairCalls are a Fair's hot calls, prepared once.
+type fairCalls struct {
+	acquire, release Call
+	heartbeat        time.Duration
+	heartbeatMs      any
+}
+
+// Prepared returns f with its acquire and release prepared once, the
+// heartbeat of its waiters heartbeat, and its Lock's calls prepared as
+// Lock.Prepared does (renewals of leases of heartbeat).
+func (f Fair) Prepared(heartbeat time.Duration) Fair {
+	f.Lock = f.Lock.Prepared(heartbeat)
+	f.fcalls = &fairCalls{acquire: f.acquireCall(), release: f.releaseCall(),
+		heartbeat: heartbeat, heartbeatMs: heartbeat.Milliseconds()}
+	return f
+}
+
+func (f Fair) acquireCall() Call {
+	if f.fcalls != nil {
+		return f.fcalls.acquire
+	}
+	return fairAcquire.Prepare(f.keysLeft(), f.Kind, f.Publish, f.Channel, f.Owner)
+}
+
+func (f Fair) releaseCall() Call {
+	if f.fcalls != nil {
+		return f.fcalls.release
+	}
+	return fairRelease.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
+}
+
+// markerMs is MarkerTTL as a script argument, boxed once.
+var markerMs any = MarkerTTL.Milliseconds()
 
 func (f Fair) keys() []string {
 	return []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released}
@@ -52,27 +88,35 @@ type Attempt struct {
 	Now int64         // when not OK: the server's clock when the script ran, ms
 }
 
-// Acquire takes the lock, re-enters the hold whose token is held (0: none),
-// or finds that req holds it already (a retry, or a grant). When it does
-// not, and queue is true, req joins the queue (once) and its heartbeat
-// deadline is set to heartbeat from now.
-func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte, queue bool, heartbeat time.Duration) (Attempt, error) {
-	q := "0"
-	if queue {
-		q = "1"
+// Acquire takes the lock, re-enters the hold named by held (TokenArg), or
+// finds that req holds it already (a retry, or a grant). When it does not,
+// and queue is true, req joins the queue (once) and its heartbeat deadline
+// is set to heartbeat from now.
+func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool, heartbeat time.Duration) (Attempt, error) {
+	var hb any
+	if f.fcalls != nil && heartbeat == f.fcalls.heartbeat {
+		hb = f.fcalls.heartbeatMs
+	} else {
+		hb = heartbeat.Milliseconds()
 	}
-	v, err := fairAcquire.Run(ctx, rdb, f.keysLeft(),
-		f.args(f.Owner, req, lease.Milliseconds(), meta, q, heartbeat.Milliseconds(), held)...)
+	v, err := f.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, flag(queue), hb, held)
 	if err != nil {
 		return Attempt{}, err
 	}
-	r, err := ints(v, 3)
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 3 {
+		return Attempt{}, errUnexpected(v)
+	}
+	var r [4]int64
+	for i := range min(len(arr), 4) {
+		if r[i], ok = arr[i].(int64); !ok {
+			return Attempt{}, errUnexpected(v)
+		}
+	}
 	switch {
-	case err != nil:
-		return Attempt{}, err
 	case r[0] == 0:
 		return Attempt{Acquired: Acquired{Wait: time.Duration(r[1]) * time.Millisecond}, Now: r[2]}, nil
-	case len(r) < 4:
+	case len(arr) < 4:
 		return Attempt{}, errUnexpected(v)
 	}
 	return Attempt{Acquired: Acquired{OK: true, Token: uint64(r[1]), Count: r[2]},
@@ -84,6 +128,9 @@ func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held 
 // when the grant was made. ok is false for anything else.
 func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 	t, a, found := strings.Cut(payload, " ")
+	if !found {
+		return 0, 0, false
+	}
 	token, err1 := strconv.ParseUint(t, 10, 64)
 	at, err2 := strconv.ParseInt(a, 10, 64)
 	if !found || err1 != nil || err2 != nil || token == 0 {
@@ -97,7 +144,7 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 // zero the lock goes to the first live waiter. A retried final release is
 // recognised by the owner's release marker, as Lock.Release's.
 func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := fairRelease.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds(), flag(all))...)
+	v, err := f.releaseCall().Run(ctx, rdb, req, markerMs, flag(all))
 	if err != nil {
 		return 0, err
 	}

@@ -49,9 +49,9 @@ func TestOrphansAndLateCopies(t *testing.T) {
 		t.Run("fair", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			f := testFair("a")
-			a, err := f.Acquire(ctx, rdb, "a:1", 0, time.Minute, nil, true, time.Minute)
+			a, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
-			b, err := f.Acquire(ctx, rdb, "a:2", 0, time.Minute, nil, true, time.Minute)
+			b, err := f.Acquire(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a.Acquired, b.Acquired)
 			n, err := f.Release(ctx, rdb, "a:3", false)
@@ -60,7 +60,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 
 			_, err = f.Leave(ctx, rdb, "a:4")
 			require.NoError(t, err)
-			late, err := f.Acquire(ctx, rdb, "a:4", 0, time.Minute, nil, true, time.Minute)
+			late, err := f.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
 			assert.Zero(t, rdb.Exists(ctx, f.Lock.Lock, f.Queue).Val(), "no hold, no queue entry")
@@ -68,9 +68,9 @@ func TestOrphansAndLateCopies(t *testing.T) {
 		t.Run("write", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			rw := testRW("a")
-			a, _, err := rw.Write(ctx, rdb, "a:1", 0, time.Minute, nil, true, time.Minute)
+			a, _, err := rw.Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
-			b, _, err := rw.Write(ctx, rdb, "a:2", 0, time.Minute, nil, true, time.Minute)
+			b, _, err := rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a, b)
 			n, err := rw.Unlock(ctx, rdb, "a:3", false)
@@ -79,7 +79,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 
 			_, err = rw.Leave(ctx, rdb, "a:4", true)
 			require.NoError(t, err)
-			late, _, err := rw.Write(ctx, rdb, "a:4", 0, time.Minute, nil, true, time.Minute)
+			late, _, err := rw.Write(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
 			assert.Zero(t, rdb.Exists(ctx, rw.Lock.Lock, rw.Writers).Val())

@@ -28,6 +28,65 @@ type RW struct {
 	Lock                     Lock   // the write hold's hash, fence, marker, owner, kind, readers' channel
 	Readers, Leases, Writers string // keys
 	WriterChannel            string
+
+	calls *rwCalls // prepared by Prepared; nil: prepared on each call
+}
+
+// rwCalls are an RW's hot calls, prepared once.
+type rwCalls struct {
+	read, write, runlock, unlock Call
+	ttl                          time.Duration
+	ttlMs                        any
+}
+
+// Prepared returns rw with its acquires and releases prepared once, for
+// leases and heartbeats of ttl, and its Lock's calls prepared as
+// Lock.Prepared does.
+func (rw RW) Prepared(ttl time.Duration) RW {
+	rw.Lock = rw.Lock.Prepared(ttl)
+	rw.calls = &rwCalls{
+		read: rw.prepare(rwRead, true), write: rw.prepare(rwWrite, true),
+		runlock: rw.prepare(rwRUnlock, false), unlock: rw.prepare(rwUnlock, false),
+		ttl: ttl, ttlMs: ttl.Milliseconds(),
+	}
+	return rw
+}
+
+// prepare returns the Call of s (with the owner's leave markers if left):
+// the arguments every rw script takes, then the owner.
+func (rw RW) prepare(s *Script, left bool) Call {
+	keys := rw.keys()
+	if left {
+		keys = append(keys, rw.Lock.Left)
+	}
+	l := rw.Lock
+	return s.Prepare(keys, l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner)
+}
+
+// call returns the prepared Call of s, or prepares it.
+func (rw RW) call(s *Script) Call {
+	if c := rw.calls; c != nil {
+		switch s {
+		case rwRead:
+			return c.read
+		case rwWrite:
+			return c.write
+		case rwRUnlock:
+			return c.runlock
+		case rwUnlock:
+			return c.unlock
+		}
+	}
+	return rw.prepare(s, s == rwRead || s == rwWrite)
+}
+
+// ms returns d in milliseconds as a script argument, boxed once for the
+// prepared ttl.
+func (rw RW) ms(d time.Duration) any {
+	if rw.calls != nil && d == rw.calls.ttl {
+		return rw.calls.ttlMs
+	}
+	return d.Milliseconds()
 }
 
 // upgradeReply is rw_write's reply to an owner that holds only read holds.
@@ -54,7 +113,7 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 // Read takes a read hold, or re-enters it when held (the handle has one).
 // Its token is the last write's.
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
-	v, err := rw.runLeft(ctx, rdb, rwRead, rw.Lock.Owner, req, lease.Milliseconds(), flag(held))
+	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held))
 	if err != nil {
 		return Acquired{}, err
 	}
@@ -65,17 +124,13 @@ func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool
 // none); a busy lock registers the owner as a waiting writer with a
 // heartbeat of hb when wait is true. Upgrade is true when the owner holds
 // read holds only.
-func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held uint64, lease time.Duration, meta []byte,
+func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
 	wait bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
-	w := "0"
-	if wait {
-		w = "1"
-	}
-	v, err := rw.runLeft(ctx, rdb, rwWrite, rw.Lock.Owner, req, lease.Milliseconds(), meta, w, hb.Milliseconds(), held)
+	v, err := rw.call(rwWrite).Run(ctx, rdb, req, lease.ms, lease.meta, flag(wait), rw.ms(hb), held)
 	if err != nil {
 		return Acquired{}, false, err
 	}
-	if r, err := ints(v, 1); err == nil && r[0] == upgradeReply {
+	if arr, ok := v.([]any); ok && len(arr) == 1 && arr[0] == int64(upgradeReply) {
 		return Acquired{}, true, nil
 	}
 	a, err = acquired(v)
@@ -85,7 +140,7 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held uin
 // RUnlock drops one read hold (every read hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.run(ctx, rdb, rwRUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds(), flag(all))
+	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, markerMs, flag(all))
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +150,7 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 // Unlock drops one write hold (every write hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.run(ctx, rdb, rwUnlock, rw.Lock.Owner, req, MarkerTTL.Milliseconds(), flag(all))
+	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, markerMs, flag(all))
 	if err != nil {
 		return 0, err
 	}

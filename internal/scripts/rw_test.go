@@ -177,7 +177,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "write", "trywrite":
 		var a Acquired
 		var upgrade bool
-		a, upgrade, err = rw.Write(ctx, rdb, req, believed(t, ctx, rdb, rw.Lock), time.Minute, []byte("meta"), s.op == "write", time.Minute)
+		a, upgrade, err = rw.Write(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, rw.Lock)), NewLease(time.Minute, []byte("meta")), s.op == "write", time.Minute)
 		got = a
 		if upgrade {
 			got = "upgrade"
@@ -217,7 +217,7 @@ func TestRWWrongType(t *testing.T) {
 			rw := testRW("a")
 			_, err := rw.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, _, err = rw.Write(ctx, rdb, "a:2", 0, time.Minute, nil, true, time.Minute)
+			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			keys, err := rdb.Keys(ctx, "*").Result()
 			require.NoError(t, err)

@@ -1,0 +1,13 @@
+package rrwlock_test
+
+import (
+	"testing"
+
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rrwlock"
+)
+
+func TestUncontendedAllocations(t *testing.T) {
+	locktest.UncontendedAllocations(t, rrwlock.New(locktest.NewClient(t, redistest.Real(t).Client(t)), "allocs"), 30)
+}

@@ -98,10 +98,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	defer stopHeartbeat()
 
 	var (
-		got   scripts.Acquired
-		since time.Time // no later than when the hold was taken, by the local clock
-		sent  time.Time // when the last try that did not acquire was sent,
-		at    int64     // and the server's clock (ms) when it ran
+		sent time.Time // when the last try that did not acquire was sent,
+		at   int64     // and the server's clock (ms) when it ran
 	)
 	// granted confirms a grant that a release made to req (see
 	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
@@ -112,7 +110,9 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 			return scripts.Touch(ctx, w, m.fair.Lock.Lock, "r", req)
 		})
 	}
-	try := func(ctx context.Context, wake string) (att wait.Attempt, err error) {
+	// try returns what an acquiring try got: the hold, and no later than
+	// when it was taken, by the local clock.
+	try := func(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
 		held := op.Start()
 		defer func() {
 			if err != nil || !att.Acquired {
@@ -123,12 +123,11 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 			// The release script made req the holder, after the last try ran.
 			ok, err := granted(ctx)
 			if err != nil {
-				return wait.Attempt{}, err
+				return got, wait.Attempt{}, err
 			}
 			if ok {
-				got = scripts.Acquired{OK: true, Token: token, Count: 1}
-				since = dated(sent, at, grantedAt)
-				return wait.Attempt{Acquired: true}, nil
+				got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: dated(sent, at, grantedAt)}
+				return got, wait.Attempt{Acquired: true}, nil
 			}
 			// The grant is gone already (its lease ran out, or ForceUnlock): try.
 		}
@@ -136,7 +135,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 		w := h.S.Writer()
 		a, err := m.fair.Acquire(ctx, w, req, held.Arg, leaseArg, block, ttl)
 		if err != nil {
-			return wait.Attempt{}, err
+			return got, wait.Attempt{}, err
 		}
 		if a.OK {
 			// A fresh hold is 0 old. An older first hold was granted by a
@@ -149,10 +148,10 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 				err = core.AckedAcquire(w) // a shortfall is undone by leave
 			}
 			if err != nil || !ok { // !ok: the grant is gone already; try again soon
-				return wait.Attempt{Hint: time.Millisecond}, err
+				return got, wait.Attempt{Hint: time.Millisecond}, err
 			}
-			got, since = a.Acquired, now.Add(-a.Age) // a grant found by a re-check is a.Age old
-			return wait.Attempt{Acquired: true}, nil
+			// A grant found by a re-check is a.Age old.
+			return hold.Got{Acquired: a.Acquired, Since: now.Add(-a.Age)}, wait.Attempt{Acquired: true}, nil
 		}
 		sent, at = now, a.Now
 		if block {
@@ -161,22 +160,24 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
-				return wait.Attempt{}, err
+				return got, wait.Attempt{}, err
 			}
 		}
-		return wait.Attempt{Hint: a.Wait}, nil
+		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
 		_, err := m.fair.Leave(ctx, h.S.RDB, req)
 		return err
 	}
-	spec := wait.Spec{Channel: m.fair.Channel, ID: req, Try: try, Leave: leave, Once: !block}
-	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
+	spec := wait.Spec{Channel: m.fair.Channel, ID: req, Once: !block}
+	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	if err != nil {
 		return err
 	}
 	stopHeartbeat()
-	return h.Took(ctx, got, fixed, since, leave)
+	return h.Took(ctx, got, fixed, tries)
 }
 
 // dated returns the earliest local time at which a grant made at server

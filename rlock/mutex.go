@@ -69,43 +69,49 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
-	op := h.Hold.Op()
-	defer op.Stop()
-	req := h.NextRequest()
-	leaseArg := h.LeaseArg(fixed)
-	var (
-		got   scripts.Acquired
-		since time.Time // when the successful try was sent: the lease starts no earlier
-	)
-	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
-		held := op.Start()
-		sent := time.Now()
-		w := h.S.Writer()
-		a, err := h.Lock.Acquire(ctx, w, req, held.Arg, leaseArg)
-		if err == nil && a.OK {
-			err = core.AckedAcquire(w) // a shortfall is undone by leave
-		}
-		if err != nil || !a.OK {
-			op.Stop()
-		}
-		if err != nil {
-			return wait.Attempt{}, err
-		}
-		got, since = a, sent
-		return wait.Attempt{Acquired: a.OK, Hint: a.Wait}, nil
-	}
-	leave := func(ctx context.Context) error {
-		_, err := h.Lock.Leave(ctx, h.S.RDB, req)
-		return err
-	}
+	a := &attempt{h: h, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed)}
+	defer a.op.Stop()
 	// A handle that holds the lock re-enters at once; one that does not
 	// queues behind this Client's waiters instead of overtaking them.
-	spec := wait.Spec{Channel: h.Lock.Channel, Try: try, Leave: leave, Once: !block,
-		Join: h.Hold.Count() == 0}
-	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+	spec := wait.Spec{Channel: h.Lock.Channel, Once: !block, Join: h.Hold.Count() == 0}
+	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	if err != nil {
 		return err
 	}
-	return h.Took(ctx, got, fixed, since, leave)
+	return h.Took(ctx, got, fixed, a)
+}
+
+// attempt is one acquire's tries, and the undo of its request.
+type attempt struct {
+	h     *hold.Handle
+	op    *hold.Op
+	req   string
+	lease scripts.Lease
+}
+
+// Try sends the acquire script once, in the handle's turn, which an
+// acquiring try keeps until the hold is recorded.
+func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, error) {
+	held := a.op.Start()
+	sent := time.Now()
+	w := a.h.S.Writer()
+	r, err := a.h.Lock.Acquire(ctx, w, a.req, held.Arg, a.lease)
+	if err == nil && r.OK {
+		err = core.AckedAcquire(w) // a shortfall is undone by Leave
+	}
+	if err != nil || !r.OK {
+		a.op.Stop()
+	}
+	if err != nil {
+		return hold.Got{}, wait.Attempt{}, err
+	}
+	return hold.Got{Acquired: r, Since: sent}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
+}
+
+// Leave undoes the request if Redis applied it.
+func (a *attempt) Leave(ctx context.Context) error {
+	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req)
+	return err
 }
 
 // Unlock releases one hold; the last one frees the lock and wakes one waiter

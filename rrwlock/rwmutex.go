@@ -146,11 +146,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	defer stopHeartbeat()
 
-	var (
-		got   scripts.Acquired
-		since time.Time
-	)
-	try := func(ctx context.Context, _ string) (att wait.Attempt, err error) {
+	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
 		held := op.Start()
 		defer func() {
 			if err != nil || !att.Acquired {
@@ -165,13 +161,12 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		switch {
 		case err != nil:
-			return wait.Attempt{}, err
+			return got, wait.Attempt{}, err
 		case upgrade:
-			return wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock on %s; RUnlock it first",
+			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock on %s; RUnlock it first",
 				errs.ErrNotAcquired, errs.ErrUpgrade, strconv.Quote(h.Name))
 		case a.OK:
-			got, since = a, now
-			return wait.Attempt{Acquired: true}, nil
+			return hold.Got{Acquired: a, Since: now}, wait.Attempt{Acquired: true}, nil
 		}
 		if block {
 			if hb == nil {
@@ -179,22 +174,24 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
-				return wait.Attempt{}, err
+				return got, wait.Attempt{}, err
 			}
 		}
-		return wait.Attempt{Hint: a.Wait}, nil
+		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
 		_, err := m.rw.Leave(ctx, h.S.RDB, req, true)
 		return err
 	}
-	spec := wait.Spec{Channel: m.rw.WriterChannel, Try: try, Leave: leave, Once: !block}
-	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
+	spec := wait.Spec{Channel: m.rw.WriterChannel, Once: !block}
+	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	if err != nil {
 		return err
 	}
 	stopHeartbeat()
-	return h.Took(ctx, got, fixed, since, leave)
+	return h.Took(ctx, got, fixed, tries)
 }
 
 // readLock is RLock, RLockWithLease and TryRLock.
@@ -208,11 +205,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	ttl := h.S.Config.TTL
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
-	var (
-		got   scripts.Acquired
-		since time.Time
-	)
-	try := func(ctx context.Context, _ string) (att wait.Attempt, err error) {
+	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
 		held := op.Start()
 		defer func() {
 			if err != nil || !att.Acquired {
@@ -226,24 +219,25 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 			err = core.AckedAcquire(w) // a shortfall is undone by leave
 		}
 		if err != nil {
-			return wait.Attempt{}, err
+			return got, wait.Attempt{}, err
 		}
 		if a.OK {
-			got, since = a, now
-			return wait.Attempt{Acquired: true}, nil
+			return hold.Got{Acquired: a, Since: now}, wait.Attempt{Acquired: true}, nil
 		}
-		return wait.Attempt{Hint: a.Wait}, nil
+		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
 		_, err := m.rw.Leave(ctx, h.S.RDB, req, false)
 		return err
 	}
-	spec := wait.Spec{Channel: m.rw.Lock.Channel, Try: try, Leave: leave, Once: !block}
-	if err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec); err != nil {
+	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
+	spec := wait.Spec{Channel: m.rw.Lock.Channel, Once: !block}
+	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	if err != nil {
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, since, leave)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, tries)
 }
 
 // cmp returns fixed, or ttl when fixed is 0 (a renewed lease).

@@ -128,38 +128,41 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if leaseTTL == 0 {
 		leaseTTL = h.s.Config.TTL
 	}
-	var (
-		got   scripts.XAttempt
-		since time.Time // no later than when the permit's lease started
-	)
-	try := func(ctx context.Context, _ string) (wait.Attempt, error) {
+	// taken is what an acquiring try got: the permit's token, and no later
+	// than when its lease started.
+	type taken struct {
+		token uint64
+		since time.Time
+	}
+	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
 		w := h.s.Writer()
 		a, err := s.x.Acquire(ctx, w, id, leaseTTL)
 		if err != nil {
-			return wait.Attempt{}, notAcquired(h.explain(err))
+			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
-		if a.OK {
-			if err := core.AckedAcquire(w); err != nil {
-				return wait.Attempt{}, err // undone by leave
-			}
-			got, since = a, now
+		if !a.OK {
+			return taken{}, wait.Attempt{Hint: a.Wait}, nil
 		}
-		return wait.Attempt{Acquired: a.OK, Hint: a.Wait}, nil
+		if err := core.AckedAcquire(w); err != nil {
+			return taken{}, wait.Attempt{}, err // undone by leave
+		}
+		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
 		_, err := s.x.Leave(ctx, h.s.RDB, id)
 		return err
 	}
-	spec := wait.Spec{Channel: s.x.Channel, Try: try, Leave: leave, Once: !block}
-	if err := wait.Acquire(ctx, h.wait(), spec); err != nil {
+	spec := wait.Spec{Channel: s.x.Channel, Once: !block}
+	got, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
+	if err != nil {
 		return Permit{}, err
 	}
 	script, keys, args := s.x.Renewal(id, h.s.Config.TTL)
-	since, err := hold.Confirm(ctx, h.s.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, since, leaseTTL, opts.Lease > 0)
+	since, err := hold.Confirm(ctx, h.s.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, got.since, leaseTTL, opts.Lease > 0)
 	var p Permit
 	if err == nil {
-		p, err = s.keep(id, got.Token, opts.Lease, since)
+		p, err = s.keep(id, got.token, opts.Lease, since)
 	}
 	if err != nil {
 		_ = leave(context.WithoutCancel(ctx))

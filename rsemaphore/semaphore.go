@@ -120,11 +120,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		})
 	}
 	queued := false // req joined the queue: a release may grant it permits
-	try := func(ctx context.Context, wake string) (wait.Attempt, error) {
+	// A counting semaphore's permits have no identity: an acquiring try
+	// gets nothing but its success.
+	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
 		if scripts.ParseSemGrant(wake) { // granted by a release, after the last try ran
 			ok, err := granted(ctx)
 			if ok || err != nil {
-				return wait.Attempt{Acquired: ok}, err
+				return struct{}{}, wait.Attempt{Acquired: ok}, err
 			}
 		}
 		now := time.Now()
@@ -139,18 +141,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			} else {
 				err = core.AckedAcquire(w) // a shortfall is undone by leave
 			}
-			return wait.Attempt{Acquired: ok}, err
+			return struct{}{}, wait.Attempt{Acquired: ok}, err
 		}
 		if err != nil {
-			return wait.Attempt{}, notAcquired(h.explain(err))
+			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if queue {
 			queued = true
 			if err := hb.Watch(now); err != nil {
-				return wait.Attempt{}, err
+				return struct{}{}, wait.Attempt{}, err
 			}
 		}
-		return wait.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
+		return struct{}{}, wait.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
 	}
 	leave := func(ctx context.Context) error {
 		if hb != nil {
@@ -163,8 +165,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	if queue {
 		id = req // grants are targeted at the request
 	}
-	spec := wait.Spec{Channel: s.sem.Channel, ID: id, Try: try, Leave: leave, Once: !block, Weight: n}
-	return wait.Acquire(ctx, h.wait(), spec)
+	spec := wait.Spec{Channel: s.sem.Channel, ID: id, Once: !block, Weight: n}
+	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
+	return err
 }
 
 // Release returns n permits (at least 1), in one round trip. They go to the

@@ -120,29 +120,39 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true))
 }
 
+// Got is what an acquiring try got: Redis's reply, and when its request was
+// sent, no later than the lease began.
+type Got struct {
+	scripts.Acquired
+	Since time.Time
+}
+
+// Leaver undoes an acquire request that Redis may have applied.
+type Leaver interface {
+	Leave(ctx context.Context) error
+}
+
 // Took records a successful acquire, as Tracker.Took, with the watchdog
 // renewing the lock hash (fixed == 0) or a timer ending it. If that fails
-// (the Client closed meanwhile) it gives the hold back with leave.
-func (h *Handle) Took(ctx context.Context, got scripts.Acquired, fixed time.Duration, since time.Time,
-	leave func(context.Context) error) error {
+// (the Client closed meanwhile) it gives the hold back with undo.
+func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Leaver) error {
 	arg := scripts.TokenArg(got.Token)
 	script, keys, args := h.Lock.Renewal(h.S.Config.TTL, arg)
-	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, since, leave)
+	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, undo)
 }
 
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
 // lock's read holds have a Tracker and a renewal of their own. A fresh hold
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
 // the lease it found.
-func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got scripts.Acquired,
-	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
-	return h.tookOn(ctx, t, r, nil, got, fixed, since, leave)
+func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Got, fixed time.Duration, undo Leaver) error {
+	return h.tookOn(ctx, t, r, nil, got, fixed, undo)
 }
 
 // tookOn is TookOn with the hold's token as a script argument, nil to make
 // it from got.Token.
-func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got scripts.Acquired,
-	fixed time.Duration, since time.Time, leave func(context.Context) error) error {
+func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
+	since := got.Since
 	var err error
 	if !t.Reentry(got.Count) {
 		length := fixed
@@ -155,7 +165,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
-		_ = leave(context.WithoutCancel(ctx))
+		_ = undo.Leave(context.WithoutCancel(ctx))
 	}
 	return err
 }

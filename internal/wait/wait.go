@@ -51,12 +51,6 @@ type Attempt struct {
 type Spec struct {
 	Channel string // the primitive's notification channel
 	ID      string // the waiter's id for targeted messages ("" = none)
-	// Try makes one attempt. wake is the payload of a message targeted at ID
-	// that woke this try, "" otherwise.
-	Try func(ctx context.Context, wake string) (Attempt, error)
-	// Leave undoes what a try may have done when the acquire fails (its reply
-	// lost, a queue entry). It runs with a fresh context; nil: nothing to undo.
-	Leave func(ctx context.Context) error
 	// Once makes one attempt and never waits: a busy primitive gives ErrBusy.
 	Once bool
 	// Join: when waiters of this Client are already on the channel, wait
@@ -70,28 +64,58 @@ type Spec struct {
 	Weight int64
 }
 
+// Trier makes the attempts of one acquire; T is what an attempt that
+// acquired got (a hold's token and count, a permit), returned by Acquire.
+type Trier[T any] interface {
+	// Try makes one attempt. wake is the payload of a message targeted at
+	// the Spec's ID that woke this try, "" otherwise.
+	Try(ctx context.Context, wake string) (T, Attempt, error)
+	// Leave undoes what a try may have done when the acquire fails (its
+	// reply lost, a queue entry). It runs with a fresh context.
+	Leave(ctx context.Context) error
+}
+
+// Funcs is a Trier made of two functions; a nil Leave undoes nothing.
+type Funcs[T any] struct {
+	TryFunc   func(ctx context.Context, wake string) (T, Attempt, error)
+	LeaveFunc func(ctx context.Context) error
+}
+
+// Try calls TryFunc.
+func (f Funcs[T]) Try(ctx context.Context, wake string) (T, Attempt, error) {
+	return f.TryFunc(ctx, wake)
+}
+
+// Leave calls LeaveFunc, if any.
+func (f Funcs[T]) Leave(ctx context.Context) error {
+	if f.LeaveFunc == nil {
+		return nil
+	}
+	return f.LeaveFunc(ctx)
+}
+
 // ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
 var ErrBusy = errors.New("redcoord: busy")
 
 // Acquire runs the loop until a try acquires, a try fails, ctx is done or the
-// Client closes. A wait that ends unacquired returns an error matching both
-// errs.ErrNotAcquired and ctx.Err() (or errs.ErrClosed); a failed try returns
-// its error. In both cases Leave has run.
-func Acquire(ctx context.Context, cfg Config, s Spec) error {
-	var a Attempt
+// Client closes, and returns what the acquiring try got. A wait that ends
+// unacquired returns an error matching both errs.ErrNotAcquired and
+// ctx.Err() (or errs.ErrClosed); a failed try returns its error. In both
+// cases Leave has run.
+func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
 	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
-		return waitFor(ctx, cfg, s, a)
+		return waitFor(ctx, cfg, s, t, Attempt{})
 	}
-	a, err := s.Try(ctx, "")
+	got, a, err := t.Try(ctx, "")
 	if err != nil || a.Acquired {
-		return settle(ctx, cfg, s, err)
+		return got, settle(ctx, cfg, s, t, err)
 	}
 	if s.Once {
-		return ErrBusy
+		return got, ErrBusy
 	}
-	return waitFor(ctx, cfg, s, a)
+	return waitFor(ctx, cfg, s, t, a)
 }
 
 // queued reports whether this Client already has waiters on channel.
@@ -104,11 +128,11 @@ func queued(cfg Config, channel string) bool {
 }
 
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any.
-func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
+func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt) (got T, err error) {
 	var wake <-chan struct{}
 	sub, tried, err := subscribe(ctx, cfg, s)
 	if err != nil {
-		return settle(ctx, cfg, s, err)
+		return got, settle(ctx, cfg, s, t, err)
 	}
 	if sub != nil {
 		defer sub.Close()
@@ -118,8 +142,8 @@ func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
 	// in the window woke that one (targeted messages and weighed waits
 	// excepted).
 	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0) {
-		if a, err = s.Try(ctx, ""); err != nil || a.Acquired {
-			return settle(ctx, cfg, s, err)
+		if got, a, err = t.Try(ctx, ""); err != nil || a.Acquired {
+			return got, settle(ctx, cfg, s, t, err)
 		}
 	}
 	timer := time.NewTimer(interval(a.Hint, cfg.MaxPoll))
@@ -128,18 +152,18 @@ func waitFor(ctx context.Context, cfg Config, s Spec, a Attempt) error {
 		payload, woken := "", false
 		select {
 		case <-ctx.Done():
-			return settle(ctx, cfg, s, ended(ctx.Err()))
+			return got, settle(ctx, cfg, s, t, ended(ctx.Err()))
 		case <-cfg.Done:
-			return settle(ctx, cfg, s, ended(errs.ErrClosed))
+			return got, settle(ctx, cfg, s, t, ended(errs.ErrClosed))
 		case <-wake:
 			payload, woken = sub.Payload(), true
 		case <-timer.C:
 		}
-		if a, err = s.Try(ctx, payload); err != nil || a.Acquired {
+		if got, a, err = t.Try(ctx, payload); err != nil || a.Acquired {
 			if err != nil && woken {
 				sub.PassOn() // the wake was meant for a waiter that will try
 			}
-			return settle(ctx, cfg, s, err)
+			return got, settle(ctx, cfg, s, t, err)
 		}
 		timer.Reset(interval(a.Hint, cfg.MaxPoll))
 	}
@@ -174,7 +198,7 @@ func subscribe(ctx context.Context, cfg Config, s Spec) (sub *hub.Subscription, 
 
 // settle returns nil for an acquired try; otherwise it runs Leave and
 // returns err.
-func settle(ctx context.Context, cfg Config, s Spec, err error) error {
+func settle(ctx context.Context, cfg Config, s Spec, t interface{ Leave(context.Context) error }, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -185,11 +209,11 @@ func settle(ctx context.Context, cfg Config, s Spec, err error) error {
 	}
 	// A bad argument, a wrong type or unset permits are found before any
 	// write: there is nothing to undo.
-	if s.Leave != nil && !errors.Is(err, errs.ErrInvalidArgument) && !errors.Is(err, errs.ErrWrongType) &&
+	if !errors.Is(err, errs.ErrInvalidArgument) && !errors.Is(err, errs.ErrWrongType) &&
 		!errors.Is(err, errs.ErrNotSet) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
 		defer cancel()
-		if lerr := s.Leave(lctx); lerr != nil {
+		if lerr := t.Leave(lctx); lerr != nil {
 			cfg.Logger.Warn("redcoord: leave after a failed wait", "channel", s.Channel, "err", lerr)
 		}
 	}

@@ -3,6 +3,7 @@ package wait_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"testing/synctest"
@@ -21,11 +22,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fake is a primitive that is free once free is closed; it records its tries
-// on the bubble's clock and whether Leave ran with a live context.
+// fake is a primitive that is free once free is closed, a wait.Trier
+// whose acquiring try gets its number; it records its tries on the
+// bubble's clock and whether Leave ran with a live context.
 type fake struct {
 	free   chan struct{}
 	hint   time.Duration
+	fail   error // every try fails with it, when set
 	tries  []time.Duration
 	start  time.Time
 	left   int
@@ -36,25 +39,35 @@ func newFake(hint time.Duration) *fake {
 	return &fake{free: make(chan struct{}), hint: hint, start: time.Now()}
 }
 
-func (f *fake) spec() wait.Spec {
-	return wait.Spec{
-		Channel: "ch",
-		Join:    true,
-		Try: func(ctx context.Context, _ string) (wait.Attempt, error) {
-			f.tries = append(f.tries, time.Since(f.start))
-			select {
-			case <-f.free:
-				return wait.Attempt{Acquired: true}, nil
-			default:
-				return wait.Attempt{Hint: f.hint}, nil
-			}
-		},
-		Leave: func(ctx context.Context) error {
-			f.left++
-			f.leftOK = ctx.Err() == nil
-			return nil
-		},
+func (f *fake) Try(ctx context.Context, _ string) (int, wait.Attempt, error) {
+	f.tries = append(f.tries, time.Since(f.start))
+	if f.fail != nil {
+		return 0, wait.Attempt{}, f.fail
 	}
+	select {
+	case <-f.free:
+		return len(f.tries), wait.Attempt{Acquired: true}, nil
+	default:
+		return 0, wait.Attempt{Hint: f.hint}, nil
+	}
+}
+
+func (f *fake) Leave(ctx context.Context) error {
+	f.left++
+	f.leftOK = ctx.Err() == nil
+	return nil
+}
+
+func (f *fake) spec() wait.Spec { return wait.Spec{Channel: "ch", Join: true} }
+
+// acquire runs wait.Acquire with f, checking that an acquire returns what
+// its acquiring try got.
+func (f *fake) acquire(ctx context.Context, cfg wait.Config, s wait.Spec) error {
+	got, err := wait.Acquire(ctx, cfg, s, f)
+	if err == nil && got != len(f.tries) {
+		return fmt.Errorf("got %d, want the acquiring try's number %d", got, len(f.tries))
+	}
+	return err
 }
 
 func polling(max time.Duration, done <-chan struct{}) wait.Config {
@@ -66,13 +79,13 @@ func TestPollsAtHintOrMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(50 * time.Millisecond)
 		time.AfterFunc(120*time.Millisecond, func() { close(f.free) })
-		require.NoError(t, wait.Acquire(context.Background(), polling(time.Second, nil), f.spec()))
+		require.NoError(t, f.acquire(context.Background(), polling(time.Second, nil), f.spec()))
 		assert.Equal(t, []time.Duration{0, 51 * time.Millisecond, 102 * time.Millisecond, 153 * time.Millisecond}, f.tries)
 		assert.Zero(t, f.left, "an acquired wait leaves nothing")
 
 		g := newFake(time.Hour)
 		time.AfterFunc(2500*time.Millisecond, func() { close(g.free) })
-		require.NoError(t, wait.Acquire(context.Background(), polling(time.Second, nil), g.spec()))
+		require.NoError(t, g.acquire(context.Background(), polling(time.Second, nil), g.spec()))
 		assert.Equal(t, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, g.tries)
 	})
 }
@@ -82,7 +95,7 @@ func TestContextEndsWait(t *testing.T) {
 		f := newFake(time.Hour)
 		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 		defer cancel()
-		err := wait.Acquire(ctx, polling(time.Second, nil), f.spec())
+		err := f.acquire(ctx, polling(time.Second, nil), f.spec())
 		assert.ErrorIs(t, err, errs.ErrNotAcquired)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 1, f.left)
@@ -96,7 +109,7 @@ func TestClientCloseEndsWait(t *testing.T) {
 		f := newFake(time.Hour)
 		done := make(chan struct{})
 		time.AfterFunc(1500*time.Millisecond, func() { close(done) })
-		err := wait.Acquire(context.Background(), polling(time.Second, done), f.spec())
+		err := f.acquire(context.Background(), polling(time.Second, done), f.spec())
 		assert.ErrorIs(t, err, errs.ErrNotAcquired)
 		assert.ErrorIs(t, err, errs.ErrClosed)
 		assert.Equal(t, 1, f.left)
@@ -108,16 +121,16 @@ func TestOnceAndTryErrors(t *testing.T) {
 		f := newFake(time.Hour)
 		s := f.spec()
 		s.Once = true
-		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), wait.ErrBusy)
+		assert.ErrorIs(t, f.acquire(context.Background(), polling(time.Second, nil), s), wait.ErrBusy)
 		assert.Zero(t, f.left, "a busy attempt changed nothing")
 
 		boom := errors.New("boom")
-		s.Try = func(context.Context, string) (wait.Attempt, error) { return wait.Attempt{}, boom }
-		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), boom)
+		f.fail = boom
+		assert.ErrorIs(t, f.acquire(context.Background(), polling(time.Second, nil), s), boom)
 		assert.Equal(t, 1, f.left, "a failed try may have been applied: Leave runs")
 
-		s.Try = func(context.Context, string) (wait.Attempt, error) { return wait.Attempt{}, errs.ErrWrongType }
-		assert.ErrorIs(t, wait.Acquire(context.Background(), polling(time.Second, nil), s), errs.ErrWrongType)
+		f.fail = errs.ErrWrongType
+		assert.ErrorIs(t, f.acquire(context.Background(), polling(time.Second, nil), s), errs.ErrWrongType)
 		assert.Equal(t, 1, f.left, "a refused try changed nothing: no Leave")
 	})
 }
@@ -142,7 +155,7 @@ func TestWokenByMessage(t *testing.T) {
 			close(f.free)
 			published <- rdb.Publish(context.Background(), "ch", hub.One()).Err()
 		}()
-		require.NoError(t, wait.Acquire(context.Background(), cfg, f.spec()))
+		require.NoError(t, f.acquire(context.Background(), cfg, f.spec()))
 		require.NoError(t, <-published) // the publisher ends inside the bubble
 		assert.Equal(t, []time.Duration{0, 0, 3 * time.Second}, f.tries, "try, subscribe and try, woken try")
 		assert.Zero(t, h.Stats().Waiters)
@@ -164,12 +177,12 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 			Logger: slog.New(slog.DiscardHandler)}
 
 		first := newFake(time.Hour)
-		go func() { assert.NoError(t, wait.Acquire(context.Background(), cfg, first.spec())) }()
+		go func() { assert.NoError(t, first.acquire(context.Background(), cfg, first.spec())) }()
 		synctest.Wait()
 		second := newFake(time.Hour)
 		close(second.free) // it would win if it tried
 		got := make(chan error)
-		go func() { got <- wait.Acquire(context.Background(), cfg, second.spec()) }()
+		go func() { got <- second.acquire(context.Background(), cfg, second.spec()) }()
 		synctest.Wait()
 		assert.Empty(t, second.tries, "the newcomer did not try ahead of the waiter")
 		assert.Equal(t, 2, h.Stats().Waiters)

@@ -378,16 +378,20 @@ func clusterSuite(t *testing.T, newX NewExclusive, trials int) {
 // stoppedReplica makes the acquire of name miss the one replica of its
 // master for sure, then fails over to that replica, as a crash does at the
 // worst moment: it stops the replica (SIGSTOP), cuts its replication link,
-// takes the hold with a Client made with opts (lease TTL 9s: it finds out at
-// its first renewal, 3s later), kills the master, resumes the replica and
-// promotes it (CLUSTER FAILOVER TAKEOVER); a waiter in another Client,
-// waiting all along, then finds the name free. The master's slots have no
-// replica left after it.
+// takes the hold with a Client made with opts, kills the master, resumes
+// the replica and promotes it (CLUSTER FAILOVER TAKEOVER); a waiter in
+// another Client, waiting all along, then finds the name free. The lease
+// TTL, 20s, outlasts the scenario on a loaded machine: the holder's own
+// account of its lease runs from the start of its acquire, so a shorter one
+// could run out, by that account, while a slow acquire and failover were
+// still under way, and the waiter's hold would not count as a double grant;
+// the holder finds out at its first renewal, a third of it later. The
+// master's slots have no replica left after it.
 func stoppedReplica(t *testing.T, cl *redistest.Cluster, name string, newX NewExclusive, opts ...redcoord.Option) outcome {
 	m := cl.MasterFor(lockKey(name))
 	reps := cl.ReplicasOf(m)
 	require.Len(t, reps, 1, "the replicas of %s", m)
-	p := newProcs(t, func() hookedRDB { return clusterRDB(t, cl) }, 9*time.Second, opts...)
+	p := newProcs(t, func() hookedRDB { return clusterRDB(t, cl) }, 20*time.Second, opts...)
 	cl.Stop(t, reps[0])
 	stopped := true
 	defer func() {

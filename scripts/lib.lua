@@ -8,7 +8,7 @@
 -- A fence hash (P:{N}:fence) has
 --   n  the last token handed out, a decimal string (see next_token)
 --   x  when its TTL was last refreshed, server time in microseconds; the
---      hash expires about FENCE_TTL_MS after the last token handed out
+--      hash expires a day or more after the last token handed out
 -- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
 -- id of the owner's last request that released a hold to zero.
 
@@ -16,13 +16,13 @@
 -- largest integer a Lua number holds exactly.
 local MAX_COUNT = 9007199254740991
 
--- FENCE_TTL_MS is how long a fence hash lives after the last token handed
--- out from it: a day. Names used once (orders:42) then leave no key behind;
--- a token handed out after the fence expired is still above every earlier
--- one, because tokens are floored by the server's clock (next_token). The
--- TTL is refreshed at most every FENCE_REFRESH_US, so the fence lives
--- between 23 and 24 hours after its last token.
-local FENCE_TTL_MS = 86400000
+-- FENCE_TTL_MS is the TTL a fence hash is given when a token is handed out
+-- from it, at most every FENCE_REFRESH_US: 25 hours, so that the fence
+-- lives at least a day after its last token. Names used once (orders:42)
+-- then leave no key behind; a token handed out after the fence expired is
+-- still above every earlier one, because tokens are floored by the
+-- server's clock (next_token).
+local FENCE_TTL_MS = 90000000
 local FENCE_REFRESH_US = 3600000000
 
 -- server_time returns the server's clock as TIME gives it, read once per

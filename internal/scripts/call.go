@@ -53,8 +53,10 @@ func (c Call) Run(ctx context.Context, rdb redis.Scripter, more ...any) (any, er
 	cmd := redis.NewCmd(ctx, v...)
 	_ = p.Process(ctx, cmd)
 	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		v[0], v[1] = "eval", c.s.src // EVAL loads it into the script cache
-		cmd = redis.NewCmd(ctx, v...)
+		// A copy: the failed EVALSHA keeps its arguments, for hooks that
+		// kept them. EVAL loads the script into the cache.
+		ev := append([]any{"eval", c.s.src}, v[2:]...)
+		cmd = redis.NewCmd(ctx, ev...)
 		_ = p.Process(ctx, cmd)
 	}
 	r, err := cmd.Result()

@@ -50,8 +50,9 @@
 // wins). Tokens look like 1795593882766949 and stay below 2^53.
 //
 // The counter, P:{N}:fence, expires a day after the last token handed out
-// from it, so a name used once (orders:42) leaves no key behind for long; a
-// token handed out after that is still floored by the clock.
+// from it (25 hours at most: its TTL is refreshed at most once an hour), so
+// a name used once (orders:42) leaves no key behind for long; a token handed
+// out after that is still floored by the clock.
 //
 // # Loss
 //

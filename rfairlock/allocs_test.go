@@ -9,5 +9,5 @@ import (
 )
 
 func TestUncontendedAllocations(t *testing.T) {
-	locktest.UncontendedAllocations(t, rfairlock.New(locktest.NewClient(t, redistest.Real(t).Client(t)), "allocs"), 34)
+	locktest.UncontendedAllocations(t, rfairlock.New(locktest.NewClient(t, redistest.Real(t).Client(t)), "allocs"), 30)
 }

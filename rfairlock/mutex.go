@@ -83,101 +83,112 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
-	op := h.Hold.Op()
-	defer op.Stop()
-	ttl := h.S.Config.TTL
-	req := h.NextRequest()
-	leaseArg := h.LeaseArg(fixed)
-	// The queue entry's heartbeat, made when a try first queues req.
-	var hb *hold.Heartbeat
-	stopHeartbeat := func() {
-		if hb != nil {
-			hb.Stop()
-		}
-	}
-	defer stopHeartbeat()
-
-	var (
-		sent time.Time // when the last try that did not acquire was sent,
-		at   int64     // and the server's clock (ms) when it ran
-	)
-	// granted confirms a grant that a release made to req (see
-	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
-	// write of ours with WAIT; without, nothing. It reports whether the
-	// grant still stands: the hold's last request is req.
-	granted := func(ctx context.Context) (bool, error) {
-		return h.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
-			return scripts.Touch(ctx, w, m.fair.Lock.Lock, "r", req)
-		})
-	}
-	// try returns what an acquiring try got: the hold, and no later than
-	// when it was taken, by the local clock.
-	try := func(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
-		held := op.Start()
-		defer func() {
-			if err != nil || !att.Acquired {
-				op.Stop()
-			}
-		}()
-		if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
-			// The release script made req the holder, after the last try ran.
-			ok, err := granted(ctx)
-			if err != nil {
-				return got, wait.Attempt{}, err
-			}
-			if ok {
-				got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: dated(sent, at, grantedAt)}
-				return got, wait.Attempt{Acquired: true}, nil
-			}
-			// The grant is gone already (its lease ran out, or ForceUnlock): try.
-		}
-		now := time.Now()
-		w := h.S.Writer()
-		a, err := m.fair.Acquire(ctx, w, req, held.Arg, leaseArg, block, ttl)
-		if err != nil {
-			return got, wait.Attempt{}, err
-		}
-		if a.OK {
-			// A fresh hold is 0 old. An older first hold was granted by a
-			// release (or taken by this request, its reply lost): this try
-			// wrote nothing for its WAIT to cover.
-			ok := true
-			if a.Count == 1 && a.Age > 0 {
-				ok, err = granted(ctx)
-			} else {
-				err = core.AckedAcquire(w) // a shortfall is undone by leave
-			}
-			if err != nil || !ok { // !ok: the grant is gone already; try again soon
-				return got, wait.Attempt{Hint: time.Millisecond}, err
-			}
-			// A grant found by a re-check is a.Age old.
-			return hold.Got{Acquired: a.Acquired, Since: now.Add(-a.Age)}, wait.Attempt{Acquired: true}, nil
-		}
-		sent, at = now, a.Now
-		if block {
-			if hb == nil {
-				script, keys, args := m.fair.Heartbeat(req, ttl)
-				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-			}
-			if err := hb.Watch(now); err != nil {
-				return got, wait.Attempt{}, err
-			}
-		}
-		return got, wait.Attempt{Hint: a.Wait}, nil
-	}
-	leave := func(ctx context.Context) error {
-		stopHeartbeat()
-		_, err := m.fair.Leave(ctx, h.S.RDB, req)
-		return err
-	}
-	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
-	spec := wait.Spec{Channel: m.fair.Channel, ID: req, Once: !block}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	a := &attempt{m: m, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed), block: block}
+	defer a.op.Stop()
+	defer a.stopHeartbeat()
+	spec := wait.Spec{Channel: m.fair.Channel, ID: a.req, Once: !block}
+	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
 	}
-	stopHeartbeat()
-	return h.Took(ctx, got, fixed, tries)
+	a.stopHeartbeat()
+	return h.Took(ctx, got, fixed, a)
+}
+
+// attempt is one acquire's tries, and the undo of its request.
+type attempt struct {
+	m     *Mutex
+	op    *hold.Op
+	req   string
+	lease scripts.Lease
+	block bool            // queue when the lock is busy (Lock, not TryLock)
+	hb    *hold.Heartbeat // the queue entry's heartbeat, made when a try first queues req
+	sent  time.Time       // when the last try that did not acquire was sent,
+	at    int64           // and the server's clock (ms) when it ran
+}
+
+// Try makes one attempt in the handle's turn, which an acquiring try keeps
+// until the hold is recorded. It returns what an acquiring try got: the
+// hold, and no later than when it was taken, by the local clock.
+func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
+	m, h := a.m, a.m.h
+	held := a.op.Start()
+	defer func() {
+		if err != nil || !att.Acquired {
+			a.op.Stop()
+		}
+	}()
+	if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
+		// The release script made req the holder, after the last try ran.
+		ok, err := a.granted(ctx)
+		if err != nil {
+			return got, wait.Attempt{}, err
+		}
+		if ok {
+			got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: dated(a.sent, a.at, grantedAt)}
+			return got, wait.Attempt{Acquired: true}, nil
+		}
+		// The grant is gone already (its lease ran out, or ForceUnlock): try.
+	}
+	ttl := h.S.Config.TTL
+	now := time.Now()
+	w := h.S.Writer()
+	r, err := m.fair.Acquire(ctx, w, a.req, held.Arg, a.lease, a.block, ttl)
+	if err != nil {
+		return got, wait.Attempt{}, err
+	}
+	if r.OK {
+		// A fresh hold is 0 old. An older first hold was granted by a
+		// release (or taken by this request, its reply lost): this try
+		// wrote nothing for its WAIT to cover.
+		ok := true
+		if r.Count == 1 && r.Age > 0 {
+			ok, err = a.granted(ctx)
+		} else {
+			err = core.AckedAcquire(w) // a shortfall is undone by Leave
+		}
+		if err != nil || !ok { // !ok: the grant is gone already; try again soon
+			return got, wait.Attempt{Hint: time.Millisecond}, err
+		}
+		// A grant found by a re-check is r.Age old.
+		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age)}, wait.Attempt{Acquired: true}, nil
+	}
+	a.sent, a.at = now, r.Now
+	if a.block {
+		if a.hb == nil {
+			script, keys, args := m.fair.Heartbeat(a.req, ttl)
+			a.hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		}
+		if err := a.hb.Watch(now); err != nil {
+			return got, wait.Attempt{}, err
+		}
+	}
+	return got, wait.Attempt{Hint: r.Wait}, nil
+}
+
+// granted confirms a grant that a release made to req (see
+// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
+// write of ours with WAIT; without, nothing. It reports whether the grant
+// still stands: the hold's last request is req.
+func (a *attempt) granted(ctx context.Context) (bool, error) {
+	return a.m.h.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+		return scripts.Touch(ctx, w, a.m.fair.Lock.Lock, "r", a.req)
+	})
+}
+
+// Leave leaves the queue, or gives back what the request took or was
+// granted.
+func (a *attempt) Leave(ctx context.Context) error {
+	a.stopHeartbeat()
+	_, err := a.m.fair.Leave(ctx, a.m.h.S.RDB, a.req)
+	return err
+}
+
+// stopHeartbeat ends the queue entry's heartbeat, if one was started.
+func (a *attempt) stopHeartbeat() {
+	if a.hb != nil {
+		a.hb.Stop()
+	}
 }
 
 // dated returns the earliest local time at which a grant made at server

@@ -25,3 +25,4 @@ func TestFaultLateAcquire(t *testing.T)     { locktest.LateAcquire(t, kind) }
 func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }
 func TestFaultLateReply(t *testing.T)       { locktest.LateReply(t, kind) }
 func TestFaultSharedHandle(t *testing.T)    { locktest.SharedHandle(t, kind) }
+func TestFaultTurnBounded(t *testing.T)     { locktest.TurnBounded(t, kind) }

@@ -112,7 +112,10 @@ type attempt struct {
 // hold, and no later than when it was taken, by the local clock.
 func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
 	m, h := a.m, a.m.h
-	held := a.op.Start()
+	held, err := a.op.Start(ctx)
+	if err != nil {
+		return got, wait.Attempt{}, err
+	}
 	defer func() {
 		if err != nil || !att.Acquired {
 			a.op.Stop()

@@ -92,7 +92,10 @@ type attempt struct {
 // Try sends the acquire script once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
 func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, error) {
-	held := a.op.Start()
+	held, err := a.op.Start(ctx)
+	if err != nil {
+		return hold.Got{}, wait.Attempt{}, err
+	}
 	sent := time.Now()
 	w := a.h.S.Writer()
 	r, err := a.h.Lock.Acquire(ctx, w, a.req, held.Arg, a.lease)

@@ -103,3 +103,8 @@ func TestFaultReadReentryAfterFenceExpiry(t *testing.T) {
 		assert.False(t, locktest.IsClosed(x.RLost()))
 	})
 }
+
+func TestFaultTurnBounded(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.TurnBounded(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.TurnBounded(t, readers) })
+}

@@ -147,7 +147,10 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	defer stopHeartbeat()
 
 	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
-		held := op.Start()
+		held, err := op.Start(ctx)
+		if err != nil {
+			return got, wait.Attempt{}, err
+		}
 		defer func() {
 			if err != nil || !att.Acquired {
 				op.Stop()
@@ -206,7 +209,10 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
 	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
-		held := op.Start()
+		held, err := op.Start(ctx)
+		if err != nil {
+			return got, wait.Attempt{}, err
+		}
 		defer func() {
 			if err != nil || !att.Acquired {
 				op.Stop()

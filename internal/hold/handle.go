@@ -198,7 +198,7 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 		return err
 	}
 	what += " " + strconv.Quote(h.Name)
-	all, err := t.startRelease(what)
+	all, err := t.startRelease(ctx, what)
 	if err != nil {
 		return err
 	}

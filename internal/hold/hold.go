@@ -7,6 +7,7 @@
 package hold
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -28,7 +29,11 @@ import (
 // replaced or released. Only the requests are serialised: a blocked Lock
 // waits without holding anything.
 type Tracker struct {
-	op sync.Mutex // held from a request's Begin until its reply is recorded
+	// turn holds a value from a request's start until its reply is
+	// recorded: a one-slot semaphore, so that waiting for it is bounded by
+	// the waiter's context (a request stuck on a dead connection must not
+	// hold up another call on the handle for longer than that call allows).
+	turn chan struct{}
 
 	mu    sync.Mutex // guards the fields below
 	count int64      // hold count as last reported by Redis
@@ -48,7 +53,21 @@ type Tracker struct {
 }
 
 // New returns a Tracker holding nothing.
-func New() *Tracker { return &Tracker{lost: make(chan struct{})} }
+func New() *Tracker { return &Tracker{lost: make(chan struct{}), turn: make(chan struct{}, 1)} }
+
+// take waits for the handle's turn, bounded by ctx; what names the call in
+// the error.
+func (t *Tracker) take(ctx context.Context) error {
+	select {
+	case t.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another call on this handle: %w", ctx.Err())
+	}
+}
+
+// give gives the turn back.
+func (t *Tracker) give() { <-t.turn }
 
 // Belief is what the handle holds as a request is sent: the acquire
 // scripts re-enter only that hold, and take over any other hold of the
@@ -72,9 +91,12 @@ type Op struct {
 // Op returns an acquire's Op, holding no turn yet.
 func (t *Tracker) Op() *Op { return &Op{t: t} }
 
-// Start waits for the turn and returns what the handle holds now.
-func (o *Op) Start() Belief {
-	o.t.op.Lock()
+// Start waits for the turn, bounded by ctx, and returns what the handle
+// holds now. A wait that ends matches ErrNotAcquired and ctx.Err().
+func (o *Op) Start(ctx context.Context) (Belief, error) {
+	if err := o.t.take(ctx); err != nil {
+		return Belief{}, fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
 	o.held = true
 	o.t.mu.Lock()
 	defer o.t.mu.Unlock()
@@ -82,14 +104,14 @@ func (o *Op) Start() Belief {
 	if arg == nil {
 		arg = scripts.NoToken
 	}
-	return Belief{Held: o.t.count > 0, Token: o.t.token, Arg: arg}
+	return Belief{Held: o.t.count > 0, Token: o.t.token, Arg: arg}, nil
 }
 
 // Stop gives the turn back, if held.
 func (o *Op) Stop() {
 	if o.held {
 		o.held = false
-		o.t.op.Unlock()
+		o.t.give()
 	}
 }
 
@@ -183,12 +205,14 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 // released hold is never renewed. all says whether the release must drop
 // every hold of the owner: the handle's hold was lost, and nobody renews
 // what Redis may still have of it.
-func (t *Tracker) startRelease(what string) (all bool, err error) {
-	t.op.Lock()
+func (t *Tracker) startRelease(ctx context.Context, what string) (all bool, err error) {
+	if err := t.take(ctx); err != nil {
+		return false, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count == 0 && !t.gone {
-		t.op.Unlock()
+		t.give()
 		return false, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 	}
 	if t.count == 1 && t.lease != nil {
@@ -204,7 +228,7 @@ func (t *Tracker) startRelease(what string) (all bool, err error) {
 // its last renewal: renewed while Redis has it, reported lost once it is
 // gone. It gives the turn back.
 func (t *Tracker) endRelease(n int64, err error, what string) error {
-	defer t.op.Unlock()
+	defer t.give()
 	if err != nil {
 		t.mu.Lock()
 		t.watchLocked()

@@ -259,3 +259,28 @@ func SharedHandle(t *testing.T, k Kind) {
 		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrNotHeld)
 	})
 }
+
+// TurnBounded checks that a call on a handle waiting for another call's
+// request (stuck on a dead connection) is bounded by its own context: a
+// Lock with a one-second deadline returns then, not when the stuck release
+// ends ten seconds later (within the lease, so that it still releases).
+func TurnBounded(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx))
+		sf.DelayRequest(k.Release, 10*time.Second)
+		released := make(chan error, 1)
+		go func() { released <- x.Unlock(ctx) }()
+		synctest.Wait() // the release holds the handle's turn
+
+		start := time.Now()
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		err := x.Lock(lctx)
+		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Second, time.Since(start), "returned at its own deadline")
+		require.NoError(t, <-released)
+	})
+}

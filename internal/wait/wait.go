@@ -123,8 +123,8 @@ func queued(cfg Config, channel string) bool {
 	if cfg.Hub == nil {
 		return false
 	}
-	hub, err := cfg.Hub()
-	return err == nil && hub != nil && hub.Waiters(channel) > 0
+	h, err := cfg.Hub()
+	return err == nil && h != nil && h.Waiters(channel) > 0
 }
 
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any.
@@ -177,13 +177,13 @@ func subscribe(ctx context.Context, cfg Config, s Spec) (sub *hub.Subscription, 
 	if cfg.Hub == nil {
 		return nil, false, nil
 	}
-	hub, err := cfg.Hub()
-	if err != nil || hub == nil {
+	h, err := cfg.Hub()
+	if err != nil || h == nil {
 		return nil, false, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.MaxPoll)
 	defer cancel()
-	sub, err = hub.SubscribeWeighted(sctx, s.Channel, s.ID, s.Weight)
+	sub, err = h.SubscribeWeighted(sctx, s.Channel, s.ID, s.Weight)
 	switch {
 	case err == nil:
 		return sub, true, nil

@@ -18,8 +18,10 @@ import (
 	"github.com/redcoord/redcoord/rlock"
 )
 
-// renewTTL is the lease TTL of the renewal tests: a renewal every second.
-const renewTTL = 3 * time.Second
+// renewTTL is the lease TTL of the renewal tests: a renewal every two
+// seconds, so that a hold outlives a few renewals missed while a slot moves
+// on a loaded machine.
+const renewTTL = 6 * time.Second
 
 // With WithWaitReplicas, the watchdog counts a renewal only once a replica
 // has acknowledged it: after a failover the promoted replica has the lease

@@ -135,20 +135,18 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 	}
 	ttl := h.S.Config.TTL
 	now := time.Now()
-	w := h.S.Writer()
-	r, err := m.fair.Acquire(ctx, w, a.req, held.Arg, a.lease, a.block, ttl)
-	if err != nil {
+	r, err := m.fair.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, ttl)
+	// A fresh hold is 0 old. An older first hold was granted by a release
+	// (or taken by this request, its reply lost): this try wrote nothing
+	// for its WAIT to cover, and granted confirms it.
+	regrant := r.OK && r.Count == 1 && r.Age > 0
+	if err = core.AcquireErr(r.OK && !regrant, err); err != nil { // a shortfall is undone by Leave
 		return got, wait.Attempt{}, err
 	}
 	if r.OK {
-		// A fresh hold is 0 old. An older first hold was granted by a
-		// release (or taken by this request, its reply lost): this try
-		// wrote nothing for its WAIT to cover.
 		ok := true
-		if r.Count == 1 && r.Age > 0 {
+		if regrant {
 			ok, err = a.granted(ctx)
-		} else {
-			err = core.AckedAcquire(w) // a shortfall is undone by Leave
 		}
 		if err != nil || !ok { // !ok: the grant is gone already; try again soon
 			return got, wait.Attempt{Hint: time.Millisecond}, err

@@ -97,11 +97,8 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 		return hold.Got{}, wait.Attempt{}, err
 	}
 	sent := time.Now()
-	w := a.h.S.Writer()
-	r, err := a.h.Lock.Acquire(ctx, w, a.req, held.Arg, a.lease)
-	if err == nil && r.OK {
-		err = core.AckedAcquire(w) // a shortfall is undone by Leave
-	}
+	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease)
+	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
 		a.op.Stop()
 	}

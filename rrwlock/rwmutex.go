@@ -157,11 +157,8 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		w := h.S.Writer()
-		a, upgrade, err := m.rw.Write(ctx, w, req, held.Arg, leaseArg, block, ttl)
-		if err == nil && a.OK {
-			err = core.AckedAcquire(w) // a shortfall is undone by leave
-		}
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, ttl)
+		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:
 			return got, wait.Attempt{}, err
@@ -219,11 +216,8 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 			}
 		}()
 		now := time.Now()
-		w := h.S.Writer()
-		a, err := m.rw.Read(ctx, w, req, held.Held, leaseTTL)
-		if err == nil && a.OK {
-			err = core.AckedAcquire(w) // a shortfall is undone by leave
-		}
+		a, err := m.rw.Read(ctx, h.S.Writer(), req, held.Held, leaseTTL)
+		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		if err != nil {
 			return got, wait.Attempt{}, err
 		}

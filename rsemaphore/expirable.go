@@ -2,6 +2,7 @@ package rsemaphore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -31,10 +32,10 @@ type ExpirableSemaphore struct {
 	_ noCopy
 
 	h handle
-	x scripts.XSem // zero when h.err is set
+	x scripts.XSem // zero when h.Err is set
 
-	mu   sync.Mutex         // guards held
-	held map[string]*permit // permits this handle acquired and is keeping
+	mu   sync.Mutex               // guards held
+	held map[string]*hold.Tracker // permits this handle acquired and is keeping
 }
 
 // NewExpirable returns a handle on the expirable semaphore named name. It
@@ -43,23 +44,23 @@ type ExpirableSemaphore struct {
 // handle, as ErrInvalidArgument. A name is either a Semaphore or an
 // ExpirableSemaphore: the other kind's scripts report ErrWrongType.
 func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSemaphore {
-	s := &ExpirableSemaphore{held: make(map[string]*permit)}
+	s := &ExpirableSemaphore{held: make(map[string]*hold.Tracker)}
 	s.h.init(c, name, opts)
-	if s.h.err == nil && s.h.opts.fair {
-		s.h.err = errs.Invalid("WithFair", "an ExpirableSemaphore serves its waiters unfairly")
+	if s.h.Err == nil && s.h.opts.fair {
+		s.h.Err = errs.Invalid("WithFair", "an ExpirableSemaphore serves its waiters unfairly")
 	}
-	if s.h.err == nil {
+	if s.h.Err == nil {
 		s.x = scripts.XSem{
-			Permits: s.h.key("permits"), Leases: s.h.key("sem-leases"), Tokens: s.h.key("tokens"),
-			Fence: s.h.key("sem-fence"), Done: s.h.key("done"),
-			Kind: expirableKind, Publish: s.h.s.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
+			Permits: s.h.Key("permits"), Leases: s.h.Key("sem-leases"), Tokens: s.h.Key("tokens"),
+			Fence: s.h.Key("sem-fence"), Done: s.h.Key("done"),
+			Kind: expirableKind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 	}
 	return s
 }
 
 // Name returns the semaphore's name.
-func (s *ExpirableSemaphore) Name() string { return s.h.name }
+func (s *ExpirableSemaphore) Name() string { return s.h.Name }
 
 // TrySetPermits sets the total number of permits to n, at least 1, if they
 // were never set, and reports whether it did.
@@ -117,16 +118,16 @@ func (s *ExpirableSemaphore) TryAcquire(ctx context.Context, opts AcquireOptions
 
 func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, block bool) (Permit, error) {
 	h := &s.h
-	if err := h.checkAcquire(ctx); err != nil {
+	if err := h.CheckAcquire(ctx); err != nil {
 		return Permit{}, err
 	}
 	if err := opts.check(); err != nil {
 		return Permit{}, err
 	}
-	id := h.request()
+	id := h.NextRequest()
 	leaseTTL := opts.Lease
 	if leaseTTL == 0 {
-		leaseTTL = h.s.Config.TTL
+		leaseTTL = h.S.Config.TTL
 	}
 	// taken is what an acquiring try got: the permit's token, and no later
 	// than when its lease started.
@@ -136,21 +137,22 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
-		w := h.s.Writer()
-		a, err := s.x.Acquire(ctx, w, id, leaseTTL)
+		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL)
+		if errors.Is(err, errs.ErrNotReplicated) {
+			if err = core.AcquireErr(a.OK, err); err != nil {
+				return taken{}, wait.Attempt{}, err // undone by leave
+			}
+		}
 		if err != nil {
 			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {
 			return taken{}, wait.Attempt{Hint: a.Wait}, nil
 		}
-		if err := core.AckedAcquire(w); err != nil {
-			return taken{}, wait.Attempt{}, err // undone by leave
-		}
 		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
-		_, err := s.x.Leave(ctx, h.s.RDB, id)
+		_, err := s.x.Leave(ctx, h.S.RDB, id)
 		return err
 	}
 	spec := wait.Spec{Channel: s.x.Channel, Once: !block}
@@ -158,8 +160,8 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if err != nil {
 		return Permit{}, err
 	}
-	script, keys, args := s.x.Renewal(id, h.s.Config.TTL)
-	since, err := hold.Confirm(ctx, h.s.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, got.since, leaseTTL, opts.Lease > 0)
+	script, keys, args := s.x.Renewal(id, h.S.Config.TTL)
+	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, got.since, leaseTTL, opts.Lease > 0)
 	var p Permit
 	if err == nil {
 		p, err = s.keep(id, got.token, opts.Lease, since)
@@ -185,10 +187,10 @@ func (s *ExpirableSemaphore) Available(ctx context.Context) (int64, error) {
 }
 
 func (s *ExpirableSemaphore) state(ctx context.Context) (scripts.XState, error) {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return scripts.XState{}, err
 	}
-	st, err := s.x.State(ctx, s.h.s.RDB)
+	st, err := s.x.State(ctx, s.h.S.RDB)
 	if err == nil && !st.Set {
 		err = s.h.explain(redcoord.ErrNotSet)
 	}

@@ -3,95 +3,54 @@ package rsemaphore
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
-	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
-// handle is what both semaphores are made of: the Session, the name, the
-// options, and the request sequence.
+// handle is what both semaphores are made of: the Base every handle has
+// (the Session, the name, the request sequence) and the options.
 type handle struct {
-	s     *core.Session // nil when New was given a nil Client
-	name  string
-	err   error // from New: a bad argument, reported by every method
-	opts  options
-	owner string        // request ids are "<owner>:<seq>"
-	seq   atomic.Uint64 // the request sequence
+	hold.Base
+	opts options
 }
 
 // init checks c, name and opts and applies opts. It does no I/O.
 func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
-	h.name = name
-	if c == nil {
-		h.err = errs.Invalid("c", "nil *redcoord.Client")
-		return
+	if h.Init(c, name) {
+		h.Err = option.Apply(&h.opts, opts)
 	}
-	h.s = core.Of(c)
-	if h.err = core.CheckName(name); h.err != nil {
-		return
-	}
-	if h.err = option.Apply(&h.opts, opts); h.err != nil {
-		return
-	}
-	h.owner = h.s.NewOwner()
 }
 
-// key returns the key of one part of the semaphore. The parts that a lock
-// of the same name also has (the locks' queue, alive, waiting, leases and
-// fence, and their channel) are named apart, so that a lock and a
-// semaphore of one name are two objects that never touch.
-func (h *handle) key(part string) string { return h.s.Key(h.name, part) }
+// Key names the parts of the semaphore. The parts that a lock of the same
+// name also has (the locks' queue, alive, waiting, leases and fence, and
+// their channel) are named apart, so that a lock and a semaphore of one
+// name are two objects that never touch.
 
 // channel returns the semaphore's notification channel.
-func (h *handle) channel() string { return h.key("sem-ch") }
+func (h *handle) channel() string { return h.Key("sem-ch") }
 
 // marks returns how long the semaphore's request markers live: long enough
 // for a request's retries, the WAIT after each (redcoord.WithWaitReplicas)
 // and the leave after a failed wait with its own WAIT.
 func (h *handle) marks() time.Duration {
-	return scripts.RequestTTL + 2*h.s.Config.Replicas.Timeout
-}
-
-// check returns the first reason an operation must not start: a bad
-// argument to New, a closed Client, or a done ctx.
-func (h *handle) check(ctx context.Context) error {
-	if h.err != nil {
-		return h.err
-	}
-	return h.s.Check(ctx)
-}
-
-// checkAcquire is check for an acquire: a closed Client or a done ctx also
-// matches ErrNotAcquired.
-func (h *handle) checkAcquire(ctx context.Context) error {
-	err := h.check(ctx)
-	if err != nil && h.err == nil {
-		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-	}
-	return err
-}
-
-// request returns a fresh request id, for idempotent retries.
-func (h *handle) request() string {
-	return h.owner + ":" + strconv.FormatUint(h.seq.Add(1), 10)
+	return scripts.RequestTTL + 2*h.S.Config.Replicas.Timeout
 }
 
 // wait returns the acquire loop's configuration.
-func (h *handle) wait() wait.Config { return h.s.Wait(h.opts.maxPoll) }
+func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
 
 // explain adds the semaphore's name to an ErrNotSet, and says how to set it.
 func (h *handle) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: %q: call TrySetPermits, SetPermits or AddPermits first", err, h.name)
+		return fmt.Errorf("%w: %q: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
 	}
 	return err
 }
@@ -118,34 +77,34 @@ type setter func(ctx context.Context, rdb redis.Scripter, req, mode string, n in
 // trySet, set and add are TrySetPermits, SetPermits and AddPermits for both
 // semaphores.
 func (h *handle) trySet(ctx context.Context, run setter, n int64) (bool, error) {
-	if err := h.check(ctx); err != nil {
+	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
 	if err := checkCount("n", n); err != nil {
 		return false, err
 	}
-	r, err := run(ctx, h.s.RDB, h.request(), scripts.SetIfUnset, n)
+	r, err := run(ctx, h.S.RDB, h.NextRequest(), scripts.SetIfUnset, n)
 	return r.Changed, err
 }
 
 func (h *handle) set(ctx context.Context, run setter, n int64) error {
-	if err := h.check(ctx); err != nil {
+	if err := h.Check(ctx); err != nil {
 		return err
 	}
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
-	_, err := run(ctx, h.s.RDB, h.request(), scripts.SetTotal, n)
+	_, err := run(ctx, h.S.RDB, h.NextRequest(), scripts.SetTotal, n)
 	return err
 }
 
 func (h *handle) add(ctx context.Context, run setter, delta int64) error {
-	if err := h.check(ctx); err != nil {
+	if err := h.Check(ctx); err != nil {
 		return err
 	}
 	if delta == 0 || delta < -MaxPermits || delta > MaxPermits {
 		return errs.Invalid("delta", "must not be 0 and at most %d (2^53-1) either way, got %d", int64(MaxPermits), delta)
 	}
-	_, err := run(ctx, h.s.RDB, h.request(), scripts.AddTotal, delta)
+	_, err := run(ctx, h.S.RDB, h.NextRequest(), scripts.AddTotal, delta)
 	return err
 }

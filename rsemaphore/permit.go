@@ -2,12 +2,13 @@ package rsemaphore
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 )
 
@@ -31,118 +32,44 @@ type Permit struct {
 // Permit that was not acquired.
 func (p Permit) Lost() <-chan struct{} { return p.lost }
 
-// permit is how a handle keeps one of its permits: renewed by the watchdog
-// (lease) or ending with a timer (fixed lease).
-type permit struct {
-	lost   chan struct{}
-	once   sync.Once
-	onLost func()
-	lease  *lease.Lease // guarded by ExpirableSemaphore.mu, as are timer and ends
-	timer  *time.Timer
-	ends   time.Time // when timer fires: the end of a fixed lease, less lease.Margin
-}
-
-func (k *permit) markLost() { k.once.Do(func() { close(k.lost) }) }
-
-// stopLocked stops renewing and timing the permit; the caller holds the
-// semaphore's mu.
-func (k *permit) stopLocked() {
-	if k.lease != nil {
-		k.lease.Remove()
-		k.lease = nil
-	}
-	if k.timer != nil {
-		k.timer.Stop()
-		k.timer = nil
-	}
-}
-
 // keep starts keeping the permit id, acquired with a lease that started no
-// later than since: a timer marks it lost when a fixed lease ends, or the
-// watchdog renews it. It fails only when the watchdog is closed.
+// later than since, in a hold.Tracker of its own: a timer marks it lost
+// when a fixed lease ends, or the watchdog renews it. It fails only when
+// the watchdog is closed.
 func (s *ExpirableSemaphore) keep(id string, token uint64, fixed time.Duration, since time.Time) (Permit, error) {
-	k := &permit{lost: make(chan struct{})}
-	k.onLost = func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.held[id] == k { // not released (or being released) meanwhile
-			delete(s.held, id)
-			k.stopLocked()
-			k.markLost()
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if fixed > 0 {
-		k.timeLocked(lossAt(since, fixed))
-	} else if err := s.watchLocked(id, k, since); err != nil {
-		return Permit{}, err
-	}
-	s.held[id] = k
-	return Permit{ID: id, Token: token, lost: k.lost}, nil
-}
-
-// lossAt returns when a fixed lease of length d set no later than since is
-// reported lost: at its end less lease.Margin, as the watchdog's leases.
-func lossAt(since time.Time, d time.Duration) time.Time {
-	return since.Add(d - lease.Margin(d))
-}
-
-// timeLocked has k marked lost at ends (see lossAt); the caller holds mu.
-func (k *permit) timeLocked(ends time.Time) {
-	k.ends = ends
-	k.timer = time.AfterFunc(time.Until(ends), k.onLost)
-}
-
-// watchLocked makes the watchdog renew the permit id, last set no later
-// than since; the caller holds mu.
-func (s *ExpirableSemaphore) watchLocked(id string, k *permit, since time.Time) error {
-	script, keys, args := s.x.Renewal(id, s.h.s.Config.TTL)
-	l, err := s.h.s.Watchdog.Add(lease.Renewal{Script: script, Keys: keys, Args: args}, since, func() {
-		// The watchdog has dropped l already; forget it before onLost.
-		s.mu.Lock()
-		k.lease = nil
-		s.mu.Unlock()
-		k.onLost()
+	t := hold.New()
+	script, keys, args := s.x.Renewal(id, s.h.S.Config.TTL)
+	err := t.Took(token, 1, hold.Lease{
+		Watchdog: s.h.S.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
+		Fixed: fixed, Since: since,
+		OnLost: func() { s.forget(id, t) },
 	})
 	if err != nil {
-		return err
+		return Permit{}, err
 	}
-	k.lease = l
-	return nil
+	s.mu.Lock()
+	// A permit lost already (a fixed lease that Confirm left little of)
+	// was forgotten before it was kept: its OnLost found nothing to forget.
+	if t.Count() > 0 {
+		s.held[id] = t
+	}
+	s.mu.Unlock()
+	return Permit{ID: id, Token: token, lost: t.Lost()}, nil
 }
 
-// drop stops keeping the permit id and returns how it was kept (nil when
-// this handle was not keeping it) and undo, which keeps it again as it was:
-// renewed from its last renewal, or timed to the end of its fixed lease.
-func (s *ExpirableSemaphore) drop(id string) (k *permit, undo func()) {
+// kept returns the Tracker this handle keeps the permit id in, or nil.
+func (s *ExpirableSemaphore) kept(id string) *hold.Tracker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k = s.held[id]
-	if k == nil {
-		return nil, func() {}
-	}
-	var renewed time.Time
-	watched := k.lease != nil
-	if watched {
-		renewed = k.lease.Renewed()
-	}
-	delete(s.held, id)
-	k.stopLocked()
-	return k, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.held[id] != nil {
-			return
-		}
-		if watched {
-			if s.watchLocked(id, k, renewed) != nil {
-				return // the Client is closed: nothing renews anything
-			}
-		} else {
-			k.timeLocked(k.ends)
-		}
-		s.held[id] = k
+	return s.held[id]
+}
+
+// forget stops keeping the permit id in t: it was released or lost.
+func (s *ExpirableSemaphore) forget(id string, t *hold.Tracker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[id] == t {
+		delete(s.held, id)
 	}
 }
 
@@ -166,28 +93,47 @@ func checkPermit(p Permit) error {
 // reason, the permit is kept as before: renewed while Redis has it, and
 // reported lost once it is gone.
 func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return err
 	}
 	if err := checkPermit(p); err != nil {
 		return err
 	}
-	// Once dropped, the permit cannot be marked lost by its lease or timer:
-	// it was lost before this call, or it is not lost.
-	k, undo := s.drop(p.ID)
-	wasLost := isClosed(p.lost)
-	w := s.h.s.Writer()
-	ok, err := s.x.Release(ctx, w, p.ID, s.h.request())
-	switch {
-	case err != nil:
-		undo()
-		return err
-	case !ok:
-		return s.notHeld(p, k)
-	case wasLost:
-		return fmt.Errorf("%w: %w: permit %s of %q: lost before this call (released now)", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
+	send := func() (int64, error) {
+		ok, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest())
+		if !ok {
+			return -1, err
+		}
+		return 0, err
 	}
-	return core.AckedRelease(w)
+	t := s.kept(p.ID)
+	if t == nil { // acquired by another handle, or no longer kept by this one
+		n, err := send()
+		switch {
+		case err != nil && !errors.Is(err, errs.ErrNotReplicated):
+			return err
+		case n == 0 && isClosed(p.lost):
+			return fmt.Errorf("%w: %w: %s: lost before this call (released now)", errs.ErrLeaseLost, errs.ErrNotHeld, s.what(p))
+		case n < 0:
+			return s.notHeld(p)
+		}
+		return core.ReleaseErr(err)
+	}
+	what := s.what(p)
+	if _, err := t.StartRelease(ctx, what); err != nil {
+		return err
+	}
+	n, err := send()
+	err = t.EndRelease(n, err, what)
+	if t.Count() == 0 { // released, or lost
+		s.forget(p.ID, t)
+	}
+	return err
+}
+
+// what names the permit p in errors.
+func (s *ExpirableSemaphore) what(p Permit) string {
+	return fmt.Sprintf("permit %s of %q", p.ID, s.h.Name)
 }
 
 // isClosed reports whether ch (nil: never) is closed.
@@ -203,23 +149,13 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// notHeld is the error for a permit that Redis does not have: lost, when
-// this handle kept it or saw it lost.
-func (s *ExpirableSemaphore) notHeld(p Permit, k *permit) error {
-	lost := k != nil
-	if k != nil {
-		k.markLost()
-	} else if p.lost != nil {
-		select {
-		case <-p.lost:
-			lost = true
-		default:
-		}
+// notHeld is the error for a permit that Redis does not have and this
+// handle does not keep: lost, when its Lost has closed.
+func (s *ExpirableSemaphore) notHeld(p Permit) error {
+	if isClosed(p.lost) {
+		return fmt.Errorf("%w: %w: %s: gone before this call: its lease ended, or another handle released it", errs.ErrLeaseLost, errs.ErrNotHeld, s.what(p))
 	}
-	if lost {
-		return fmt.Errorf("%w: %w: permit %s of %q: gone before this call: its lease ended, or another handle released it", errs.ErrLeaseLost, errs.ErrNotHeld, p.ID, s.h.name)
-	}
-	return fmt.Errorf("%w: permit %s of %q is not held", errs.ErrNotHeld, p.ID, s.h.name)
+	return fmt.Errorf("%w: %s is not held", errs.ErrNotHeld, s.what(p))
 }
 
 // Extend gives the permit a fixed lease that ends lease (at least 1ms) from
@@ -229,7 +165,7 @@ func (s *ExpirableSemaphore) notHeld(p Permit, k *permit) error {
 // lease that too few replicas acknowledged stands all the same, and the
 // error matches ErrNotReplicated.
 func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) error {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return err
 	}
 	if err := checkPermit(p); err != nil {
@@ -238,42 +174,23 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	if err := core.CheckLease("lease", lease); err != nil {
 		return err
 	}
-	// Stop the renewals first, or one in flight could undo a shorter lease.
-	s.mu.Lock()
-	k := s.held[p.ID]
-	renewed := k != nil && k.lease != nil
-	var last time.Time // the last renewal, to watch the permit again from
-	if renewed {
-		last = k.lease.Renewed()
-		k.lease.Remove()
-		k.lease = nil
-	}
-	s.mu.Unlock()
-	sent := time.Now()
-	w := s.h.s.Writer()
-	ok, err := s.x.Extend(ctx, w, p.ID, lease)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kept := k != nil && s.held[p.ID] == k
-	switch {
-	case err != nil:
-		if kept && renewed { // as it was
-			_ = s.watchLocked(p.ID, k, last)
+	send := func() (bool, error) { return s.x.Extend(ctx, s.h.S.Writer(), p.ID, lease) }
+	t := s.kept(p.ID)
+	if t == nil { // acquired by another handle, or no longer kept by this one
+		ok, err := send()
+		switch {
+		case err != nil && !errors.Is(err, errs.ErrNotReplicated):
+			return err
+		case !ok:
+			return s.notHeld(p)
+		case err != nil:
+			return fmt.Errorf("%w; the new lease stands", err)
 		}
-		return err
-	case !ok:
-		if kept {
-			delete(s.held, p.ID)
-			k.stopLocked()
-		}
-		return s.notHeld(p, k)
+		return nil
 	}
-	if kept {
-		k.stopLocked()
-		k.timeLocked(lossAt(sent, lease))
+	err := t.Extend(ctx, s.what(p), lease, send)
+	if t.Count() == 0 { // lost
+		s.forget(p.ID, t)
 	}
-	if err := core.Acked(w); err != nil {
-		return fmt.Errorf("%w; the new lease stands", err)
-	}
-	return nil
+	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
@@ -30,7 +31,7 @@ type Semaphore struct {
 	_ noCopy
 
 	h   handle
-	sem scripts.Sem // zero when h.err is set
+	sem scripts.Sem // zero when h.Err is set
 }
 
 // New returns a handle on the counting semaphore named name. It does no
@@ -40,18 +41,18 @@ type Semaphore struct {
 func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 	s := &Semaphore{}
 	s.h.init(c, name, opts)
-	if s.h.err == nil {
+	if s.h.Err == nil {
 		s.sem = scripts.Sem{
-			Permits: s.h.key("permits"), Queue: s.h.key("sem-queue"), Alive: s.h.key("sem-alive"),
-			Waiting: s.h.key("sem-waiting"), Done: s.h.key("done"), Drained: s.h.key("drained:"),
-			Kind: kind, Publish: s.h.s.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
+			Permits: s.h.Key("permits"), Queue: s.h.Key("sem-queue"), Alive: s.h.Key("sem-alive"),
+			Waiting: s.h.Key("sem-waiting"), Done: s.h.Key("done"), Drained: s.h.Key("drained:"),
+			Kind: kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 	}
 	return s
 }
 
 // Name returns the semaphore's name.
-func (s *Semaphore) Name() string { return s.h.name }
+func (s *Semaphore) Name() string { return s.h.Name }
 
 // TrySetPermits sets the total number of permits to n, all available, if
 // they were never set, and reports whether it did. n must be at least 1.
@@ -95,19 +96,19 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64) (bool, error) {
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	h := &s.h
-	if err := h.checkAcquire(ctx); err != nil {
+	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
-	req := h.request()
-	ttl := h.s.Config.TTL
+	req := h.NextRequest()
+	ttl := h.S.Config.TTL
 	queue := block && h.opts.fair
 	var hb *hold.Heartbeat
 	if queue {
 		script, keys, args := s.sem.Heartbeat(req, ttl)
-		hb = hold.NewHeartbeat(h.s.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
 	}
 	// granted confirms permits that a release granted to req (see
@@ -115,7 +116,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// write of ours with WAIT; without, nothing. The grant itself cannot be
 	// taken back but by leave: it is enough that the semaphore is there.
 	granted := func(ctx context.Context) (bool, error) {
-		return h.s.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+		return h.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
 			return scripts.Touch(ctx, w, s.sem.Permits, "k", kind)
 		})
 	}
@@ -130,18 +131,19 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			}
 		}
 		now := time.Now()
-		w := h.s.Writer()
-		a, err := s.sem.Acquire(ctx, w, req, n, queue, ttl)
-		if err == nil && a.OK {
-			// A queued request's permits may have been granted by a
-			// release: this try then wrote nothing for its WAIT to cover.
+		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, queue, ttl)
+		// A queued request's permits may have been granted by a release:
+		// this try then wrote nothing for its WAIT to cover, and granted
+		// confirms them.
+		if err = core.AcquireErr(a.OK && !queued, err); err == nil && a.OK {
 			ok := true
 			if queued {
 				ok, err = granted(ctx)
-			} else {
-				err = core.AckedAcquire(w) // a shortfall is undone by leave
 			}
 			return struct{}{}, wait.Attempt{Acquired: ok}, err
+		}
+		if errors.Is(err, errs.ErrNotReplicated) {
+			return struct{}{}, wait.Attempt{}, err // undone by leave
 		}
 		if err != nil {
 			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
@@ -158,7 +160,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if hb != nil {
 			hb.Stop()
 		}
-		_, err := s.sem.Leave(ctx, h.s.RDB, req, n)
+		_, err := s.sem.Leave(ctx, h.S.RDB, req, n)
 		return err
 	}
 	id := ""
@@ -178,17 +180,17 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 // (available would exceed the total) is ErrNotHeld and changes nothing. A
 // Release that go-redis retries after a lost reply is applied once.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return err
 	}
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
-	w := s.h.s.Writer()
-	if _, err := s.sem.Release(ctx, w, s.h.request(), n); err != nil {
+	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n)
+	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		return s.h.explain(err)
 	}
-	return core.AckedRelease(w)
+	return core.ReleaseErr(err)
 }
 
 // Available returns the permits available now: the total, minus what is
@@ -205,10 +207,10 @@ func (s *Semaphore) Available(ctx context.Context) (int64, error) {
 // Drain takes every available permit, ahead of any queue, and returns how
 // many it took (0 when none is available). Give them back with Release.
 func (s *Semaphore) Drain(ctx context.Context) (int64, error) {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return 0, err
 	}
-	n, err := s.sem.Drain(ctx, s.h.s.RDB, s.h.request())
+	n, err := s.sem.Drain(ctx, s.h.S.RDB, s.h.NextRequest())
 	return n, s.h.explain(err)
 }
 
@@ -222,10 +224,10 @@ type State struct {
 
 // State reads the semaphore, in one round trip.
 func (s *Semaphore) State(ctx context.Context) (State, error) {
-	if err := s.h.check(ctx); err != nil {
+	if err := s.h.Check(ctx); err != nil {
 		return State{}, err
 	}
-	st, err := s.sem.State(ctx, s.h.s.RDB)
+	st, err := s.sem.State(ctx, s.h.S.RDB)
 	return State{Set: st.Set, Available: st.Available, Total: st.Total, Waiting: st.Waiting}, err
 }
 

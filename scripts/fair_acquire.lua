@@ -21,8 +21,8 @@
 -- error leaves the keys unchanged.
 local owner, req = ARGV[4], ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r', 'a')
-check_keys(h[1])
-check_fence(true)
+local queued = check_keys(h[1])
+check_fence(queued)
 local now = now_ms()
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
@@ -31,7 +31,7 @@ if was_left(KEYS[7], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1, now}
 end
 if h[2] == owner then
-  if redis.call('ZSCORE', KEYS[4], req) then
+  if queued > 0 and redis.call('ZSCORE', KEYS[4], req) then
     forget(req) -- a re-entry does not queue
   end
   if h[4] ~= ARGV[10] then
@@ -41,7 +41,7 @@ if h[2] == owner then
   redis.call('HSET', KEYS[1], 'r', req)
   return {1, tonumber(h[4]), c, now - tonumber(h[6])}
 end
-local head = live_head(now)
+local head = queued > 0 and live_head(now)
 if not h[2] then
   if not head or head == req then
     if head then
@@ -53,6 +53,9 @@ if not h[2] then
 end
 if ARGV[8] == '1' then
   if not redis.call('ZSCORE', KEYS[4], req) then
+    if queued == 0 then
+      redis.call('HLEN', KEYS[5]) -- its type (see check_keys), before the first write
+    end
     redis.call('RPUSH', KEYS[3], req)
     redis.call('HSET', KEYS[5], req, ARGV[6] .. ' ' .. ARGV[7])
   end

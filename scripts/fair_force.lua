@@ -2,8 +2,8 @@
 -- live waiter.
 -- KEYS, ARGV[1..3] as in fair_lib.lua
 -- Reply: 1 a hold was deleted; 0 the lock was free.
-check_keys(redis.call('HGET', KEYS[1], 'k'))
-check_fence(false)
+local queued = check_keys(redis.call('HGET', KEYS[1], 'k'), true)
+check_fence(queued)
 local held = redis.call('DEL', KEYS[1])
 hand_on(now_ms())
 return held

@@ -6,10 +6,10 @@
 --        0 it is gone from the queue (it lapsed or left).
 local req = ARGV[4]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'r')
-check_keys(h[1])
+local queued = check_keys(h[1], true)
 local now = now_ms()
 if not h[2] then -- its holder's lease ran out
-  check_fence(false)
+  check_fence(queued)
   hand_on(now)
   h[3] = redis.call('HGET', KEYS[1], 'r')
 end

@@ -10,8 +10,8 @@
 -- Reply: 1 something was undone; 0 the request had left no trace.
 local owner, req = ARGV[4], ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
-check_keys(h[1])
-check_fence(false)
+local queued = check_keys(h[1], true)
+check_fence(queued)
 mark_left(KEYS[7], req, ARGV[6])
 if h[2] == owner and h[4] == req then
   local c = tonumber(h[3]) - 1

@@ -16,19 +16,27 @@ local KIND, PUBLISH, CHANNEL = ARGV[1], ARGV[2], ARGV[3]
 
 -- check_keys raises WRONGTYPE unless the lock hash is absent or of this
 -- kind (kind_seen: its 'k' field) and the queue's keys are absent or of
--- their types, so that a script fails before its first write.
-local function check_keys(kind_seen)
+-- their types, so that a script fails before its first write. It returns
+-- the queue's length. The alive and waiting keys are checked only when
+-- someone is queued or always is true (the script may queue): an empty
+-- queue's keys are otherwise left untouched.
+local function check_keys(kind_seen, always)
   check_kind(KEYS[1], kind_seen, KIND)
-  redis.call('LLEN', KEYS[3])
-  redis.call('ZCARD', KEYS[4])
-  redis.call('HLEN', KEYS[5])
+  local queued = redis.call('LLEN', KEYS[3])
+  if always or queued > 0 then
+    redis.call('ZCARD', KEYS[4])
+    redis.call('HLEN', KEYS[5])
+  end
+  return queued
 end
 
 -- check_fence raises WRONGTYPE unless the fence is absent or a hash. A
--- script that may hand the lock on calls it before its first write when
--- anyone is queued; one that takes the lock, always.
-local function check_fence(always)
-  if always or redis.call('LLEN', KEYS[3]) > 0 then
+-- script that may hand the lock on or take it calls it before its first
+-- write when anyone is queued (queued: the queue's length): with nobody
+-- queued, next_token's first call, a read, is the script's first touch of
+-- the fence and checks it.
+local function check_fence(queued)
+  if queued > 0 then
     redis.call('HEXISTS', KEYS[2], 'n')
   end
 end

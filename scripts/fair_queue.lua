@@ -4,7 +4,7 @@
 -- Reply: {live waiters, 1-based position of the owner's first live request
 -- among the live ones (0: the owner does not wait)}. It writes nothing: dead
 -- entries are skipped here and purged by the next script that writes.
-check_keys(redis.call('HGET', KEYS[1], 'k'))
+local queued = check_keys(redis.call('HGET', KEYS[1], 'k'), true)
 local now = now_ms()
 local n = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 local pos = 0

@@ -8,7 +8,7 @@
 -- by the owner's release marker, as lock_release does.
 local owner, req = ARGV[4], ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
-check_keys(h[1])
+local queued = check_keys(h[1])
 if h[2] ~= owner then
   if redis.call('GET', KEYS[6]) == req then
     return 0
@@ -23,8 +23,10 @@ if c > 0 and ARGV[7] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', req)
   return c
 end
-check_fence(false)
+check_fence(queued)
 redis.call('SET', KEYS[6], req, 'PX', ARGV[6])
 redis.call('DEL', KEYS[1])
-hand_on(now_ms())
+if queued > 0 then
+  hand_on(now_ms())
+end
 return 0

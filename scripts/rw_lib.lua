@@ -24,6 +24,21 @@ local function check_keys()
   redis.call('ZCARD', KEYS[5])
 end
 
+-- check_write_keys is check_keys for the write hold's acquire and release,
+-- which read the lock hash themselves (kind_seen: its 'k' field) and touch
+-- the fence only in next_token, whose first call (a read) checks it, unless
+-- purge may write first. It returns the number of read leases and of
+-- waiting writers.
+local function check_write_keys(kind_seen)
+  check_kind(KEYS[1], kind_seen, KIND)
+  check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
+  local readers, writers = redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5])
+  if readers + writers > 0 then
+    redis.call('HEXISTS', KEYS[2], 'n')
+  end
+  return readers, writers
+end
+
 -- hint publishes msg on channel (see notify in lib.lua).
 local function hint(channel, msg)
   notify(PUBLISH, channel, msg)
@@ -101,9 +116,9 @@ end
 
 -- write_released wakes the waiters of a lock whose write hold just ended:
 -- one writer in each process when writers wait (they go first), otherwise
--- every reader.
-local function write_released()
-  if redis.call('EXISTS', KEYS[5]) == 1 then
+-- every reader. writers is the number of waiting writers, when known.
+local function write_released(writers)
+  if (writers or redis.call('ZCARD', KEYS[5])) > 0 then
     hint(WCH, '1')
   else
     hint(RCH, '*')

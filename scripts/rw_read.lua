@@ -14,6 +14,7 @@
 -- lock_acquire): it is taken over as a fresh hold (count 1, a new lease). A
 -- request that was left (a late copy) is refused.
 check_keys()
+redis.call('ZCARD', KEYS[7]) -- its type (see mark_left), before purge writes
 local owner, req = ARGV[5], ARGV[6]
 local now = now_ms()
 purge(now)

@@ -3,25 +3,28 @@
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] marker lifetime (ms)
 -- ARGV[8] "1": drop every hold of the owner at once (see lock_release)
 -- Reply: the owner's remaining write holds (0: released); -1 not held.
-check_keys()
 local owner, req = ARGV[5], ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
-if h[1] ~= owner then
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+local readers, writers = check_write_keys(h[1])
+if h[2] ~= owner then
   if redis.call('GET', KEYS[6]) == req then
     return 0
   end
   return -1
 end
-if h[3] == req then
-  return tonumber(h[2])
+if h[4] == req then
+  return tonumber(h[3])
 end
-local c = tonumber(h[2]) - 1
+local c = tonumber(h[3]) - 1
 if c > 0 and ARGV[8] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', req)
   return c
 end
 redis.call('SET', KEYS[6], req, 'PX', ARGV[7])
 redis.call('DEL', KEYS[1])
-purge(now_ms())
-write_released()
+if readers + writers > 0 then
+  purge(now_ms())
+  writers = nil
+end
+write_released(writers)
 return 0

@@ -13,30 +13,33 @@
 -- The owner re-enters only the write hold the handle knows (its token); an
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
 -- that was left (a late copy) is refused.
-check_keys()
 local owner, req = ARGV[5], ARGV[6]
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
+local readers, writers = check_write_keys(h[1])
 local now = now_ms()
-purge(now)
-local h = redis.call('HMGET', KEYS[1], 'o', 'c', 't', 'r')
-if h[1] == owner and h[4] == req then
-  return {1, tonumber(h[3]), tonumber(h[2])}
+if readers + writers > 0 then
+  redis.call('ZCARD', KEYS[7]) -- its type, before purge writes
+  purge(now)
+end
+if h[2] == owner and h[5] == req then
+  return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[7], req) then
-  return {0, h[1] and remaining(KEYS[1]) or 1}
+  return {0, h[2] and remaining(KEYS[1]) or 1}
 end
-if h[1] == owner and h[3] == ARGV[11] then
+if h[2] == owner and h[4] == ARGV[11] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
-  return {1, tonumber(h[3]), c}
+  return {1, tonumber(h[4]), c}
 end
-if h[1] ~= owner then
-  if redis.call('HEXISTS', KEYS[3], owner) == 1 then
+if h[2] ~= owner then
+  if readers > 0 and redis.call('HEXISTS', KEYS[3], owner) == 1 then
     return {-1}
   end
   local wait
-  if h[1] then
+  if h[2] then
     wait = remaining(KEYS[1])
-  else
+  elseif readers > 0 then
     wait = first(KEYS[4], now)
   end
   if wait then
@@ -51,7 +54,7 @@ local t = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 't', t, 'r', req,
   'm', ARGV[8], 'a', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
-if redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
+if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
 end
 return {1, tonumber(t), 1}

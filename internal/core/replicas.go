@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,10 +22,11 @@ type Replicas struct {
 
 // Writer returns the Scripter an acquire or release runs its script on.
 // Without WaitReplicas it is s.RDB itself: nothing is added, not a round
-// trip, not an allocation. With it, it is a fresh Scripter whose EVALSHA
-// and EVAL each go in one pipeline with WAIT, on one connection to the
-// primary of the script's first key, and which records for Acked how many
-// replicas acknowledged. Take one per request; it is not for concurrent use.
+// trip, not an allocation. With it, EVALSHA and EVAL each go in one
+// pipeline with WAIT, on one connection to the primary of the script's
+// first key; when fewer replicas than asked acknowledge in time, the
+// script's command fails with an error matching ErrNotReplicated that says
+// how many did, and keeps the script's reply (see AcquireErr, ReleaseErr).
 func (s *Session) Writer() redis.Scripter {
 	if s.Config.Replicas.N == 0 {
 		return s.RDB
@@ -32,33 +34,27 @@ func (s *Session) Writer() redis.Scripter {
 	return &acked{rdb: s.RDB, r: s.Config.Replicas}
 }
 
-// Acked reports a shortfall of the last script run on w, a Scripter from
-// Writer: an error matching ErrNotReplicated that says how many replicas
-// acknowledged, or nil when enough did, when the script failed (its own
-// error says so) or when w waits for none.
-func Acked(w redis.Scripter) error {
-	if a, ok := w.(*acked); ok {
-		return a.short
+// AcquireErr is the error of an acquire sent on a Writer, given whether
+// its reply says it took its hold or permits: a WAIT shortfall after a take
+// matches ErrNotAcquired too, because the caller undoes the take; after a
+// try that took nothing, it is no error (a wait goes on).
+func AcquireErr(took bool, err error) error {
+	if !errors.Is(err, errs.ErrNotReplicated) {
+		return err
 	}
-	return nil
+	if !took {
+		return nil
+	}
+	return fmt.Errorf("%w: %w; the acquire was undone", errs.ErrNotAcquired, err)
 }
 
-// AckedAcquire is Acked for an acquire that took its hold or permits: the
-// caller undoes it on a shortfall, so the error matches ErrNotAcquired too.
-func AckedAcquire(w redis.Scripter) error {
-	if err := Acked(w); err != nil {
-		return fmt.Errorf("%w: %w; the acquire was undone", errs.ErrNotAcquired, err)
-	}
-	return nil
-}
-
-// AckedRelease is Acked for a release, which stands whatever the replicas
-// did: the error says so, and does not match ErrNotHeld.
-func AckedRelease(w redis.Scripter) error {
-	if err := Acked(w); err != nil {
+// ReleaseErr is the error of a release sent on a Writer: a WAIT shortfall
+// says that the release stands, and does not match ErrNotHeld.
+func ReleaseErr(err error) error {
+	if errors.Is(err, errs.ErrNotReplicated) {
 		return fmt.Errorf("%w; the release stands", err)
 	}
-	return nil
+	return err
 }
 
 // Confirm makes sure that the replicas have a grant that another client's
@@ -69,25 +65,23 @@ func AckedRelease(w redis.Scripter) error {
 // propagates (though it changes nothing) and reports whether the grant
 // still stands; the WAIT after it covers every earlier write of the
 // replication stream, the grant included. Confirm reports whether the grant
-// stands, or a shortfall as AckedAcquire does. Without WaitReplicas it
+// stands, or a shortfall as AcquireErr does. Without WaitReplicas it
 // returns true at once.
 func (s *Session) Confirm(ctx context.Context, touch func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
 	if s.Config.Replicas.N == 0 {
 		return true, nil
 	}
-	w := s.Writer()
-	ok, err := touch(ctx, w)
-	if err != nil || !ok {
+	ok, err := touch(ctx, s.Writer())
+	if err = AcquireErr(ok, err); err != nil || !ok {
 		return false, err
 	}
-	return true, AckedAcquire(w)
+	return true, nil
 }
 
 // acked is the Scripter of Writer with WaitReplicas set.
 type acked struct {
-	rdb   Redis
-	r     Replicas
-	short error // the last script's shortfall
+	rdb Redis
+	r   Replicas
 }
 
 func (a *acked) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
@@ -122,8 +116,8 @@ type pipeliner interface {
 	Pipeline() redis.Pipeliner
 }
 
-// run sends the script that queue adds and WAIT in one pipeline, records
-// the acknowledgement, and returns the script's reply.
+// run sends the script that queue adds and WAIT in one pipeline, and
+// returns the script's command, failed on a shortfall (see Writer).
 //
 // A *redis.Client, also as a Sentinel failover client, runs a pipeline on
 // one connection, which WAIT needs: it waits for the replicas to reach the
@@ -172,14 +166,13 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(red
 	wait := redis.NewIntCmd(ctx, "wait", a.r.N, a.r.Timeout.Milliseconds())
 	_ = pipe.Process(ctx, wait)
 	_, _ = pipe.Exec(ctx) // each command keeps its own error
-	a.short = nil
 	switch {
 	case cmd.Err() != nil: // the script's own error says what happened
 	case wait.Err() != nil:
-		a.short = fmt.Errorf("%w: WAIT %d %d: %w", errs.ErrNotReplicated, a.r.N, a.r.Timeout.Milliseconds(), wait.Err())
+		cmd.SetErr(fmt.Errorf("%w: WAIT %d %d: %w", errs.ErrNotReplicated, a.r.N, a.r.Timeout.Milliseconds(), wait.Err()))
 	case wait.Val() < int64(a.r.N):
-		a.short = fmt.Errorf("%w: %d of %d replicas acknowledged within %v",
-			errs.ErrNotReplicated, wait.Val(), a.r.N, a.r.Timeout)
+		cmd.SetErr(fmt.Errorf("%w: %d of %d replicas acknowledged within %v",
+			errs.ErrNotReplicated, wait.Val(), a.r.N, a.r.Timeout))
 	}
 	return cmd
 }

@@ -37,67 +37,52 @@ func MaxPoll(d time.Duration) func(*Options) error {
 	}
 }
 
-// Handle is what a handle on an exclusive lock is made of, whatever its
-// queueing policy: the Session, the lock hash, the hold and the request
-// sequence. rlock and rfairlock wrap it and keep their acquire loops. Its
-// zero value is not usable; use NewHandle. A Handle must not be copied.
-type Handle struct {
-	S       *core.Session // nil when New was given a nil Client
-	Name    string
-	Err     error         // from New: a bad name or option, reported by every method
-	Lock    scripts.Lock  // the lock hash; zero when Err is set
-	MaxPoll time.Duration // 0: the Client's
-	Hold    *Tracker
-	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
+// Base is what every handle is made of, locks and semaphores alike: the
+// Session, the name, the error New recorded, and a fresh owner's request
+// sequence. A Base must not be copied.
+type Base struct {
+	S     *core.Session // nil when New was given a nil Client
+	Name  string
+	Err   error  // from New: a bad argument, reported by every method
+	Owner string // "" when Err is set
 
 	req atomic.Uint64 // request sequence: request ids are "<owner>:<seq>"
 }
 
-// NewHandle does what New does for every lock kind: it checks c, name and
-// opts, applies opts, and names the lock hash of kind for a fresh owner. It
-// does no I/O. A bad argument is recorded in Err, and the lock is then left
-// unnamed; the caller names any keys of its own with Key only if Err is nil.
-func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
-	h := &Handle{Name: name, Hold: New()}
+// Init does what New does for every primitive: it checks c and name, and
+// names a fresh owner. It does no I/O. A bad argument is recorded in Err,
+// and Init reports whether there was none.
+func (b *Base) Init(c *redcoord.Client, name string) bool {
+	b.Name = name
 	if c == nil {
-		h.Err = errs.Invalid("c", "nil *redcoord.Client")
-		return h
+		b.Err = errs.Invalid("c", "nil *redcoord.Client")
+		return false
 	}
-	h.S = core.Of(c)
-	if h.Err = core.CheckName(name); h.Err != nil {
-		return h
+	b.S = core.Of(c)
+	if b.Err = core.CheckName(name); b.Err != nil {
+		return false
 	}
-	var o Options
-	if h.Err = option.Apply(&o, opts); h.Err != nil {
-		return h
-	}
-	h.MaxPoll = o.MaxPoll
-	owner := h.S.NewOwner()
-	h.Lock = scripts.Lock{
-		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
-		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
-	}.Prepared(h.S.Config.TTL)
-	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false))
-	return h
+	b.Owner = b.S.NewOwner()
+	return true
 }
 
-// Key returns the key of one part of the lock.
-func (h *Handle) Key(part string) string { return h.S.Key(h.Name, part) }
+// Key returns the key of one part of the primitive.
+func (b *Base) Key(part string) string { return b.S.Key(b.Name, part) }
 
 // Check returns the first reason an operation must not start: a bad
 // argument to New, a closed Client, or a done ctx.
-func (h *Handle) Check(ctx context.Context) error {
-	if h.Err != nil {
-		return h.Err
+func (b *Base) Check(ctx context.Context) error {
+	if b.Err != nil {
+		return b.Err
 	}
-	return h.S.Check(ctx)
+	return b.S.Check(ctx)
 }
 
 // CheckAcquire is Check for an acquire: a closed Client or a done ctx also
 // matches ErrNotAcquired, which says what did not happen beside why.
-func (h *Handle) CheckAcquire(ctx context.Context) error {
-	err := h.Check(ctx)
-	if err != nil && h.Err == nil {
+func (b *Base) CheckAcquire(ctx context.Context) error {
+	err := b.Check(ctx)
+	if err != nil && b.Err == nil {
 		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
 	}
 	return err
@@ -105,10 +90,45 @@ func (h *Handle) CheckAcquire(ctx context.Context) error {
 
 // NextRequest returns a fresh request id, "<owner>:<seq>", for idempotent
 // retries.
-func (h *Handle) NextRequest() string {
-	var b [96]byte
-	id := append(append(b[:0], h.Lock.Owner...), ':')
-	return string(strconv.AppendUint(id, h.req.Add(1), 10))
+func (b *Base) NextRequest() string {
+	var buf [96]byte
+	id := append(append(buf[:0], b.Owner...), ':')
+	return string(strconv.AppendUint(id, b.req.Add(1), 10))
+}
+
+// Handle is what a handle on an exclusive lock is made of, whatever its
+// queueing policy: the Base, the lock hash and the hold. rlock, rfairlock
+// and rrwlock wrap it and keep their acquire loops. Its zero value is not
+// usable; use NewHandle. A Handle must not be copied.
+type Handle struct {
+	Base
+	Lock    scripts.Lock  // the lock hash; zero when Err is set
+	MaxPoll time.Duration // 0: the Client's
+	Hold    *Tracker
+	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
+}
+
+// NewHandle does what New does for every lock kind: it checks c, name and
+// opts, applies opts, and names the lock hash of kind for a fresh owner. It
+// does no I/O. A bad argument is recorded in Err, and the lock is then left
+// unnamed; the caller names any keys of its own with Key only if Err is nil.
+func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
+	h := &Handle{Hold: New()}
+	if !h.Init(c, name) {
+		return h
+	}
+	var o Options
+	if h.Err = option.Apply(&o, opts); h.Err != nil {
+		return h
+	}
+	h.MaxPoll = o.MaxPoll
+	owner := h.Owner
+	h.Lock = scripts.Lock{
+		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
+		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
+	}.Prepared(h.S.Config.TTL)
+	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false))
+	return h
 }
 
 // LeaseArg returns the lease argument of an acquire with a fixed lease
@@ -192,22 +212,18 @@ func (h *Handle) Unlock(ctx context.Context, release Release) error {
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
 // ("lock", "read lock"). A release request that fails leaves the hold
-// watched, as endRelease says.
+// watched, as EndRelease says.
 func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
 	what += " " + strconv.Quote(h.Name)
-	all, err := t.startRelease(ctx, what)
+	all, err := t.StartRelease(ctx, what)
 	if err != nil {
 		return err
 	}
-	w := h.S.Writer()
-	n, err := release(ctx, w, h.NextRequest(), all)
-	if err := t.endRelease(n, err, what); err != nil {
-		return err
-	}
-	return core.AckedRelease(w)
+	n, err := release(ctx, h.S.Writer(), h.NextRequest(), all)
+	return t.EndRelease(n, err, what)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

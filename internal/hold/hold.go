@@ -1,13 +1,17 @@
-// Package hold is what the lock packages share: a lock handle's view of
-// one of its holds (Tracker: count, fencing token, the watchdog lease or
-// fixed-lease timer, and the channel that reports the hold lost), the Handle
-// around it (argument checks, the lock hash's keys, request ids, Unlock,
-// ForceUnlock and the state reads), and the Heartbeat that keeps a waiter
-// registered in Redis (rfairlock's queue, rrwlock's waiting writers).
+// Package hold is what the primitives' handles share: the Base of every
+// handle (argument checks, the owner and its request ids); a handle's view
+// of one of its holds (Tracker: count, fencing token, the watchdog lease or
+// fixed-lease timer, the channel that reports the hold lost, and the
+// release and extend requests that change them), which the locks keep one
+// of and an expirable semaphore keeps one of per permit; the lock Handle
+// around a Tracker (the lock hash's keys, Unlock, ForceUnlock and the state
+// reads); and the Heartbeat that keeps a waiter registered in Redis
+// (rfairlock's queue, rrwlock's waiting writers).
 package hold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -145,6 +149,9 @@ type Lease struct {
 	Fixed    time.Duration
 	Since    time.Time // taken before the acquire request was sent
 	TokenArg any       // the hold's token as a script argument; nil: made from it
+	// OnLost, if set, is called when the lease or the timer finds the hold
+	// gone, after Lost has closed, outside the Tracker's lock.
+	OnLost func()
 }
 
 // Reentry reports whether an acquire reply of count holds re-enters the
@@ -175,9 +182,13 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	lost := make(chan struct{})
 	onLost := func() {
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.lost == lost && t.count > 0 {
+		hit := t.lost == lost && t.count > 0
+		if hit {
 			t.lostLocked()
+		}
+		t.mu.Unlock()
+		if hit && l.OnLost != nil {
+			l.OnLost()
 		}
 	}
 	if l.Fixed > 0 {
@@ -198,14 +209,14 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	return nil
 }
 
-// startRelease begins a release request in the handle's turn, which
-// endRelease gives back. A handle that holds nothing and has lost nothing
+// StartRelease begins a release request in the handle's turn, which
+// EndRelease gives back. A handle that holds nothing and has lost nothing
 // gets ErrNotHeld without a request (and without the turn). If the request
 // drops the last hold, the watchdog stops renewing it first, so that a
 // released hold is never renewed. all says whether the release must drop
 // every hold of the owner: the handle's hold was lost, and nobody renews
 // what Redis may still have of it.
-func (t *Tracker) startRelease(ctx context.Context, what string) (all bool, err error) {
+func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err error) {
 	if err := t.take(ctx); err != nil {
 		return false, err
 	}
@@ -220,28 +231,102 @@ func (t *Tracker) startRelease(ctx context.Context, what string) (all bool, err 
 		t.lease.Remove()
 		t.lease = nil
 	}
+	if t.count == 1 && t.timer != nil { // a hold being released is not lost by its timer
+		t.timer.Stop()
+		t.timer = nil
+	}
 	return t.count == 0 && t.gone, nil
 }
 
-// endRelease records the reply of the release request startRelease began
+// EndRelease records the reply of the release request StartRelease began
 // (see released), or its failure, which leaves the hold watched again from
 // its last renewal: renewed while Redis has it, reported lost once it is
-// gone. It gives the turn back.
-func (t *Tracker) endRelease(n int64, err error, what string) error {
+// gone. A WAIT shortfall (core.Writer) comes with the reply: the release
+// stands, and the shortfall is returned. It gives the turn back.
+func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	defer t.give()
+	var short error
+	if errors.Is(err, errs.ErrNotReplicated) {
+		short, err = core.ReleaseErr(err), nil // n says what the release did
+	}
 	if err != nil {
 		t.mu.Lock()
 		t.watchLocked()
 		t.mu.Unlock()
 		return err
 	}
-	return t.released(n, what)
+	if err := t.released(n, what); err != nil {
+		return err
+	}
+	return short
 }
 
-// watchLocked has the watchdog renew the current hold again, from its last
-// renewal, when it is kept that way and not watched; the caller holds mu.
+// Extend gives the current hold a fixed lease of length, in the handle's
+// turn. The watchdog stops renewing the hold first, since a renewal in
+// flight could undo a shorter lease; then send sets the lease in Redis and
+// reports whether the owner still had the hold. The new lease is counted
+// from before send, and the hold ends with a timer at its end, less
+// lease.Margin. A hold Redis no longer had is lost: ErrLeaseLost, which
+// matches ErrNotHeld too. A failed send leaves the hold kept as it was. A
+// WAIT shortfall leaves the new lease standing, and is returned.
+func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration, send func() (bool, error)) error {
+	if err := t.take(ctx); err != nil {
+		return err
+	}
+	defer t.give()
+	t.mu.Lock()
+	if t.count == 0 {
+		gone := t.gone
+		t.mu.Unlock()
+		if gone {
+			return fmt.Errorf("%w: %w: %s: the hold was lost before this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+		}
+		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	}
+	if t.lease != nil {
+		t.renewed = t.lease.Renewed()
+		t.lease.Remove()
+		t.lease = nil
+	}
+	t.mu.Unlock()
+	sent := time.Now()
+	ok, err := send()
+	short := errors.Is(err, errs.ErrNotReplicated)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err != nil && !short:
+		t.watchLocked() // as it was
+		return err
+	case !ok:
+		if t.count > 0 {
+			t.lostLocked()
+		}
+		return fmt.Errorf("%w: %w: %s: the hold expired or was deleted before this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+	}
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	t.keep.Fixed, t.keep.Since = length, sent
+	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.watch)
+	if short {
+		return fmt.Errorf("%w; the new lease stands", err)
+	}
+	return nil
+}
+
+// watchLocked keeps the current hold again as it was kept before a
+// request stopped that: the watchdog renews it from its last renewal, or a
+// timer marks it lost when its fixed lease ends. The caller holds mu.
 func (t *Tracker) watchLocked() {
-	if t.count == 0 || t.lease != nil || t.keep.Fixed > 0 || t.keep.Watchdog == nil {
+	if t.count == 0 || t.lease != nil || t.timer != nil {
+		return
+	}
+	if t.keep.Fixed > 0 {
+		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.watch)
+		return
+	}
+	if t.keep.Watchdog == nil {
 		return
 	}
 	if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.watch); err == nil {

@@ -22,6 +22,9 @@ import (
 // counted from when that was sent. A late fixed lease cannot be renewed
 // without changing it: it is an error, as is a confirmation that fails or
 // is late too; the caller then gives the hold back with its leave script.
+// rdb is the acquire's Writer: with WithWaitReplicas, a confirming renewal
+// that too few replicas acknowledged fails the confirmation too, as the
+// acquire's own shortfall would have (see core.Writer).
 func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since time.Time, length time.Duration, fixed bool) (time.Time, error) {
 	life := length - lease.Margin(length)
 	took := time.Since(since)

@@ -215,7 +215,7 @@ func (w *Watchdog) run() {
 	// loss is reported by the clock, not when some I/O returns.
 	expiry := time.NewTimer(time.Hour)
 	defer expiry.Stop()
-	w.arm(expiry)
+	w.arm(expiry, true)
 	ticked := make(chan struct{}, maxTicks)
 	running := 0
 	stuck := false // the stuck ticks were reported
@@ -240,19 +240,24 @@ func (w *Watchdog) run() {
 			})
 		case <-ticked:
 			running--
-			w.arm(expiry)
+			w.arm(expiry, false)
 		case <-w.rearm:
-			w.arm(expiry)
+			w.arm(expiry, false)
 		case <-expiry.C:
 			w.expire()
-			w.arm(expiry)
+			w.arm(expiry, true)
 		}
 	}
 }
 
-// arm sets timer to fire at the earliest deadline of the watched leases, or
-// stops it when none is watched.
-func (w *Watchdog) arm(timer *time.Timer) {
+// arm sets timer to fire at the earliest deadline of the watched leases.
+// With none watched, a timer still pending (idle false) is left to fire at
+// the deadline it has and find nothing, and an idle one (it fired, or was
+// never armed) is armed for a lease TTL from now: either way the timer is
+// due no later than the deadline of a lease added from now on, so that a
+// lock taken and released in a loop gives Add no reason to wake the
+// goroutine.
+func (w *Watchdog) arm(timer *time.Timer, idle bool) {
 	w.mu.Lock()
 	var first time.Time
 	for l := range w.leases {
@@ -260,12 +265,17 @@ func (w *Watchdog) arm(timer *time.Timer) {
 			first = d
 		}
 	}
+	if first.IsZero() {
+		if !idle && !w.armed.IsZero() {
+			w.mu.Unlock()
+			return
+		}
+		first = time.Now().Add(w.ttl - Margin(w.ttl))
+	}
 	w.armed = first
 	w.mu.Unlock()
 	timer.Stop()
-	if !first.IsZero() {
-		timer.Reset(time.Until(first))
-	}
+	timer.Reset(time.Until(first))
 }
 
 // deadline returns when l may be gone from Redis, by the watchdog's clock;

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,4 +57,25 @@ func TestCallLoadsLostScript(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true}, loaded, "the script is cached again")
 	})
+}
+
+// A script carries the library definitions it uses, directly or through
+// another definition, and no other.
+func TestLoadKeepsWhatIsUsed(t *testing.T) {
+	has := func(s *Script, def string) bool { return strings.Contains(s.src, "local function "+def+"(") }
+	assert.True(t, has(lockAcquire, "next_token"))
+	assert.True(t, has(lockAcquire, "server_time"), "used by next_token")
+	assert.Contains(t, lockAcquire.src, "local FENCE_TTL_MS", "used by next_token")
+	assert.False(t, has(lockAcquire, "outlive"))
+	assert.True(t, has(lockRelease, "notify"))
+	assert.False(t, has(lockRelease, "next_token"))
+	assert.True(t, has(rwWrite, "check_write_keys"))
+	assert.True(t, has(rwWrite, "check_kind"), "used by check_write_keys")
+
+	defs := definitions("x.lua", "-- header\n\n-- a\nlocal A, B = 1, 2\n\nlocal function f()\n  return A\nend\n")
+	require.Len(t, defs, 2)
+	assert.Equal(t, []string{"A", "B"}, defs[0].names)
+	assert.Equal(t, "local function f()\n  return A\nend\n\n\n", used(defs, "return f()")[len("-- a\nlocal A, B = 1, 2\n\n"):])
+	assert.Empty(t, used(defs, "return 1"))
+	assert.Panics(t, func() { definitions("x.lua", "-- header\n\nlocal A = 1\n\n  return A\n") }, "a paragraph that defines nothing")
 }

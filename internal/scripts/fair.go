@@ -100,9 +100,12 @@ func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held 
 		hb = heartbeat.Milliseconds()
 	}
 	v, err := f.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, flag(queue), hb, held)
-	if err != nil {
-		return Attempt{}, err
-	}
+	return decode(v, err, fairAttempt)
+}
+
+// fairAttempt decodes a fair acquire's reply: {1, token, count, age} or
+// {0, wait ms, server ms}.
+func fairAttempt(v any) (Attempt, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) < 3 {
 		return Attempt{}, errUnexpected(v)
@@ -145,10 +148,7 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 // recognised by the owner's release marker, as Lock.Release's.
 func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	v, err := f.releaseCall().Run(ctx, rdb, req, markerMs, flag(all))
-	if err != nil {
-		return 0, err
-	}
-	return integer(v)
+	return decode(v, err, integer)
 }
 
 // Leave undoes what the acquire request req did: its queue entry, or the

@@ -100,10 +100,7 @@ type Acquired struct {
 // req makes a retried request a no-op.
 func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease) (Acquired, error) {
 	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held)
-	if err != nil {
-		return Acquired{}, err
-	}
-	return acquired(v)
+	return decode(v, err, acquired)
 }
 
 // acquired decodes an acquire reply: {1, token, count} or {0, wait ms}.
@@ -134,10 +131,7 @@ func acquired(v any) (Acquired, error) {
 // remaining count; -1: not held.
 func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all))
-	if err != nil {
-		return 0, err
-	}
-	return integer(v)
+	return decode(v, err, integer)
 }
 
 // Leave undoes the acquire request req if it was applied, and makes Redis

@@ -114,10 +114,7 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 // Its token is the last write's.
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
 	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held))
-	if err != nil {
-		return Acquired{}, err
-	}
-	return acquired(v)
+	return decode(v, err, acquired)
 }
 
 // Write takes the write hold or re-enters the one whose token is held (0:
@@ -127,13 +124,10 @@ func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool
 func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
 	wait bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
 	v, err := rw.call(rwWrite).Run(ctx, rdb, req, lease.ms, lease.meta, flag(wait), rw.ms(hb), held)
-	if err != nil {
-		return Acquired{}, false, err
-	}
 	if arr, ok := v.([]any); ok && len(arr) == 1 && arr[0] == int64(upgradeReply) {
-		return Acquired{}, true, nil
+		return Acquired{}, true, nil // it wrote nothing for a shortfall to matter
 	}
-	a, err = acquired(v)
+	a, err = decode(v, err, acquired)
 	return a, false, err
 }
 
@@ -141,20 +135,14 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any
 // returns the remaining count; -1: not held.
 func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, markerMs, flag(all))
-	if err != nil {
-		return 0, err
-	}
-	return integer(v)
+	return decode(v, err, integer)
 }
 
 // Unlock drops one write hold (every write hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, markerMs, flag(all))
-	if err != nil {
-		return 0, err
-	}
-	return integer(v)
+	return decode(v, err, integer)
 }
 
 // Leave undoes the acquire request req if it was applied, and, for a writer,

@@ -226,3 +226,27 @@ func TestRWWrongType(t *testing.T) {
 		}
 	})
 }
+
+// An owner's leave markers of the wrong type are refused before the first
+// write, also when there are read leases to purge first.
+func TestRWWrongTypeLeft(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		for _, readers := range []bool{false, true} {
+			require.NoError(t, rdb.FlushAll(ctx).Err())
+			if readers {
+				_, err := testRW("b").Read(ctx, rdb, "b:1", false, time.Minute)
+				require.NoError(t, err)
+			}
+			a := testRW("a")
+			require.NoError(t, rdb.Set(ctx, a.Lock.Left, "x", 0).Err())
+			before := dump(t, rdb)
+			_, err := a.Read(ctx, rdb, "a:1", false, time.Minute)
+			assert.ErrorIs(t, err, errs.ErrWrongType, "read, readers %v", readers)
+			_, _, err = a.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			assert.ErrorIs(t, err, errs.ErrWrongType, "write, readers %v", readers)
+			assert.Equal(t, before, dump(t, rdb), "keys changed, readers %v", readers)
+		}
+	})
+}

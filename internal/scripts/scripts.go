@@ -3,14 +3,17 @@
 // decode their replies in one place.
 //
 // Every script begins with a header naming its KEYS, ARGV and replies, and is
-// run with lib.lua prepended. Scripts read time from TIME, touch keys only
+// run with the definitions it uses from lib.lua and its family's libraries
+// prepended (see loadWith). Scripts read time from TIME, touch keys only
 // through KEYS, and take names only as KEYS and ARGV: nothing a user supplies
 // is ever concatenated into Lua source.
 package scripts
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -22,7 +25,8 @@ import (
 // luaFiles are the sources, kept in the public package scripts.
 var luaFiles = lua.FS
 
-// Script is one operation: a Lua file with lib.lua prepended.
+// Script is one operation: a Lua file with the definitions it uses from
+// lib.lua and its family's libraries prepended (see loadWith).
 type Script struct {
 	name string
 	src  string
@@ -31,36 +35,143 @@ type Script struct {
 
 func load(name string) *Script { return loadWith(name) }
 
-// loadWith loads name+".lua" with lib.lua, then libs (each unless ""),
-// prepended.
+// loadWith loads name+".lua" with the definitions it uses from lib.lua,
+// then libs, prepended. A script runs its whole source on every call, and
+// each definition costs the server time to build (a closure, a constant):
+// the ones nothing calls are left out.
 func loadWith(name string, libs ...string) *Script {
-	var src string
-	files := append(append([]string{"lib.lua"}, libs...), name+".lua")
-	for _, f := range files {
-		if f == "" {
-			continue
-		}
-		b, err := luaFiles.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		src += string(b) + "\n"
+	body := read(name + ".lua")
+	var defs []definition
+	for _, f := range append([]string{"lib.lua"}, libs...) {
+		defs = append(defs, definitions(f, read(f))...)
 	}
+	src := used(defs, body) + body
 	return &Script{name: name, src: src, Script: redis.NewScript(src)}
+}
+
+func read(file string) string {
+	b, err := luaFiles.ReadFile(file)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// A definition is one paragraph of a library file: its comment and a
+// top-level local (a function or constants), with the names it defines.
+type definition struct {
+	names []string
+	text  string
+}
+
+var definedNames = regexp.MustCompile(`(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_, ]*)`)
+
+// definitions splits a library file into its definitions, one per
+// paragraph (lines up to a blank line). The file's first paragraph may be
+// a comment alone (its header); any other paragraph that defines nothing
+// is a mistake in the file, and panics.
+func definitions(file, src string) []definition {
+	var out []definition
+	for i, para := range strings.Split(src, "\n\n") {
+		var names []string
+		for _, m := range definedNames.FindAllStringSubmatch(para, -1) {
+			for _, n := range strings.Split(m[1], ",") {
+				names = append(names, strings.Fields(n)[0])
+			}
+		}
+		if len(names) == 0 {
+			if i == 0 || strings.TrimSpace(para) == "" {
+				continue
+			}
+			panic(fmt.Sprintf("scripts: %s: a paragraph defines nothing:\n%s", file, para))
+		}
+		out = append(out, definition{names, para})
+	}
+	return out
+}
+
+// used returns, in their order, the definitions that body refers to,
+// directly or through other definitions.
+func used(defs []definition, body string) string {
+	keep := make([]bool, len(defs))
+	refs := []string{body}
+	for len(refs) > 0 {
+		text := refs[len(refs)-1]
+		refs = refs[:len(refs)-1]
+		for i, d := range defs {
+			if !keep[i] && refersTo(text, d.names) {
+				keep[i] = true
+				refs = append(refs, d.text)
+			}
+		}
+	}
+	var b strings.Builder
+	for i, d := range defs {
+		if keep[i] {
+			b.WriteString(d.text)
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}
+
+// refersTo reports whether text names any of names as a whole word.
+func refersTo(text string, names []string) bool {
+	for _, n := range names {
+		for from := 0; ; {
+			i := strings.Index(text[from:], n)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(n)
+			if (i == 0 || !wordByte(text[i-1])) && (end == len(text) || !wordByte(text[end])) {
+				return true
+			}
+			from = end
+		}
+	}
+	return false
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // Name returns the script's file name without ".lua".
 func (s *Script) Name() string { return s.name }
 
 // Run runs the script by its SHA1, loading it once on NOSCRIPT, and returns
-// its reply or an error that says which script failed. A WRONGTYPE error
+// its reply or an error that says which script failed (or both, for a
+// WAIT shortfall: see decode). A WRONGTYPE error
 // from Redis or from the script's kind check matches errs.ErrWrongType.
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
 	v, err := s.Script.Run(ctx, rdb, keys, args...).Result()
 	if err != nil {
+		if errors.Is(err, errs.ErrNotReplicated) {
+			return v, err
+		}
 		return nil, s.wrap(err)
 	}
 	return v, nil
+}
+
+// decode decodes with dec the reply v of a run that returned err. A
+// script sent with WAIT (WithWaitReplicas) whose write too few replicas
+// acknowledged fails with an error matching errs.ErrNotReplicated, and
+// still has its reply: decode decodes it and returns that error beside
+// it, for the caller to undo an acquire or report a release that stands.
+// Any other error comes without a reply.
+func decode[T any](v any, err error, dec func(any) (T, error)) (T, error) {
+	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		var zero T
+		return zero, err
+	}
+	r, derr := dec(v)
+	if derr != nil {
+		return r, derr
+	}
+	return r, err
 }
 
 func (s *Script) wrap(err error) error {
@@ -90,6 +201,18 @@ func ints(v any, min int) ([]int64, error) {
 		out[i] = n
 	}
 	return out, nil
+}
+
+// isOne decodes an integer reply that is 1 for yes.
+func isOne(v any) (bool, error) {
+	n, err := integer(v)
+	return n == 1, err
+}
+
+// firstIsOne decodes an array reply of integers whose first is 1 for yes.
+func firstIsOne(v any) (bool, error) {
+	r, err := ints(v, 1)
+	return err == nil && r[0] == 1, err
 }
 
 // integer decodes an integer reply.

@@ -85,9 +85,11 @@ func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int6
 		q = "1"
 	}
 	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, q, heartbeat.Milliseconds())...)
-	if err != nil {
-		return SemAttempt{}, err
-	}
+	return decode(v, err, func(v any) (SemAttempt, error) { return semAttempt(v, n) })
+}
+
+// semAttempt decodes an acquire's reply for n permits.
+func semAttempt(v any, n int64) (SemAttempt, error) {
 	r, err := ints(v, 1)
 	if err != nil {
 		return SemAttempt{}, err
@@ -118,9 +120,11 @@ func ParseSemGrant(payload string) bool { return payload == "granted" }
 // total (more released than acquired) is ErrNotHeld and changes nothing.
 func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64) (int64, error) {
 	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n)...)
-	if err != nil {
-		return 0, err
-	}
+	return decode(v, err, func(v any) (int64, error) { return semReleased(v, n) })
+}
+
+// semReleased decodes a release's reply for n permits.
+func semReleased(v any, n int64) (int64, error) {
 	r, err := ints(v, 1)
 	switch {
 	case err != nil:

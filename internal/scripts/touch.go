@@ -14,9 +14,5 @@ var touch = load("touch")
 // client's included (see touch.lua).
 func Touch(ctx context.Context, rdb redis.Scripter, key, field, value string) (bool, error) {
 	v, err := touch.Run(ctx, rdb, []string{key}, field, value)
-	if err != nil {
-		return false, err
-	}
-	n, err := integer(v)
-	return n == 1, err
+	return decode(v, err, isOne)
 }

@@ -56,9 +56,11 @@ type XAttempt struct {
 // ErrNotAcquired.
 func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (XAttempt, error) {
 	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
-	if err != nil {
-		return XAttempt{}, err
-	}
+	return decode(v, err, xattempt)
+}
+
+// xattempt decodes an expirable acquire's reply.
+func xattempt(v any) (XAttempt, error) {
 	r, err := ints(v, 1)
 	if err != nil {
 		return XAttempt{}, err
@@ -83,22 +85,14 @@ func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease 
 // another request).
 func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req string) (bool, error) {
 	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req)...)
-	if err != nil {
-		return false, err
-	}
-	r, err := ints(v, 1)
-	return err == nil && r[0] == 1, err
+	return decode(v, err, firstIsOne)
 }
 
 // Extend sets the permit id's lease to end lease from now, if it is held,
 // and fixes it: the watchdog's renewals leave it be from then on.
 func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (bool, error) {
 	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), "fix")...)
-	if err != nil {
-		return false, err
-	}
-	n, err := integer(v)
-	return n == 1, err
+	return decode(v, err, isOne)
 }
 
 // Renewal returns the watchdog's renewal of the permit id: the script, its

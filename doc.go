@@ -99,8 +99,11 @@
 //
 // For a name N and the prefix P ("rc" by default) the keys are
 // P:{N}:lock (a hash: owner, hold count, token, holder metadata) and
-// P:{N}:fence (the token counter; see Fencing tokens), and the channel is
-// P:{N}:ch. The {N} hash tag keeps them in one Redis Cluster slot. Names are
+// P:{N}:fence (the token counter; see Fencing tokens); rlock's waiter
+// registry is P:{N}:waiters. The name's channel is P:{N}:ch, and each
+// Client's waiters wait on P:{N}:ch:<client id>, where a release that knows
+// whom to serve wakes them (rlock, rfairlock). The {N} hash tag keeps them
+// in one Redis Cluster slot. Names are
 // non-empty, at most 512 bytes, valid UTF-8, and contain no brace.
 //
 // # Redis Cluster and Sentinel

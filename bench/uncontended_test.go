@@ -62,7 +62,7 @@ func BenchmarkUncontended(b *testing.B) {
 // cycles of each contender in turn, starting each round with the next one,
 // so that they share the machine's moments alike.
 //
-//	go test ./bench -run '^$' -bench UncontendedRatio -benchtime 60x -count 3
+//	go test ./bench -run '^$' -bench UncontendedRatio -benchtime 80x -count 3
 //
 // For each contender but redsync it reports <name>-x-redsync-rate (its
 // cycles per second over redsync's) and <name>-x-redsync-server (its

@@ -99,5 +99,6 @@
 // owner's last release for a minute, so that a retried release is
 // recognised, and P:{N}:left:<owner> keeps an owner's last 16 acquire
 // requests that gave up for a minute, so that a late copy of one is
-// refused. Grants are published on P:{N}:ch.
+// refused. A grant is published on the grantee's Client's channel,
+// P:{N}:ch:<client id>, which only that process hears.
 package rfairlock

@@ -28,6 +28,7 @@ type Mutex struct {
 
 	h    *hold.Handle
 	fair scripts.Fair // h.Lock and the queue's keys; zero when h.Err is set
+	ch   string       // the Client's channel for the name, where grants to its waiters arrive
 }
 
 // New returns a handle on the fair lock named name. It does no I/O; a bad
@@ -39,6 +40,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	if h.Err == nil {
 		m.fair = scripts.Fair{Lock: h.Lock,
 			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting")}.Prepared(h.S.Config.TTL)
+		m.ch = h.S.ClientChannel(name)
 	}
 	return m
 }
@@ -86,7 +88,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	a := &attempt{m: m, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed), block: block}
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
-	spec := wait.Spec{Channel: m.fair.Channel, ID: a.req, Once: !block}
+	spec := wait.Spec{Channel: m.ch, ID: a.req, Once: !block}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err

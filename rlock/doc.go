@@ -15,13 +15,33 @@
 // uncontended Lock+Unlock costs exactly two. The first call after Redis
 // restarts pays one more, to load the script.
 //
+// # Waking
+//
+// A blocked Lock registers its request in the lock's waiter registry in
+// Redis (a zset, P:{name}:waiters): the try that finds the lock busy writes
+// it, in the same round trip. The watchdog renews the registration with
+// the Client's leases, so a process that dies is dropped within one lease
+// TTL. A release to zero wakes one registered request, the one registered
+// or renewed longest ago, with one message on its Client's channel
+// (P:{name}:ch:<client id>), which only that process hears; the woken
+// request leaves the registry and registers again if its next try loses. An
+// uncontended release publishes nothing. A forced unlock wakes every
+// registered Client once. So a release costs one message however many
+// processes wait, where a broadcast on the name's channel would wake a
+// waiter in every one of them to race for the lock.
+//
+// Pub/sub is a hint: a wake lost with a connection, or sent to a process
+// that died, costs the waiters one poll interval at most (their timer:
+// the holder's remaining lease or the max poll interval, whichever is
+// shorter). A Client that polls (WithPolling, or SUBSCRIBE refused)
+// registers nothing.
+//
 // # Fairness
 //
-// None. A release wakes one waiter in each process that has waiters, and the
-// first attempt to reach Redis wins: a waiter that was just woken can lose to
-// a handle that has not waited at all. This gives the highest throughput,
-// and it can starve a waiter under sustained contention. Use package
-// rfairlock when waiters must be served in order.
+// None. A woken waiter can lose to a handle that has not waited at all (a
+// Lock that finds the lock free takes it), and then registers again. This
+// gives the highest throughput, and it can starve a waiter under sustained
+// contention. Use package rfairlock when waiters must be served in order.
 //
 // # Lease and watchdog
 //

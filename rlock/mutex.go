@@ -7,6 +7,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -22,13 +23,18 @@ const kind = "rlock"
 type Mutex struct {
 	_ noCopy
 
-	h *hold.Handle
+	h  *hold.Handle
+	ch string // the Client's channel for the name, where its waiters are woken
 }
 
 // New returns a handle on the lock named name. It does no I/O; a bad name or
 // option is reported by every method of the handle, as ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
-	return &Mutex{h: hold.NewHandle(c, name, kind, opts)}
+	m := &Mutex{h: hold.NewHandle(c, name, kind, opts)}
+	if m.h.Err == nil {
+		m.ch = m.h.S.ClientChannel(name)
+	}
+	return m
 }
 
 // Name returns the lock's name.
@@ -69,11 +75,19 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
-	a := &attempt{h: h, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed)}
+	a := &attempt{h: h, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
 	defer a.op.Stop()
-	// A handle that holds the lock re-enters at once; one that does not
-	// queues behind this Client's waiters instead of overtaking them.
-	spec := wait.Spec{Channel: h.Lock.Channel, Once: !block, Join: h.Hold.Count() == 0}
+	if block && h.S.Woken() {
+		a.reg = scripts.Register
+		defer a.stopBeat()
+	}
+	// A registered waiter is woken by its request id (see Unlock), and tries
+	// at once. A polling one that does not hold the lock queues behind this
+	// Client's waiters instead of overtaking them; a holder re-enters at once.
+	spec := wait.Spec{Channel: m.ch, Once: !block, Join: h.Hold.Count() == 0}
+	if a.reg != scripts.NoRegistry {
+		spec.ID = a.req
+	}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
@@ -81,12 +95,36 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	return h.Took(ctx, got, fixed, a)
 }
 
-// attempt is one acquire's tries, and the undo of its request.
+// attempt is one acquire's tries, and the undo of its request. A blocking
+// acquire whose Client is woken by pub/sub registers its request in the
+// lock's waiter registry when a try finds the lock busy, so that a release
+// wakes this Client (see Unlock); a heartbeat keeps the registration alive
+// while it waits.
 type attempt struct {
 	h     *hold.Handle
 	op    *hold.Op
 	req   string
 	lease scripts.Lease
+	reg   scripts.Registry
+	beat  *hold.Heartbeat // the registration's, once a try registered it
+}
+
+// registered records that a busy try sent at sent registered the request.
+func (a *attempt) registered(sent time.Time) error {
+	a.reg = scripts.Reregister
+	if a.beat == nil {
+		ttl := a.h.S.Config.TTL
+		script, keys, args := a.h.Lock.Beat(a.req, ttl)
+		a.beat = hold.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	}
+	return a.beat.Watch(sent)
+}
+
+// stopBeat ends the registration's heartbeat, if any.
+func (a *attempt) stopBeat() {
+	if a.beat != nil {
+		a.beat.Stop()
+	}
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
@@ -97,10 +135,13 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 		return hold.Got{}, wait.Attempt{}, err
 	}
 	sent := time.Now()
-	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease)
+	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, a.reg)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
 		a.op.Stop()
+	}
+	if err == nil && !r.OK && a.reg != scripts.NoRegistry {
+		err = a.registered(sent)
 	}
 	if err != nil {
 		return hold.Got{}, wait.Attempt{}, err
@@ -108,14 +149,16 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 	return hold.Got{Acquired: r, Since: sent}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }
 
-// Leave undoes the request if Redis applied it.
+// Leave undoes the request if Redis applied it, and unregisters it.
 func (a *attempt) Leave(ctx context.Context) error {
+	a.stopBeat()
 	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req)
 	return err
 }
 
-// Unlock releases one hold; the last one frees the lock and wakes one waiter
-// in each process that has waiters. A handle that does not hold the lock
+// Unlock releases one hold; the last one frees the lock and wakes one
+// registered waiter, in its own process (see Waking in the package
+// documentation). A handle that does not hold the lock
 // gets ErrNotHeld, and Redis is left unchanged. Once Lost has closed, Unlock
 // returns ErrLeaseLost (matching ErrNotHeld too), deleting what Redis may
 // still have of the hold. An Unlock that go-redis retries after a lost

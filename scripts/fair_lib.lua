@@ -9,7 +9,7 @@
 --   KEYS[5] waiting: a hash, request id -> "<lease ms> <holder metadata>",
 --           what a grant to that request needs
 --   KEYS[6] the caller's release marker (see lib.lua)
---   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+--   ARGV[1] kind   ARGV[2] publish command   ARGV[3] the name's channel
 -- The queue, alive and waiting keys always hold the same request ids: every
 -- script adds or removes an id in all three at once.
 local KIND, PUBLISH, CHANNEL = ARGV[1], ARGV[2], ARGV[3]
@@ -67,8 +67,10 @@ local function take(req, lease, meta, now)
 end
 
 -- hand_on grants the free lock to the first live waiter, if any, and
--- publishes the grant to it alone: "@<req> <token> <now>" (see the targeted wake of internal/hub (To);
--- now is the server's clock in ms, from which the grantee dates its lease).
+-- publishes the grant to it alone, on its client's channel (see
+-- client_channel in lib.lua), which only its process hears: "@<req>
+-- <token> <now>" (see To in internal/hub; now is the server's clock in ms,
+-- from which the grantee dates its lease).
 -- A retried acquire with the same request id then finds r == req.
 local function hand_on(now)
   while true do
@@ -81,7 +83,7 @@ local function hand_on(now)
     forget(req)
     if sp then
       local token = take(req, string.sub(w, 1, sp - 1), string.sub(w, sp + 1), now)
-      notify(PUBLISH, CHANNEL, '@' .. req .. ' ' .. token .. ' ' .. now)
+      notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ' .. token .. ' ' .. now)
       return
     end
   end

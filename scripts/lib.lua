@@ -114,6 +114,64 @@ local function notify(cmd, channel, msg)
   end
 end
 
+-- A waiter registry (P:{N}:waiters, a zset: request id -> heartbeat
+-- deadline, server time in ms) lists the blocked acquires of an unfair
+-- lock, so that a release wakes one of them in its own process instead of
+-- every process that waits on the name. A request id is
+-- "<client>:<handle>:<seq>"; its client's channel is the name's channel
+-- followed by ":<client>", in the name's slot.
+
+-- client_channel returns the channel of the client that sent request req.
+local function client_channel(channel, req)
+  return channel .. ':' .. string.match(req, '^([^:]*)')
+end
+
+-- register records request req in the registry key as waiting, for ms more.
+local function register(key, req, ms)
+  local t = server_time()
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', key, now + ms, req)
+  outlive(key, ms)
+end
+
+-- wake_one wakes the registered request whose deadline comes first (the
+-- one registered or renewed longest ago), after dropping the dead ones
+-- (past their deadline): a message targeted at it ("@<req> ", see
+-- internal/hub) on its client's channel, which only that process hears.
+-- The woken request leaves the registry: it registers again if its next
+-- try fails, and a dead process is woken once at most. waiting is the
+-- registry's size, read before the script's first write (its type checked
+-- then).
+local function wake_one(key, waiting, cmd, channel)
+  if waiting == 0 then
+    return
+  end
+  local t = server_time()
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local first = redis.call('ZRANGE', key, 0, 0)[1]
+  if first then
+    redis.call('ZREM', key, first)
+    notify(cmd, client_channel(channel, first), '@' .. first .. ' ') -- a hint (see notify)
+  end
+end
+
+-- wake_all wakes every registered request's process (a forced unlock:
+-- anyone may take the lock), once per process.
+local function wake_all(key, waiting, cmd, channel)
+  if waiting == 0 then
+    return
+  end
+  local seen = {}
+  for _, req in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    local ch = client_channel(channel, req)
+    if not seen[ch] then
+      seen[ch] = true
+      notify(cmd, ch, '*')
+    end
+  end
+end
+
 -- LEFT_KEEP is how many of an owner's left requests its leave markers keep:
 -- a late copy of a request is one of the owner's last few.
 local LEFT_KEEP = 16

@@ -1,7 +1,12 @@
 -- lock_acquire: take a lock hash for an owner, or re-enter it.
 -- KEYS[1] lock hash   KEYS[2] fence hash   KEYS[3] the owner's leave markers
+-- KEYS[4] the waiter registry (see lib.lua)
 -- ARGV[1] owner   ARGV[2] kind   ARGV[3] request id   ARGV[4] lease (ms)
 -- ARGV[5] holder metadata   ARGV[6] token of the hold the handle has ('0': none)
+-- ARGV[7] the registry: '0' leave it be; 'r' register the request if the
+--         lock is busy; 'u' the same, and unregister it if acquired (an
+--         earlier try registered it)
+-- ARGV[8] how long a registration lives without a heartbeat (ms)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
@@ -13,10 +18,20 @@
 -- error leaves the keys unchanged.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
 check_kind(KEYS[1], h[1], ARGV[2])
+local mode = ARGV[7]
+if mode == 'u' then
+  redis.call('ZSCORE', KEYS[4], ARGV[3]) -- its type, before any write
+end
 if h[2] and h[2] ~= ARGV[1] then
+  if mode ~= '0' and not was_left(KEYS[3], ARGV[3]) then
+    register(KEYS[4], ARGV[3], tonumber(ARGV[8]))
+  end
   return {0, remaining(KEYS[1])}
 end
 if h[2] and h[5] == ARGV[3] then
+  if mode == 'u' then
+    redis.call('ZREM', KEYS[4], ARGV[3])
+  end
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[3], ARGV[3]) then
@@ -25,10 +40,16 @@ end
 if h[2] and h[4] == ARGV[6] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', ARGV[3])
+  if mode == 'u' then
+    redis.call('ZREM', KEYS[4], ARGV[3])
+  end
   return {1, tonumber(h[4]), c}
 end
 local token = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 't', token,
   'r', ARGV[3], 'm', ARGV[5], 'a', now_ms())
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if mode == 'u' then
+  redis.call('ZREM', KEYS[4], ARGV[3])
+end
 return {1, tonumber(token), 1}

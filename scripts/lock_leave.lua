@@ -3,13 +3,27 @@
 -- both cases it leaves a marker by which a late copy of the request (one
 -- that reaches Redis after this script) is refused.
 -- KEYS[1] lock hash   KEYS[2] the owner's leave markers (see mark_left)
+-- KEYS[3] the waiter registry (see lib.lua): the request leaves it; a
+--         free lock is handed a wake (wake_one) when the leave frees it,
+--         or when the request had been woken and gives the wake up
 -- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
 -- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
 -- Reply: 1 undone; 0 the request was not applied (or was already undone).
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], ARGV[3])
+local waiting = redis.call('ZCARD', KEYS[3])
 mark_left(KEYS[2], ARGV[2], ARGV[6])
+local removed = 0
+if waiting > 0 then
+  removed = redis.call('ZREM', KEYS[3], ARGV[2])
+  waiting = waiting - removed
+end
 if h[2] ~= ARGV[1] or h[4] ~= ARGV[2] then
+  if not h[2] and removed == 0 then
+    -- The request was not registered any more: a release may have woken
+    -- it, and it gives up: the wake goes on to another registered waiter.
+    wake_one(KEYS[3], waiting, ARGV[4], ARGV[5])
+  end
   return 0
 end
 local c = tonumber(h[3]) - 1
@@ -18,5 +32,5 @@ if c > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1])
-notify(ARGV[4], ARGV[5], '1') -- a hint (see notify)
+wake_one(KEYS[3], waiting, ARGV[4], ARGV[5])
 return 1

@@ -1,5 +1,7 @@
--- lock_release: drop one hold of a lock hash; at zero delete it and notify.
+-- lock_release: drop one hold of a lock hash; at zero delete it and wake a
+-- registered waiter.
 -- KEYS[1] lock hash   KEYS[2] the owner's release marker (a string, P:{N}:rel:<owner>)
+-- KEYS[3] the waiter registry (see lib.lua): a release to zero wakes one
 -- ARGV[1] owner   ARGV[2] kind   ARGV[3] publish command   ARGV[4] channel
 -- ARGV[5] marker lifetime (ms)   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
@@ -24,7 +26,8 @@ if c > 0 and ARGV[7] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', ARGV[6])
   return c
 end
+local waiting = redis.call('ZCARD', KEYS[3])
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[5])
 redis.call('DEL', KEYS[1])
-notify(ARGV[3], ARGV[4], '1') -- a hint (see notify)
+wake_one(KEYS[3], waiting, ARGV[3], ARGV[4])
 return 0

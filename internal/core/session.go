@@ -101,6 +101,27 @@ func (s *Session) Key(name, part string) string {
 // Channel returns the notification channel of a name.
 func (s *Session) Channel(name string) string { return s.Key(name, "ch") }
 
+// ClientChannel returns this Client's channel for name: the name's channel
+// and the Client's id, in the name's slot. A script that knows which
+// waiter to wake publishes there, and only that Client's Hub hears it.
+func (s *Session) ClientChannel(name string) string { return s.Channel(name) + ":" + s.ID }
+
+// Woken reports whether this Session's waiters are woken by pub/sub: it
+// does not poll (WithPolling), and its Hub can subscribe (the server has
+// not refused, the connection has not just failed). A waiter that
+// registers to be woken (an unfair lock's registry) must be one that
+// listens; one whose own subscription fails after that costs the others a
+// lost wake, bounded by their poll interval.
+func (s *Session) Woken() bool {
+	if s.Config.Polling {
+		return false
+	}
+	s.hubMu.Lock()
+	h := s.hub
+	s.hubMu.Unlock()
+	return h == nil || !h.Polls()
+}
+
 // PublishCommand is the command scripts notify with: SPUBLISH on Cluster,
 // where the Hub subscribes per shard, PUBLISH otherwise.
 func (s *Session) PublishCommand() string { return hub.PublishCommand(s.RDB) }
@@ -140,6 +161,10 @@ func (s *Session) Hub() (*hub.Hub, error) {
 	if s.hub == nil {
 		h, err := hub.New(s.RDB, hub.WithLogger(s.Config.Logger),
 			hub.WithPollInterval(s.Config.PollInterval),
+			// A process whose one worker locks in a loop keeps its channel
+			// subscribed between waits: no SUBSCRIBE, UNSUBSCRIBE or
+			// confirmation wait per acquisition.
+			hub.WithLinger(s.Config.PollInterval),
 			hub.WithProbeChannel(s.Config.Prefix+":hub:probe"))
 		if err != nil {
 			return nil, err

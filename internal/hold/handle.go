@@ -125,7 +125,8 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	owner := h.Owner
 	h.Lock = scripts.Lock{
 		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
-		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
+		Waiters: h.Key("waiters"),
+		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 	}.Prepared(h.S.Config.TTL)
 	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false))
 	return h

@@ -51,6 +51,19 @@
 // channel wakes one of its own, so the herd is bounded by the number of
 // processes, not of waiters.
 //
+// # Targeted channels
+//
+// The library's locks do not publish a release on the name's channel,
+// which every process waiting on the name hears. Each Client's waiters
+// wait on the Client's own channel for the name (the name's channel
+// followed by ":<client id>", in the same slot), and a script that knows
+// whom to serve publishes there only: rlock's release sends "@ID " to the
+// registered waiter it wakes, rfairlock's grant "@ID PAYLOAD" to the
+// queue's head. One release is then one message to one process, however
+// many wait. With WithLinger a channel stays subscribed for a while after
+// its last waiter leaves, so that a process whose one worker locks in a
+// loop does not SUBSCRIBE and UNSUBSCRIBE for every acquisition.
+//
 // # Pub/sub is a hint
 //
 // Redis pub/sub is fire-and-forget: a message published while the

@@ -122,6 +122,15 @@ func (h *Hub) Stats() Stats {
 	return st
 }
 
+// Polls reports whether the Hub's waiters poll now: the server refused its
+// subscriptions for good, or its connection failed and it has not tried
+// again yet (see Stats.Err).
+func (h *Hub) Polls() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refused != nil || time.Now().Before(h.retryAt)
+}
+
 // Waiters returns the number of waiters registered on channel. It never
 // blocks: while the Hub is busy (writing SUBSCRIBE, say) it reports 0.
 func (h *Hub) Waiters(channel string) int {

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +231,53 @@ func TestCloseDuringSubscribe(t *testing.T) {
 		wg.Wait()
 		assert.Equal(t, Stats{}, withoutCommands(h.Stats()))
 	})
+}
+
+// With WithLinger, a channel whose last waiter left stays subscribed for
+// the linger: a waiter that comes back in time takes it over, confirmed,
+// without a SUBSCRIBE, and hears what is published to it; once the linger
+// passes with no waiter, the channel is unsubscribed.
+func TestLinger(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		rdb := newClient(t, srv)
+		const linger = 300 * time.Millisecond
+		h := newHub(t, rdb, WithLinger(linger))
+		ctx := testCtx(t)
+		for i := range 5 {
+			s, err := h.Subscribe(ctx, "loop", "")
+			require.NoError(t, err)
+			if i > 0 {
+				require.NoError(t, rdb.Publish(ctx, "loop", All()).Err())
+				awaitWake(t, s, fmt.Sprintf("round %d", i))
+			}
+			s.Close()
+		}
+		assert.Equal(t, int64(2), h.Stats().Commands, "the probe and one SUBSCRIBE")
+		assert.Equal(t, Stats{Commands: 2}, h.Stats(), "a lingering channel has no waiter")
+		deadline := time.Now().Add(4 * patience)
+		for h.Stats().Commands < 3 && time.Now().Before(deadline) {
+			time.Sleep(linger / 3)
+		}
+		assert.Equal(t, int64(3), h.Stats().Commands, "UNSUBSCRIBE once the linger passed")
+		assert.NotContains(t, rdb.PubSubChannels(ctx, "loop").Val(), "loop")
+	})
+}
+
+// A reconnect while a channel lingers keeps the channel's topic: go-redis
+// resubscribes the channel, and the linger's end still unsubscribes it.
+func TestLingerAcrossReconnect(t *testing.T) {
+	srv := startRedisServer(t)
+	rdb := newClient(t, srv)
+	const linger = 300 * time.Millisecond
+	h := newHub(t, rdb, WithLinger(linger))
+	ctx := testCtx(t)
+	s, err := h.Subscribe(ctx, "loop", "")
+	require.NoError(t, err)
+	s.Close() // lingers
+	n, err := rdb.ClientKillByFilter(ctx, "TYPE", "pubsub").Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	eventually(t, func() bool { return h.Stats().Reconnects >= 1 }, "reconnect")
+	eventually(t, func() bool { return !slices.Contains(rdb.PubSubChannels(ctx, "loop").Val(), "loop") },
+		"unsubscribed once the linger passed")
 }

@@ -19,6 +19,7 @@ type options struct {
 	pollInterval   time.Duration
 	confirmTimeout time.Duration
 	probe          string
+	linger         time.Duration
 }
 
 func defaultOptions() options {
@@ -38,6 +39,8 @@ func (o *options) validate() error {
 		return errs.Invalid("confirm timeout", "must be > 0, got %v", o.confirmTimeout)
 	case o.probe == "":
 		return errs.Invalid("probe channel", "must not be empty")
+	case o.linger < 0:
+		return errs.Invalid("linger", "must be >= 0, got %v", o.linger)
 	}
 	return nil
 }
@@ -57,6 +60,16 @@ func WithLogger(l *slog.Logger) Option {
 // re-checks its condition anyway. It must be > 0. The default is 1s.
 func WithPollInterval(d time.Duration) Option {
 	return func(o *options) { o.pollInterval = d }
+}
+
+// WithLinger keeps a channel subscribed for d after its last waiter leaves,
+// so that a waiter that comes back within d (a process whose one worker
+// locks in a loop) finds it subscribed and confirmed: no SUBSCRIBE, no
+// UNSUBSCRIBE, no wait for a confirmation. The default, 0, unsubscribes at
+// once. It applies to SUBSCRIBE; sharded channels (Cluster) are
+// unsubscribed at once.
+func WithLinger(d time.Duration) Option {
+	return func(o *options) { o.linger = d }
 }
 
 // WithConfirmTimeout sets how long Subscribe waits for the server to confirm

@@ -70,7 +70,7 @@ func (h *Hub) confirm(channel string, count int) {
 		h.opts.logger.Info("pubsub: connection re-established; waiters are woken as their channels are resubscribed")
 		for name, t := range h.topics {
 			t.pending = 0
-			if len(t.waiters) == 0 {
+			if len(t.waiters) == 0 && !t.lingering {
 				delete(h.topics, name)
 			}
 		}

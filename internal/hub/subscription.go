@@ -171,6 +171,8 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*
 	if t.err != nil {
 		return nil, nil, t.err
 	}
+	lingered := t.lingering // still subscribed: no SUBSCRIBE
+	t.lingering = false
 	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight}
 	t.waiters = append(t.waiters, s)
 	if len(t.waiters) == 1 && h.sharded {
@@ -181,7 +183,7 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*
 			h.removeLocked(s)
 			return nil, nil, fmt.Errorf("%w: SSUBSCRIBE %q: %w", errs.ErrSubscribeRefused, channel, err)
 		}
-	} else if len(t.waiters) == 1 {
+	} else if len(t.waiters) == 1 && !lingered {
 		// Written under h.mu, so that SUBSCRIBE and UNSUBSCRIBE of one
 		// channel reach the server in the order they were decided here.
 		t.pending++
@@ -234,6 +236,39 @@ func (h *Hub) removeLocked(s *Subscription) {
 		delete(h.topics, t.name)
 		return
 	}
+	if h.opts.linger > 0 && t.confirmed {
+		t.lingering = true
+		t.lingerEnd = time.Now().Add(h.opts.linger)
+		if t.linger == nil {
+			t.linger = time.AfterFunc(h.opts.linger, func() { h.endLinger(t) })
+		} else {
+			t.linger.Reset(h.opts.linger)
+		}
+		return
+	}
+	h.unsubscribeLocked(t)
+}
+
+// endLinger unsubscribes t, whose last waiter left a linger ago, unless a
+// waiter took it over since. A timer that fired for an earlier linger
+// while a later one began waits for the later one's end.
+func (h *Hub) endLinger(t *topic) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || !t.lingering || h.topics[t.name] != t {
+		return
+	}
+	if left := time.Until(t.lingerEnd); left > 0 {
+		t.linger.Reset(left)
+		return
+	}
+	t.lingering = false
+	h.unsubscribeLocked(t)
+}
+
+// unsubscribeLocked sends UNSUBSCRIBE for t, which has no waiter; the
+// caller holds mu.
+func (h *Hub) unsubscribeLocked(t *topic) {
 	t.confirmed = false
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.confirmTimeout)
 	defer cancel()

@@ -1,5 +1,7 @@
 package hub
 
+import "time"
+
 // topic is the Hub's state for one channel. All fields are guarded by Hub.mu.
 type topic struct {
 	name string
@@ -12,6 +14,12 @@ type topic struct {
 	pending   int
 	confirmed bool          // the latest SUBSCRIBE has been confirmed
 	ready     chan struct{} // closed when it is; replaced by each SUBSCRIBE
+	// lingering: the last waiter left, and the channel stays subscribed
+	// until lingerEnd, when the timer linger ends it (see WithLinger); a
+	// waiter that comes back first takes it over.
+	lingering bool
+	lingerEnd time.Time
+	linger    *time.Timer // reused from one linger to the next
 
 	// Sharded pub/sub (see shard.go).
 	node  *node  // the connection subscribed on; nil while moving or refused

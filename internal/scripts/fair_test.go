@@ -274,12 +274,14 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 }
 
 // A grant stores the grantee's lease and metadata, and is published to the
-// grantee alone, with its token.
+// grantee alone, with its token, on its client's channel (request "b:1" is
+// client "b"'s).
 func TestFairGrant(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
-		ctx := context.Background()
-		sub := rdb.Subscribe(ctx, "t:{n}:ch")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard
+		defer cancel()
+		sub := rdb.Subscribe(ctx, "t:{n}:ch:b")
 		defer sub.Close()
 		_, err := sub.Receive(ctx) // the confirmation
 		require.NoError(t, err)

@@ -44,7 +44,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 			{"lock", testLock("").Fence, func(t *testing.T) uint64 {
 				owner++
 				l := testLock(strconv.Itoa(owner))
-				a, err := l.Acquire(ctx, rdb, l.Owner+":1", TokenArg(0), NewLease(time.Minute, nil))
+				a, err := l.Acquire(ctx, rdb, l.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, l.Lock).Err())

@@ -15,6 +15,7 @@ var (
 	lockLeave   = load("lock_leave")
 	lockRenew   = load("lock_renew")
 	lockForce   = load("lock_force")
+	lockBeat    = load("lock_beat")
 	lockState   = load("lock_state")
 )
 
@@ -23,10 +24,11 @@ type Lock struct {
 	Lock, Fence string // keys
 	Released    string // key of the owner's release marker
 	Left        string // key of the owner's leave markers (requests that gave up)
+	Waiters     string // key of the waiter registry of an unfair lock (see lib.lua)
 	Kind        string // the primitive's kind, checked against the hash's
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
-	Channel     string
+	Channel     string // the name's channel; a client's is Channel+":"+its id
 
 	calls *lockCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -38,6 +40,7 @@ type lockCalls struct {
 	renewKeys        []string
 	owner, renewMs   any
 	renewTTL         time.Duration
+	beatMs           any // how long a registration lives: ttl
 }
 
 // Prepared returns l with its acquire and release prepared once, and its
@@ -45,7 +48,8 @@ type lockCalls struct {
 // changes (see Call).
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	l.calls = &lockCalls{acquire: l.acquireCall(), release: l.releaseCall(),
-		renewKeys: []string{l.Lock}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl}
+		renewKeys: []string{l.Lock}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl,
+		beatMs: ttl.Milliseconds()}
 	return l
 }
 
@@ -53,14 +57,14 @@ func (l Lock) acquireCall() Call {
 	if l.calls != nil {
 		return l.calls.acquire
 	}
-	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Left}, l.Owner, l.Kind)
+	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Left, l.Waiters}, l.Owner, l.Kind)
 }
 
 func (l Lock) releaseCall() Call {
 	if l.calls != nil {
 		return l.calls.release
 	}
-	return lockRelease.Prepare([]string{l.Lock, l.Released}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+	return lockRelease.Prepare([]string{l.Lock, l.Released, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 }
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
@@ -96,11 +100,39 @@ type Acquired struct {
 	Wait  time.Duration // the blocker's remaining lease, when not OK
 }
 
+// Registry says what an unfair lock's acquire does with the waiter
+// registry (see lib.lua): NoRegistry, Register or Reregister.
+type Registry struct{ arg any }
+
+var (
+	// NoRegistry leaves the registry be: a try that never waits, or a
+	// waiter that polls instead of being woken.
+	NoRegistry = Registry{"0"}
+	// Register registers the request as waiting when the lock is busy.
+	Register = Registry{"r"}
+	// Reregister is Register, and unregisters the request when it takes
+	// the lock: an earlier try of it registered it.
+	Reregister = Registry{"u"}
+)
+
 // Acquire takes the lock or re-enters the hold named by held (TokenArg);
-// req makes a retried request a no-op.
-func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease) (Acquired, error) {
-	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held)
+// req makes a retried request a no-op. reg says what to do with the waiter
+// registry; a registration lives the ttl the Lock was Prepared with
+// (MarkerTTL if it was not) without a heartbeat (see Beat).
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, reg Registry) (Acquired, error) {
+	beat := markerMs // a Lock not Prepared: registrations live MarkerTTL
+	if l.calls != nil {
+		beat = l.calls.beatMs
+	}
+	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held, reg.arg, beat)
 	return decode(v, err, acquired)
+}
+
+// Beat returns the watchdog's renewal of request req's registration in the
+// waiter registry for ttl more: the script, its keys and its arguments. It
+// replies 0 once the registration is gone (woken, lapsed, left or taken).
+func (l Lock) Beat(req string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{l.Waiters}, []any{req, ttl.Milliseconds()}
 }
 
 // acquired decodes an acquire reply: {1, token, count} or {0, wait ms}.
@@ -137,7 +169,7 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // Leave undoes the acquire request req if it was applied, and makes Redis
 // refuse a copy of it that arrives later.
 func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Left},
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Left, l.Waiters},
 		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err
@@ -148,7 +180,7 @@ func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 
 // Force deletes the lock whoever holds it; it reports whether it was held.
 func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Lock}, l.Kind, l.Publish, l.Channel)
+	v, err := lockForce.Run(ctx, rdb, []string{l.Lock, l.Waiters}, l.Kind, l.Publish, l.Channel)
 	if err != nil {
 		return false, err
 	}
@@ -207,7 +239,7 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 }
 
 // lockScripts lists this file's scripts, for SHA.
-var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState}
+var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat}
 
 // flag is a boolean as a script argument, boxed once.
 func flag(b bool) any {

@@ -17,7 +17,7 @@ import (
 
 func testLock(owner string) Lock {
 	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Released: "t:{n}:rel:" + owner, Left: "t:{n}:left:" + owner,
-		Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
+		Waiters: "t:{n}:waiters", Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
 }
 
 // checkReply asserts a script's reply against a step's want: an Acquired
@@ -163,7 +163,7 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	var err error
 	switch s.op {
 	case "acquire":
-		got, err = l.Acquire(ctx, rdb, s.req, TokenArg(believed(t, ctx, rdb, l)), NewLease(time.Minute, []byte("meta")))
+		got, err = l.Acquire(ctx, rdb, s.req, TokenArg(believed(t, ctx, rdb, l)), NewLease(time.Minute, []byte("meta")), NoRegistry)
 	case "release":
 		got, err = l.Release(ctx, rdb, s.req, false)
 	case "leave":
@@ -194,7 +194,7 @@ func TestLockState(t *testing.T) {
 		assert.False(t, st.Held)
 
 		before := time.Now().Add(-time.Second)
-		a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, []byte{0x81, 0xa1, 'h'}))
+		a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, []byte{0x81, 0xa1, 'h'}), NoRegistry)
 		require.NoError(t, err)
 		st, err = l.State(ctx, rdb)
 		require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestLockWrongType(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				setup()
 				before := dump(t, rdb)
-				_, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, nil))
+				_, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "acquire: %v", err)
 				if name == "string at fence" {
 					return // the lock hash itself is fine for the other scripts

@@ -12,9 +12,10 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// A release notifies with the Session's publish command: SPUBLISH reaches
-// SSUBSCRIBE; where SPUBLISH is refused (a server before 7.0, here renamed
-// away) the script publishes with PUBLISH, which its SUBSCRIBE-ing Hubs hear.
+// A release wakes a registered waiter on its client's channel with the
+// Session's publish command: SPUBLISH reaches SSUBSCRIBE; where SPUBLISH is
+// refused (a server before 7.0, here renamed away) the script publishes
+// with PUBLISH, which its SUBSCRIBE-ing Hubs hear.
 func TestNotifyFallsBackToPublish(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -28,22 +29,25 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			rdb := redistest.Real(t, tc.args...).Client(t)
-			ps := tc.sub(rdb, ctx, "t:{n}:ch")
+			ps := tc.sub(rdb, ctx, "t:{n}:ch:cb")
 			defer func() { _ = ps.Close() }()
 			_, err := ps.Receive(ctx) // the confirmation
 			require.NoError(t, err)
 
-			l := testLock("a")
+			l, w := testLock("ca:1"), testLock("cb:1")
 			l.Publish = "SPUBLISH"
-			a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, nil))
+			a, err := l.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			require.True(t, a.OK)
-			n, err := l.Release(ctx, rdb, "2", false)
+			busy, err := w.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+			require.NoError(t, err)
+			require.False(t, busy.OK)
+			n, err := l.Release(ctx, rdb, "ca:1:2", false)
 			require.NoError(t, err)
 			assert.Equal(t, int64(0), n)
 			msg, err := ps.ReceiveMessage(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, "1", msg.Payload)
+			assert.Equal(t, "@cb:1:1 ", msg.Payload)
 		})
 	}
 }

@@ -30,9 +30,9 @@ func TestOrphansAndLateCopies(t *testing.T) {
 		t.Run("lock", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			l := testLock("a")
-			a, err := l.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil))
+			a, err := l.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
-			b, err := l.Acquire(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil))
+			b, err := l.Acquire(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			fresh(t, a, b)
 			n, err := l.Release(ctx, rdb, "a:3", false)
@@ -41,7 +41,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 
 			_, err = l.Leave(ctx, rdb, "a:4")
 			require.NoError(t, err)
-			late, err := l.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil))
+			late, err := l.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			assert.False(t, late.OK, "a late copy is refused")
 			assert.Zero(t, rdb.Exists(ctx, l.Lock).Val())
@@ -106,9 +106,9 @@ func TestOrphansAndLateCopies(t *testing.T) {
 		t.Run("release all", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			l := testLock("a")
-			a, err := l.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil))
+			a, err := l.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
-			_, err = l.Acquire(ctx, rdb, "a:2", TokenArg(a.Token), NewLease(time.Minute, nil))
+			_, err = l.Acquire(ctx, rdb, "a:2", TokenArg(a.Token), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			n, err := l.Release(ctx, rdb, "a:3", true)
 			require.NoError(t, err)

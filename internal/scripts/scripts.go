@@ -67,12 +67,13 @@ type definition struct {
 var definedNames = regexp.MustCompile(`(?m)^local (?:function )?([A-Za-z_][A-Za-z0-9_, ]*)`)
 
 // definitions splits a library file into its definitions, one per
-// paragraph (lines up to a blank line). The file's first paragraph may be
-// a comment alone (its header); any other paragraph that defines nothing
-// is a mistake in the file, and panics.
+// paragraph (lines up to a blank line). A paragraph of comments alone (the
+// file's header, a note on what follows) is left out; a paragraph of code
+// that defines nothing is a mistake in the file (a blank line inside a
+// function), and panics.
 func definitions(file, src string) []definition {
 	var out []definition
-	for i, para := range strings.Split(src, "\n\n") {
+	for _, para := range strings.Split(src, "\n\n") {
 		var names []string
 		for _, m := range definedNames.FindAllStringSubmatch(para, -1) {
 			for _, n := range strings.Split(m[1], ",") {
@@ -80,14 +81,24 @@ func definitions(file, src string) []definition {
 			}
 		}
 		if len(names) == 0 {
-			if i == 0 || strings.TrimSpace(para) == "" {
+			if commentOnly(para) {
 				continue
 			}
-			panic(fmt.Sprintf("scripts: %s: a paragraph defines nothing:\n%s", file, para))
+			panic(fmt.Sprintf("scripts: %s: a paragraph of code defines nothing:\n%s", file, para))
 		}
 		out = append(out, definition{names, para})
 	}
 	return out
+}
+
+// commentOnly reports whether every line of para is blank or a comment.
+func commentOnly(para string) bool {
+	for line := range strings.Lines(para) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--") {
+			return false
+		}
+	}
+	return true
 }
 
 // used returns, in their order, the definitions that body refers to,

@@ -1,0 +1,219 @@
+package scripts
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// An unfair lock's waiter registry: a busy try registers its request (a
+// TryLock does not), a release to zero wakes one registered request on its
+// client's channel and drops it, a take by a registered request and a
+// leave unregister it, and a forced unlock wakes every registered client
+// once.
+func TestWaiterRegistry(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard
+		defer cancel()
+		ps := rdb.Subscribe(ctx, "t:{n}:ch:cb", "t:{n}:ch:cc", "t:{n}:ch")
+		defer func() { _ = ps.Close() }()
+		for range 3 {
+			_, err := ps.Receive(ctx) // the confirmations
+			require.NoError(t, err)
+		}
+		next := func() string {
+			t.Helper()
+			msg, err := ps.ReceiveMessage(ctx)
+			require.NoError(t, err)
+			return msg.Channel + " " + msg.Payload
+		}
+		lease := NewLease(time.Minute, nil)
+		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
+		waiters := func() []string { return rdb.ZRange(ctx, a.Waiters, 0, -1).Val() }
+
+		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+		assert.Empty(t, waiters(), "a free lock registers nobody")
+		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), lease, NoRegistry)
+		require.NoError(t, err)
+		require.False(t, got.OK)
+		assert.Empty(t, waiters(), "a TryLock registers nothing")
+		_, err = b.Acquire(ctx, rdb, "cb:1:2", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		_, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"cb:1:2", "cc:1:1"}, waiters())
+
+		n, err := a.Release(ctx, rdb, "ca:1:2", false)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		assert.Equal(t, "t:{n}:ch:cb @cb:1:2 ", next(), "the first registered, on its client's channel")
+		assert.Equal(t, []string{"cc:1:1"}, waiters(), "the woken request leaves the registry")
+
+		got, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Reregister)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+		assert.Empty(t, waiters(), "a registered request that takes the lock leaves")
+
+		_, err = b.Acquire(ctx, rdb, "cb:1:2", TokenArg(0), lease, Reregister)
+		require.NoError(t, err)
+		_, err = a.Acquire(ctx, rdb, "ca:1:3", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		_, err = a.Leave(ctx, rdb, "ca:1:3")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"cb:1:2"}, waiters(), "a leave unregisters")
+
+		_, err = b.Acquire(ctx, rdb, "cb:1:3", TokenArg(0), lease, Register) // a second waiter of client cb
+		require.NoError(t, err)
+		forced, err := a.Force(ctx, rdb)
+		require.NoError(t, err)
+		require.True(t, forced)
+		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
+		assert.Equal(t, []string{"cb:1:2", "cb:1:3"}, waiters(), "a forced unlock keeps the registrations")
+
+		n, err = a.Release(ctx, rdb, "ca:1:4", false)
+		require.NoError(t, err)
+		assert.Equal(t, int64(-1), n)
+		require.NoError(t, ps.Ping(ctx))
+		assert.Equal(t, "pong", func() string {
+			msg, err := ps.Receive(ctx)
+			require.NoError(t, err)
+			pong, _ := msg.(*redis.Pong)
+			if pong == nil {
+				return ""
+			}
+			return "pong"
+		}(), "a release of nothing wakes nobody, and nothing went to the name's channel")
+	})
+}
+
+// A registration past its deadline (its process stopped its heartbeat) is
+// skipped and dropped by a release.
+func TestWaiterRegistryDead(t *testing.T) {
+	srv := redistest.Real(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	a := testLock("ca:1")
+	short := testLock("cb:1").Prepared(20 * time.Millisecond)
+	got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+	require.NoError(t, err)
+	require.True(t, got.OK)
+	_, err = short.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // past the registration's deadline
+	ps := rdb.Subscribe(ctx, "t:{n}:ch:cb")
+	defer func() { _ = ps.Close() }()
+	_, err = ps.Receive(ctx)
+	require.NoError(t, err)
+	_, err = a.Release(ctx, rdb, "ca:1:2", false)
+	require.NoError(t, err)
+	assert.Zero(t, rdb.Exists(ctx, a.Waiters).Val(), "the dead registration is dropped")
+	select {
+	case msg := <-ps.Channel():
+		t.Fatalf("a dead registration was woken: %v", msg)
+	default:
+	}
+}
+
+// A waiter registry of the wrong type is refused before the first write.
+func TestWaiterRegistryWrongType(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a, b := testLock("ca:1"), testLock("cb:1")
+		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+		require.NoError(t, rdb.Set(ctx, a.Waiters, "x", 0).Err())
+		before := dump(t, rdb)
+		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+		assert.ErrorIs(t, err, errs.ErrWrongType, "a busy try that registers")
+		_, err = a.Release(ctx, rdb, "ca:1:2", false)
+		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
+		_, err = a.Leave(ctx, rdb, "ca:1:1")
+		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
+		_, err = a.Force(ctx, rdb)
+		assert.ErrorIs(t, err, errs.ErrWrongType, "a forced unlock")
+		assert.Equal(t, before, dump(t, rdb), "keys changed")
+	})
+}
+
+// A Reregister acquire that fails on a fence of the wrong type leaves the
+// registry as it was: its type is read, and its entry removed only after
+// the checks.
+func TestWaiterRegistryKeptOnError(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a := testLock("ca:1")
+		require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: "ca:1:1"}).Err())
+		require.NoError(t, rdb.Set(ctx, a.Fence, "x", 0).Err())
+		before := dump(t, rdb)
+		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), Reregister)
+		assert.ErrorIs(t, err, errs.ErrWrongType)
+		assert.Equal(t, before, dump(t, rdb), "keys changed")
+	})
+}
+
+// A late copy of a request that gave up (it reaches Redis after its
+// leave) is refused, and registers nothing.
+func TestWaiterRegistryLateCopy(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a, b := testLock("ca:1"), testLock("cb:1")
+		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+		_, err = b.Leave(ctx, rdb, "cb:1:1")
+		require.NoError(t, err)
+		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+		require.NoError(t, err)
+		assert.False(t, got.OK)
+		assert.Empty(t, rdb.ZRange(ctx, a.Waiters, 0, -1).Val(), "the late copy registered")
+	})
+}
+
+// A woken request that gives up (its leave finds it no longer registered,
+// the lock free) passes the wake on to the next registered waiter.
+func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard
+		defer cancel()
+		ps := rdb.Subscribe(ctx, "t:{n}:ch:cb", "t:{n}:ch:cc")
+		defer func() { _ = ps.Close() }()
+		for range 2 {
+			_, err := ps.Receive(ctx)
+			require.NoError(t, err)
+		}
+		lease := NewLease(time.Minute, nil)
+		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
+		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), lease, NoRegistry)
+		require.NoError(t, err)
+		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		time.Sleep(5 * time.Millisecond) // c's deadline comes after b's
+		_, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
+		require.NoError(t, err)
+		_, err = a.Release(ctx, rdb, "ca:1:2", false)
+		require.NoError(t, err)
+		msg, err := ps.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "t:{n}:ch:cb", msg.Channel, "b first")
+		_, err = b.Leave(ctx, rdb, "cb:1:1") // b gives up without trying
+		require.NoError(t, err)
+		msg, err = ps.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "t:{n}:ch:cc @cc:1:1 ", msg.Channel+" "+msg.Payload, "the wake passed on to c")
+	})
+}

@@ -1,0 +1,11 @@
+-- lock_beat: the watchdog's renewal of a blocked acquire's registration.
+-- KEYS[1] the waiter registry (see lib.lua)
+-- ARGV[1] request id   ARGV[2] how long the registration lives (ms)
+-- Reply: 1 renewed; 0 gone (a release woke it, it lapsed, left, or took
+--        the lock): its next try registers it again.
+local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not deadline or tonumber(deadline) <= now_ms() then
+  return 0
+end
+register(KEYS[1], ARGV[1], tonumber(ARGV[2]))
+return 1

@@ -138,12 +138,10 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
 		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL)
-		if errors.Is(err, errs.ErrNotReplicated) {
-			if err = core.AcquireErr(a.OK, err); err != nil {
-				return taken{}, wait.Attempt{}, err // undone by leave
-			}
-		}
-		if err != nil {
+		switch err = core.AcquireErr(a.OK, err); {
+		case errors.Is(err, errs.ErrNotReplicated):
+			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
+		case err != nil:
 			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {

@@ -28,13 +28,21 @@
 // Acquire(ctx, n) takes n permits all at once or none: it never holds some
 // while waiting for the rest, so two large requests cannot deadlock each
 // other. A free semaphore costs one round trip. A waiter sleeps on the
-// Client's pub/sub Hub; Release publishes how many permits are available
-// after it, and the Hub of each process wakes its longest-waiting waiters
-// whose requests fit in that many, skipping one that is too large for a
-// smaller one behind it: a release of 1 wakes one waiter of 1, not a
-// thousand, and a release of 5 wakes five. Every wait is also bounded by a
-// timer (the poll interval, 1s by default), so a lost message costs at most
-// one interval.
+// Client's pub/sub Hub, and its failed try registers it in Redis (a sorted
+// set of waiting requests and what each asks for), kept alive by the
+// Client's watchdog. A release then wakes, inside its own script, the
+// registered waiters whose requests fit in what is available, skipping one
+// that is too large for a smaller one behind it, up to the permits it freed:
+// one message per woken waiter, sent on its own Client's channel, which only
+// that process hears. A release of 1 wakes one waiter of 1 in the whole
+// deployment, not one in each process, and a release of 5 wakes five. The
+// registry lists waiters by heartbeat deadline, the one registered or
+// renewed longest ago first; a woken waiter leaves it and registers again
+// if its next try loses the permits to a newcomer. A registration of a
+// process that died lapses within one lease TTL (WithLeaseTTL), and a waiter
+// woken just as its context ended passes the wake on to the next. Every
+// wait is also bounded by a timer (the poll interval, 1s by default), so a
+// lost message costs at most one interval.
 //
 // A Semaphore's permits have no owner: any handle may release permits that
 // another acquired, as with Java's and Redisson's semaphores. Releasing more
@@ -49,17 +57,16 @@
 //
 // # Fairness
 //
-// By default a semaphore is unfair: a release wakes the waiters that fit,
-// in every process, and whichever reaches Redis first wins; a newcomer may
-// take permits ahead of waiters, and a large request can wait while a
-// stream of small ones keeps the count low. It needs no queue in Redis and
-// no heartbeat, and costs the least with few waiting processes. With many,
-// it costs more than it saves: each process wakes a waiter of its own for
-// the same permit and most of them lose the race. In BenchmarkFairVsUnfair
-// (64 handles in 8 processes on 8 permits, 1ms holds, one redis-server) the
-// unfair semaphore made about 3,400 acquisitions/s at 15.5 round trips
-// each, with a p99 wait of 96ms; WithFair made about 4,150 at 3 round
-// trips, with a p99 wait of 18ms.
+// By default a semaphore is unfair: a release wakes the registered waiters
+// that fit, and a newcomer that reaches Redis first may take the permits
+// ahead of them; a large request can wait while a stream of small ones
+// keeps the count low. It needs no queue in Redis, only the registry. In
+// BenchmarkFairVsUnfair (64 handles in 8 processes on 8 permits, 1ms
+// holds, one redis-server) the unfair semaphore made about 3,600
+// acquisitions/s at 3 round trips each (two when a wake finds the permits
+// still free: the try that registered and the one after the wake), with a
+// p50 wait of 0.7ms and a p99 of 150ms: newcomers overtake. WithFair made
+// about 4,050 at 2 round trips, with a p50 of 14ms and a p99 of 18ms.
 //
 // WithFair serves a handle's blocking Acquire calls in the order they first
 // asked, with the design of rfairlock: a waiter joins a queue in Redis and
@@ -101,14 +108,18 @@
 //
 // For a name N and the Client's prefix P, a Semaphore keeps P:{N}:permits
 // (a hash: kind, available, total), and while used P:{N}:sem-queue,
-// P:{N}:sem-alive, P:{N}:sem-waiting (the fair queue), P:{N}:done (recent
-// request ids) and P:{N}:drained:<request id> (what a Drain took, for 15
-// seconds). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
+// P:{N}:sem-alive, P:{N}:sem-waiting (the fair queue), P:{N}:sem-waiters
+// (the registry of unfair waiters), P:{N}:done (recent request ids) and
+// P:{N}:drained:<request id> (what a Drain took, for 15 seconds). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
 // P:{N}:sem-leases (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence
 // and P:{N}:done. Every key but the permits hash expires by itself once
 // unused (the fence a day after its last token, see Fencing tokens in
-// package redcoord). Both notify on the channel P:{N}:sem-ch. All of them
-// share the {N} hash tag, so each script touches one Redis Cluster slot.
+// package redcoord). A Semaphore wakes and grants on each Client's own
+// channel, P:{N}:sem-ch:<client id>, and a SetPermits that shrinks the
+// total sends one message to each Client with a waiter, so that a request
+// now larger than the total fails at once; an ExpirableSemaphore notifies
+// on the name's channel P:{N}:sem-ch. All of them share the {N} hash tag,
+// so each script and channel is in one Redis Cluster slot.
 //
 // A name is either kind of semaphore: the other's scripts report
 // ErrWrongType, as they do for a key of another type. A lock (rlock,

@@ -219,7 +219,7 @@ func TestWrongType(t *testing.T) {
 		rdb := srv.Client(t)
 		c := locktest.NewClient(t, rdb)
 		ctx := context.Background()
-		for _, part := range []string{"permits", "sem-queue", "sem-alive", "sem-waiting", "done"} {
+		for _, part := range []string{"permits", "sem-queue", "sem-alive", "sem-waiting", "sem-waiters", "done"} {
 			key := "rc:{" + part + "}:" + part
 			require.NoError(t, rdb.Set(ctx, key, "x", 0).Err())
 			for _, s := range []*rsemaphore.Semaphore{rsemaphore.New(c, part), rsemaphore.New(c, part, rsemaphore.WithFair())} {

@@ -1,6 +1,7 @@
 package rsemaphore_test
 
 import (
+	"strconv"
 	"sync"
 
 	"github.com/redcoord/redcoord/internal/redistest"
@@ -103,13 +104,17 @@ func (d *linDropper) draw(req string, k int) float64 {
 }
 
 // match is the DropReply matcher. Its arguments are EVALSHA, the SHA, the
-// key count (5), five keys, four common arguments, then the request id (or
-// the permit id, with the expirable semaphore's scripts).
+// key count, the keys, four common arguments, then the request id (or the
+// permit id, with the expirable semaphore's scripts).
 func (d *linDropper) match(args []string) bool {
-	if len(args) < 13 || args[0] != "EVALSHA" || (args[1] != d.acquire && args[1] != d.release) {
+	if len(args) < 3 || args[0] != "EVALSHA" || (args[1] != d.acquire && args[1] != d.release) {
 		return false
 	}
-	acquire, req := args[1] == d.acquire, args[1][:8]+args[12]
+	nkeys, err := strconv.Atoi(args[2])
+	if err != nil || len(args) <= 3+nkeys+4 {
+		return false
+	}
+	acquire, req := args[1] == d.acquire, args[1][:8]+args[3+nkeys+4]
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	k := d.dropped[req]

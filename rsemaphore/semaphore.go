@@ -30,8 +30,9 @@ const kind = "rsemaphore"
 type Semaphore struct {
 	_ noCopy
 
-	h   handle
-	sem scripts.Sem // zero when h.Err is set
+	h        handle
+	sem      scripts.Sem // zero when h.Err is set
+	clientCh string      // the Client's channel for the name, where its waiters are woken
 }
 
 // New returns a handle on the counting semaphore named name. It does no
@@ -44,9 +45,11 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 	if s.h.Err == nil {
 		s.sem = scripts.Sem{
 			Permits: s.h.Key("permits"), Queue: s.h.Key("sem-queue"), Alive: s.h.Key("sem-alive"),
-			Waiting: s.h.Key("sem-waiting"), Done: s.h.Key("done"), Drained: s.h.Key("drained:"),
-			Kind: kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
+			Waiting: s.h.Key("sem-waiting"), Done: s.h.Key("done"), Waiters: s.h.Key("sem-waiters"),
+			Drained: s.h.Key("drained:"),
+			Kind:    kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
+		s.clientCh = s.sem.Channel + ":" + s.h.S.ID
 	}
 	return s
 }
@@ -104,13 +107,26 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	}
 	req := h.NextRequest()
 	ttl := h.S.Config.TTL
-	queue := block && h.opts.fair
+	// A blocking acquire waits in the fair queue (WithFair), which grants
+	// permits in order, or in the waiter registry, so that a release whose
+	// permits fit wakes this request in its own process; a Client that
+	// polls registers nothing.
+	mode := scripts.SemTry
 	var hb *hold.Heartbeat
-	if queue {
+	switch {
+	case block && h.opts.fair:
+		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
 		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	case block && h.S.Woken():
+		mode = scripts.SemRegister
+		script, keys, args := s.sem.Beat(req, n, ttl)
+		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	}
+	if hb != nil {
 		defer hb.Stop()
 	}
+	queue := mode == scripts.SemQueue
 	// granted confirms permits that a release granted to req (see
 	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
 	// write of ours with WAIT; without, nothing. The grant itself cannot be
@@ -120,7 +136,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			return scripts.Touch(ctx, w, s.sem.Permits, "k", kind)
 		})
 	}
-	queued := false // req joined the queue: a release may grant it permits
+	queued := false     // req joined the queue: a release may grant it permits
+	registered := false // a try registered req: a release may have woken it
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
 	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
@@ -131,7 +148,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			}
 		}
 		now := time.Now()
-		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, queue, ttl)
+		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, mode, ttl)
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
 		// confirms them.
@@ -148,8 +165,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if err != nil {
 			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
-		if queue {
-			queued = true
+		if hb != nil {
+			queued, registered = queue, !queue
 			if err := hb.Watch(now); err != nil {
 				return struct{}{}, wait.Attempt{}, err
 			}
@@ -160,14 +177,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if hb != nil {
 			hb.Stop()
 		}
-		_, err := s.sem.Leave(ctx, h.S.RDB, req, n)
+		_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered)
 		return err
 	}
-	id := ""
-	if queue {
-		id = req // grants are targeted at the request
-	}
-	spec := wait.Spec{Channel: s.sem.Channel, ID: id, Once: !block, Weight: n}
+	// Grants and wakes are targeted at the request, on this Client's channel.
+	spec := wait.Spec{Channel: s.clientCh, ID: req, Once: !block, Weight: n}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
 	return err
 }

@@ -1,6 +1,7 @@
 -- lock_beat: the watchdog's renewal of a blocked acquire's registration.
 -- KEYS[1] the waiter registry (see lib.lua)
--- ARGV[1] request id   ARGV[2] how long the registration lives (ms)
+-- ARGV[1] the registration: a request id (a semaphore's: "<request id> <n>")
+-- ARGV[2] how long the registration lives (ms)
 -- Reply: 1 renewed; 0 gone (a release woke it, it lapsed, left, or took
 --        the lock): its next try registers it again.
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])

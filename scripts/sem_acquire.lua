@@ -3,8 +3,11 @@
 -- heartbeat.
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
--- ARGV[7] "1": queue if not acquired (a fair Acquire); "0": never queue
--- ARGV[8] heartbeat (ms): how long the queue entry lives without renewal
+-- ARGV[7] "1": queue if not acquired (a fair Acquire); "r": register in
+--         the waiter registry if not acquired, and leave it if acquired (an
+--         unfair Acquire woken by pub/sub); "0": neither
+-- ARGV[8] heartbeat (ms): how long the queue entry or registration lives
+--         without renewal
 -- Reply: {1, available}  acquired (now, by an earlier copy of this request,
 --                        or by a grant): available is what is left
 --        {0, available}  not acquired: the permits are taken, or a live
@@ -33,7 +36,6 @@ if n > total then
   forget(req)
   return {-1, total}
 end
-local had_queue = redis.call('LLEN', KEYS[2]) > 0
 local avail, queued = serve(now, tonumber(h[2]))
 local took = done_has(KEYS[5], 'a', req) -- it was this request's turn
 if not took and not queued and avail >= n then
@@ -45,10 +47,18 @@ if avail ~= tonumber(h[2]) then
   redis.call('HSET', KEYS[1], 'a', avail)
 end
 local enqueue = not took and ARGV[7] == '1'
-if had_queue and not queued and not enqueue then
+if ARGV[7] == 'r' then
+  local member = req .. ' ' .. n -- its registration
+  if not took then
+    register(KEYS[6], member, tonumber(ARGV[8]))
+  elseif registered > 0 then
+    redis.call('ZREM', KEYS[6], member)
+  end
+end
+if queue_length > 0 and not queued and not enqueue then
   -- The queue's last live waiters were served or found dead just now: the
   -- waiters outside it may take what is left.
-  wake(avail, false)
+  wake(avail, false, avail)
 end
 if took then
   return {1, avail}

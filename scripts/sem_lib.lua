@@ -12,6 +12,9 @@
 --   KEYS[3] alive: a zset, request id -> heartbeat deadline (server time, ms)
 --   KEYS[4] waiting: a hash, request id -> permits it asks for
 --   KEYS[5] done: request markers (done_lib.lua)
+--   KEYS[6] waiters: the registry of blocked unfair acquires (see lib.lua),
+--           a zset: "<request id> <n>" -> heartbeat deadline (server
+--           time, ms); n is what the request asks for
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
 --   ARGV[4] how long request markers live (ms)
 -- The queue, alive and waiting keys always hold the same request ids. While
@@ -23,13 +26,16 @@ local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARG
 
 -- check_keys raises WRONGTYPE unless the permits hash is absent or of this
 -- kind (kind_seen: its 'k' field) and the other keys are absent or of their
--- types, so that a script fails before its first write.
+-- types, so that a script fails before its first write. It sets
+-- queue_length and registered to the fair queue's and the registry's sizes.
+local queue_length, registered = 0, 0
 local function check_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
-  redis.call('LLEN', KEYS[2])
+  queue_length = redis.call('LLEN', KEYS[2])
   redis.call('ZCARD', KEYS[3])
   redis.call('HLEN', KEYS[4])
   redis.call('ZCARD', KEYS[5])
+  registered = redis.call('ZCARD', KEYS[6])
 end
 
 -- forget removes a request from the queue (queue_lib.lua).
@@ -43,8 +49,9 @@ local function live_head(now)
 end
 
 -- serve grants permits to the live heads of the queue, in order, while the
--- head's request fits in avail, and tells each grantee ("@<req> granted",
--- see the targeted wake of internal/hub (To)). A head asking for more than the total (it shrank) is
+-- head's request fits in avail, and tells each grantee alone, on its
+-- client's channel ("@<req> granted", see client_channel in lib.lua and To
+-- in internal/hub). A head asking for more than the total (it shrank) is
 -- dropped: its next attempt reports the error. serve returns what is left,
 -- and whether a live waiter remains queued (who then has the first claim on
 -- it).
@@ -67,26 +74,55 @@ local function serve(now, avail)
       local deadline = tonumber(redis.call('ZSCORE', KEYS[3], req))
       forget(req)
       done_mark(KEYS[5], 'a', req, now, math.max(MARK_TTL, deadline - now))
-      notify(PUBLISH, CHANNEL, '@' .. req .. ' granted')
+      notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' granted')
     end
   end
 end
 
--- wake wakes the unqueued waiters whose requests fit in avail
--- ("n:<avail>"), unless a live waiter still has the first claim on it.
-local function wake(avail, queued)
-  if avail > 0 and not queued then
-    notify(PUBLISH, CHANNEL, 'n:' .. avail)
+-- WAKE_SCAN bounds how many registrations one wake looks at.
+local WAKE_SCAN = 128
+
+-- wake wakes registered unfair waiters whose requests fit in avail,
+-- longest registered first, skipping those too large for what is left,
+-- unless a live fair waiter still has the first claim on it (queued). It
+-- wakes at most budget permits' worth (what the caller freed: permits
+-- freed earlier already woke someone, who is on the way), but always the
+-- first that fits, so that a request larger than budget is not stranded.
+-- Each gets one message, targeted at its request on its client's channel
+-- ("@<req> "), which only its process hears, and leaves the registry: it
+-- registers again if its next try fails. Registrations past their
+-- deadline (a dead process) are dropped first.
+local function wake(avail, queued, budget)
+  if avail <= 0 or budget <= 0 or queued or registered == 0 then
+    return
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now_ms())
+  local woken = false
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[6], 0, WAKE_SCAN - 1)) do
+    local req, n = string.match(m, '^(%S+) (%d+)$')
+    n = tonumber(n)
+    if n and n <= avail and (n <= budget or not woken) then
+      avail, budget, woken = avail - n, budget - n, true
+      redis.call('ZREM', KEYS[6], m)
+      notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ')
+      if avail <= 0 or budget <= 0 then
+        return
+      end
+    end
   end
 end
 
--- settle stores avail after serving the queue, and wakes the unqueued
--- waiters who fit in what is left.
-local function settle(now, avail)
+-- settle stores avail after serving the queue, and wakes the registered
+-- waiters who fit in what is left, freed permits' worth of them (see
+-- wake); all that is left, when the queue had held it back until now.
+local function settle(now, avail, freed)
   local queued
   avail, queued = serve(now, avail)
   redis.call('HSET', KEYS[1], 'a', avail)
-  wake(avail, queued)
+  if queue_length > 0 and not queued then
+    freed = avail
+  end
+  wake(avail, queued, freed)
   return avail
 end
 

@@ -22,4 +22,4 @@ if avail + n > total then
   return {-1, avail, total}
 end
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
-return {1, settle(now, avail + n)}
+return {1, settle(now, avail + n, n)}

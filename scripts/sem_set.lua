@@ -38,8 +38,22 @@ end
 redis.call('HSET', KEYS[1], 'k', KIND, 't', total, 'a', avail)
 done_mark(KEYS[5], 's', req, now, MARK_TTL)
 if h[1] and total < tonumber(h[3]) then
-  -- A shrink may leave waiters asking for more than the total: wake them
-  -- all, so that those find out at once rather than at their next poll.
-  notify(PUBLISH, CHANNEL, '*')
+  -- A shrink may leave waiters asking for more than the total: wake every
+  -- process that has a registered or queued waiter, once, so that those
+  -- find out at once rather than at their next poll.
+  local told = {}
+  local function tell(req)
+    local ch = client_channel(CHANNEL, req)
+    if not told[ch] then
+      told[ch] = true
+      notify(PUBLISH, ch, '*')
+    end
+  end
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+    tell(m)
+  end
+  for _, req in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    tell(req)
+  end
 end
-return {1, total, settle(now, avail)}
+return {1, total, settle(now, avail, avail - (tonumber(h[2]) or 0))}

@@ -154,6 +154,29 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 	return nil, err
 }
 
+// Listen registers a waiter on channel only if the channel is subscribed and
+// confirmed already (it has waiters, or lingers; see WithLinger), and
+// returns nil otherwise. It sends no command and never waits, so a caller
+// can register before the check that its wait depends on: a message
+// published after Listen returns a Subscription reaches it. id and weight
+// are as for SubscribeWeighted; a bad id returns nil.
+func (h *Hub) Listen(channel, id string, weight int64) *Subscription {
+	if channel == "" || channel == h.opts.probe || strings.Contains(id, " ") {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[channel]
+	if h.closed || t == nil || !t.confirmed || t.err != nil || (h.sharded && t.node == nil) {
+		return nil
+	}
+	t.lingering = false
+	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: max(1, weight)}
+	t.waiters = append(t.waiters, s)
+	s.shared = len(t.waiters) > 1
+	return s
+}
+
 // register adds a waiter to channel, sending SUBSCRIBE if it is the first.
 // It returns the channel to wait on for the confirmation, or nil if the
 // subscription is already confirmed.

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,6 +43,7 @@ const MaxCount = 1<<53 - 1
 // Sem names one counting semaphore (see sem_lib.lua).
 type Sem struct {
 	Permits, Queue, Alive, Waiting, Done string // keys
+	Waiters                              string // the registry of unfair waiters
 	// Drained + a request id is the key that keeps a Drain's reply.
 	Drained                string
 	Kind, Publish, Channel string
@@ -52,7 +54,7 @@ type Sem struct {
 }
 
 func (s Sem) keys() []string {
-	return []string{s.Permits, s.Queue, s.Alive, s.Waiting, s.Done}
+	return []string{s.Permits, s.Queue, s.Alive, s.Waiting, s.Done, s.Waiters}
 }
 
 // args prepends the arguments every semaphore script takes.
@@ -74,17 +76,30 @@ type SemAttempt struct {
 	Available int64 // permits available after it
 }
 
+// SemWait says what a semaphore acquire that does not take its permits
+// does: SemTry, SemQueue or SemRegister.
+type SemWait struct{ arg string }
+
+var (
+	// SemTry neither queues nor registers: a TryAcquire, or a waiter that
+	// polls.
+	SemTry = SemWait{"0"}
+	// SemQueue joins the fair queue (once), which grants permits in order.
+	SemQueue = SemWait{"1"}
+	// SemRegister registers the request in the waiter registry, so that a
+	// release whose permits fit wakes it (see wake in sem_lib.lua); a try
+	// that takes the permits unregisters it.
+	SemRegister = SemWait{"r"}
+)
+
 // Acquire takes n permits for the request req, all or nothing, or finds
-// that req already has them (a retry, or a grant). When it does not, and
-// queue is true, req joins the fair queue (once) and its heartbeat deadline
-// is set to heartbeat from now. n beyond the total is ErrInvalidArgument;
-// unset permits are ErrNotSet; a request that was given up is ErrNotAcquired.
-func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, queue bool, heartbeat time.Duration) (SemAttempt, error) {
-	q := "0"
-	if queue {
-		q = "1"
-	}
-	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, q, heartbeat.Milliseconds())...)
+// that req already has them (a retry, or a grant). When it does not, w says
+// whether req joins the fair queue or the waiter registry, where it lives
+// heartbeat from now without renewal (see Heartbeat and Beat). n beyond the
+// total is ErrInvalidArgument; unset permits are ErrNotSet; a request that
+// was given up is ErrNotAcquired.
+func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, w SemWait, heartbeat time.Duration) (SemAttempt, error) {
+	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, w.arg, heartbeat.Milliseconds())...)
 	return decode(v, err, func(v any) (SemAttempt, error) { return semAttempt(v, n) })
 }
 
@@ -141,10 +156,15 @@ func semReleased(v any, n int64) (int64, error) {
 }
 
 // Leave undoes what the acquire request req (for n permits) did: its queue
-// entry, or the permits it took or was granted. It reports whether permits
-// were given back.
-func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64) (bool, error) {
-	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n)...)
+// entry or registration, or the permits it took or was granted. registered
+// says a try of req registered it (SemRegister): a wake that reached it is
+// then passed on. It reports whether permits were given back.
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool) (bool, error) {
+	reg := "0"
+	if registered {
+		reg = "1"
+	}
+	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg)...)
 	if err != nil {
 		return false, err
 	}
@@ -156,6 +176,14 @@ func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64)
 // queue: the script, its keys and its arguments.
 func (s Sem) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []string, []any) {
 	return semHeartbeat.Script, s.keys(), s.args(req, heartbeat.Milliseconds())
+}
+
+// Beat returns the watchdog's renewal of request req's registration (for n
+// permits) in the waiter registry for ttl more: the script, its keys and its
+// arguments. It replies 0 once the registration is gone (woken, lapsed,
+// left or taken).
+func (s Sem) Beat(req string, n int64, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{s.Waiters}, []any{req + " " + strconv.FormatInt(n, 10), ttl.Milliseconds()}
 }
 
 // The modes of Set.

@@ -168,74 +168,106 @@ func TestSemShrunkBelowQueued(t *testing.T) {
 			runSemStep(t, ctx, rdb, fmt.Sprintf("step %d: %s", i, st.op), st)
 		}
 		assert.Empty(t, rdb.LRange(ctx, testSem().Queue, 0, -1).Val(), "b left the queue")
-		_, err := testSem().Acquire(ctx, rdb, "b:1", 3, true, time.Minute)
+		_, err := testSem().Acquire(ctx, rdb, "b:1", 3, SemQueue, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrInvalidArgument, "b's next attempt reports it")
-		got, err := testSem().Acquire(ctx, rdb, "c:1", 1, true, time.Minute)
+		got, err := testSem().Acquire(ctx, rdb, "c:1", 1, SemQueue, time.Minute)
 		require.NoError(t, err)
 		assert.Equal(t, took(1), got)
 	})
 }
 
-// What release, set and leave publish: "@<req> granted" to each grantee,
-// then "n:<available>" when permits are left and no live waiter is queued.
+// What release, set and leave publish, and on which channel: a grant
+// ("@<req> granted") to each fair grantee, then a wake ("@<req> ") to each
+// registered unfair waiter that fits in what is left, when no live fair
+// waiter is queued; each on its client's channel only (the request id's
+// first part: "b" for b:1). A message is written "<client> <payload>", and
+// waiters is what the registry keeps after the steps.
 func TestSemPublish(t *testing.T) {
 	cases := []struct {
-		name  string
-		steps []semStep
-		msgs  []string
+		name    string
+		steps   []semStep
+		msgs    []string
+		waiters []string
 	}{
-		{"set wakes what is available", []semStep{{"try", "", 3, nil}, {"try", "", 5, nil}, {"set", "", 4, nil}},
-			[]string{"n:3", "n:4"}},
-		{"a shrink wakes everyone, to find requests now beyond the total", []semStep{
-			{"try", "", 3, nil}, {"set", "", 2, nil}, {"add", "", -1, nil}, {"add", "", 2, nil},
-		}, []string{"n:3", "*", "n:2", "*", "n:1", "n:3"}},
+		{"release wakes the registered that fit, oldest first, past one too large", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, took(0)}, {"register", "u:1", 2, refused(0)},
+			{"register", "v:1", 3, refused(0)}, {"register", "w:1", 1, refused(0)}, {"release", "r:1", 3, int64(3)},
+		}, []string{"u @u:1 ", "w @w:1 "}, []string{"v:1 3"}},
+		{"set and add wake the registered that fit", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
+			{"set", "", 2, nil}, {"add", "", 1, nil},
+		}, []string{"u @u:1 ", "v @v:1 "}, nil},
+		{"a shrink wakes every process with a waiter, once", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 1, nil}, {"register", "u:2", 2, nil},
+			{"acquire", "b:1", 1, refused(0)}, {"set", "", 2, nil},
+		}, []string{"u *", "b *"}, []string{"u:1 1", "u:2 2"}},
 		{"acquire, a refused release and drain publish nothing", []semStep{
-			{"try", "", 2, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 2, nil},
+			{"try", "", 2, nil}, {"tryacq", "a:1", 1, nil}, {"tryacq", "b:1", 2, nil},
 			{"release", "r:1", 3, errs.ErrNotHeld}, {"drain", "", 0, nil},
-		}, []string{"n:2"}},
-		{"release without a queue", []semStep{
-			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"release", "r:1", 1, nil}, {"release", "r:1", 1, nil},
-		}, []string{"n:2", "n:1"}},
-		{"release grants, then wakes what is left", []semStep{
-			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 2, nil}, {"release", "r:1", 3, nil},
-		}, []string{"n:3", "@b:1 granted", "n:1"}},
+		}, nil, nil},
+		{"release without waiters publishes nothing", []semStep{
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"release", "r:1", 1, nil}, {"release", "r:1", 1, nil},
+		}, nil, nil},
+		{"release grants the queue, then wakes the registered", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 2, nil}, {"register", "u:1", 1, nil},
+			{"release", "r:1", 3, nil},
+		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
 		{"release grants in order, up to nothing left", []semStep{
-			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 1, nil},
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 1, nil},
 			{"acquire", "c:1", 1, nil}, {"release", "r:1", 2, nil},
-		}, []string{"n:2", "@b:1 granted", "@c:1 granted"}},
-		{"a live waiter that does not fit silences release", []semStep{
-			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 3, nil}, {"release", "r:1", 2, nil},
-		}, []string{"n:3"}},
-		{"release past a dead waiter", []semStep{
-			{"try", "", 1, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 1, nil},
+		}, []string{"b @b:1 granted", "c @c:1 granted"}, nil},
+		{"a live fair waiter that does not fit silences release", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 3, nil}, {"register", "u:1", 1, nil},
+			{"release", "r:1", 2, nil},
+		}, nil, []string{"u:1 1"}},
+		{"release past a dead fair waiter", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"register", "u:1", 1, nil},
 			{"kill", "b:1", 0, nil}, {"release", "r:1", 1, nil},
-		}, []string{"n:1", "n:1"}},
-		{"an attempt that finds the queue's last waiter dead wakes the others", []semStep{
-			{"try", "", 3, nil}, {"acquire", "a:1", 3, nil}, {"acquire", "b:1", 3, nil},
-			{"release", "r:1", 2, nil}, // b does not fit: no message
-			{"tryacq", "d:1", 1, nil},  // refused behind b: no message
-			{"kill", "b:1", 0, nil}, {"tryacq", "c:1", 1, nil},
-		}, []string{"n:3", "n:1"}},
-		{"leave of a granted request", []semStep{
-			{"try", "", 1, nil}, {"acquire", "a:1", 1, nil}, {"acquire", "b:1", 1, nil},
-			{"release", "r:1", 1, nil}, {"leave", "b:1", 1, nil},
-		}, []string{"n:1", "@b:1 granted", "n:1"}},
+		}, []string{"u @u:1 "}, nil},
+		{"a dead registration is dropped, not woken", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
+			{"killreg", "u:1", 1, nil}, {"release", "r:1", 1, nil},
+		}, []string{"v @v:1 "}, nil},
+		{"an attempt that finds the queue's last waiter dead wakes the registered", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 3, nil},
+			{"release", "r:1", 2, nil},         // b does not fit: no message
+			{"register", "u:1", 2, refused(2)}, // refused behind b: no message
+			{"kill", "b:1", 0, nil}, {"tryacq", "c:1", 1, took(1)},
+		}, nil, []string{"u:1 2"}},
+		{"a woken waiter leaves the registry, and passes the wake on if it gives up", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
+			{"release", "r:1", 1, nil}, {"rbeat", "u:1", 1, int64(0)}, {"rbeat", "v:1", 1, int64(1)},
+			{"unregister", "u:1", 1, false},
+		}, []string{"u @u:1 ", "v @v:1 "}, nil},
+		{"a registered waiter that gives up before any wake passes nothing on", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
+			{"unregister", "u:1", 1, false},
+		}, nil, []string{"v:1 1"}},
+		{"a woken waiter that takes the permits is unregistered", []semStep{
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"register", "u:1", 1, nil},
+			{"release", "r:1", 1, nil}, {"register", "v:1", 2, refused(1)}, {"register", "u:1", 1, took(0)},
+		}, []string{"u @u:1 "}, []string{"v:1 2"}},
+		{"leave of a granted request wakes the registered", []semStep{
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"register", "u:1", 1, nil},
+			{"release", "r:1", 1, nil}, {"leave", "b:1", 1, true},
+		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
 		{"leave of the head grants the next", []semStep{
-			{"try", "", 3, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil},
+			{"try", "", 3, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil},
 			{"acquire", "c:1", 1, nil}, {"leave", "b:1", 2, nil},
-		}, []string{"n:3", "@c:1 granted"}},
+		}, []string{"c @c:1 granted"}, nil},
 		{"leave of the head with nothing to give", []semStep{
-			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"leave", "b:1", 2, nil},
-		}, []string{"n:2"}},
-		{"add grants, then wakes what is left", []semStep{
-			{"try", "", 2, nil}, {"acquire", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"add", "", 3, nil},
-		}, []string{"n:2", "@b:1 granted", "n:1"}},
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"leave", "b:1", 2, nil},
+		}, nil, nil},
+		{"add grants, then wakes the registered", []semStep{
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"register", "u:1", 1, nil},
+			{"add", "", 3, nil},
+		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
 	}
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		ch := testSem().Channel
-		sub := rdb.Subscribe(ctx, ch)
+		s := testSem()
+		sub := rdb.PSubscribe(ctx, s.Channel+"*")
 		defer sub.Close()
 		_, err := sub.Receive(ctx) // the confirmation
 		require.NoError(t, err)
@@ -245,33 +277,50 @@ func TestSemPublish(t *testing.T) {
 				for i, st := range tc.steps {
 					runSemStep(t, ctx, rdb, fmt.Sprintf("step %d: %s %s", i, st.op, st.req), st)
 				}
-				got := receiveAll(t, rdb, sub, ch)
+				var got []string
+				for _, m := range receiveAll(t, rdb, sub, s.Channel) {
+					client, ok := strings.CutPrefix(m.Channel, s.Channel+":")
+					require.True(t, ok, "%q was published on %s, not on a client's channel", m.Payload, m.Channel)
+					got = append(got, client+" "+m.Payload)
+				}
 				assert.Equal(t, tc.msgs, got)
 				for _, m := range got {
-					if id, payload, ok := strings.Cut(m, " "); ok && strings.HasPrefix(id, "@") {
+					_, msg, _ := strings.Cut(m, " ")
+					if id, payload, ok := strings.Cut(msg, " "); ok && strings.HasPrefix(id, "@") && payload != "" {
 						assert.True(t, ParseSemGrant(payload), "%q is a grant", m)
 					}
 				}
+				waiters, err := rdb.ZRange(ctx, s.Waiters, 0, -1).Result()
+				require.NoError(t, err)
+				assert.Equal(t, tc.waiters, nilIfEmpty(waiters), "the registry")
 			})
 		}
 	})
 }
 
-// receiveAll publishes an end mark on ch and returns what sub received
-// before it.
-func receiveAll(t *testing.T, rdb *redis.Client, sub *redis.PubSub, ch string) []string {
+// nilIfEmpty returns nil for an empty slice.
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// receiveAll publishes an end mark on ch and returns the messages sub
+// received before it.
+func receiveAll(t *testing.T, rdb *redis.Client, sub *redis.PubSub, ch string) []*redis.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, rdb.Publish(ctx, ch, "end").Err())
-	var got []string
+	var got []*redis.Message
 	for {
 		msg, err := sub.ReceiveMessage(ctx)
 		require.NoError(t, err)
-		if msg.Payload == "end" {
+		if msg.Channel == ch && msg.Payload == "end" {
 			return got
 		}
-		got = append(got, msg.Payload)
+		got = append(got, msg)
 	}
 }
 
@@ -292,9 +341,9 @@ func TestSemKeyTTL(t *testing.T) {
 		}
 		_, err := s.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
+		_, err = s.Acquire(ctx, rdb, "a:1", 1, SemQueue, time.Minute)
 		require.NoError(t, err)
-		_, err = s.Acquire(ctx, rdb, "b:1", 1, true, time.Minute)
+		_, err = s.Acquire(ctx, rdb, "b:1", 1, SemQueue, time.Minute)
 		require.NoError(t, err)
 		for i, ttl := range ttls(queueKeys...) {
 			assert.Greater(t, ttl, 50*time.Second, queueKeys[i])
@@ -305,7 +354,7 @@ func TestSemKeyTTL(t *testing.T) {
 		assert.LessOrEqual(t, done, RequestTTL)
 		assert.Equal(t, time.Duration(-1), rdb.PTTL(ctx, s.Permits).Val(), "permits never expire")
 
-		_, err = s.Acquire(ctx, rdb, "c:1", 1, true, 2*time.Minute)
+		_, err = s.Acquire(ctx, rdb, "c:1", 1, SemQueue, 2*time.Minute)
 		require.NoError(t, err)
 		script, keys, args := s.Heartbeat("b:1", time.Minute)
 		require.NoError(t, script.Run(ctx, rdb, keys, args...).Err())
@@ -317,9 +366,9 @@ func TestSemKeyTTL(t *testing.T) {
 		require.NoError(t, rdb.FlushAll(ctx).Err())
 		_, err = s.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		_, err = s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute)
+		_, err = s.Acquire(ctx, rdb, "a:1", 1, SemQueue, time.Minute)
 		require.NoError(t, err)
-		_, err = s.Acquire(ctx, rdb, "b:1", 1, true, 20*time.Millisecond)
+		_, err = s.Acquire(ctx, rdb, "b:1", 1, SemQueue, 20*time.Millisecond)
 		require.NoError(t, err)
 		elapse(t, srv, rdb, 50*time.Millisecond)
 		assert.Zero(t, rdb.Exists(ctx, queueKeys...).Val(), "queue keys outlived their heartbeats")

@@ -18,7 +18,8 @@ import (
 
 func testSem() Sem {
 	return Sem{Permits: "t:{s}:permits", Queue: "t:{s}:queue", Alive: "t:{s}:alive", Waiting: "t:{s}:waiting",
-		Done: "t:{s}:done", Drained: "t:{s}:drained:", Kind: "rsemaphore", Publish: "PUBLISH", Channel: "t:{s}:ch"}
+		Done: "t:{s}:done", Waiters: "t:{s}:waiters", Drained: "t:{s}:drained:", Kind: "rsemaphore", Publish: "PUBLISH",
+		Channel: "t:{s}:ch"}
 }
 
 // reqSeq numbers the set and drain steps that name no request.
@@ -35,7 +36,12 @@ func stepReq(req string) string {
 // semStep is one call of a semaphore script for the request req, or one
 // change behind the scripts' back, and what it must reply.
 type semStep struct {
-	op   string // try, set, add (Set's modes); acquire (fair: queues), tryacq (never queues), release, leave, beat, drain, state; kill (req's heartbeat lapses)
+	// try, set, add (Set's modes); acquire (fair: queues), tryacq (never
+	// queues), register (registers if refused), release, leave, unregister
+	// (the leave of a registered request), beat, rbeat (the registration's
+	// heartbeat), drain, state; kill (req's heartbeat lapses), killreg (its
+	// registration's does)
+	op   string
 	req  string
 	n    int64
 	want any // SemAttempt, SetResult, int64, bool, SemState; an error (errors.Is, and the keys unchanged); nil: not checked
@@ -223,12 +229,13 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 	case "try", "set", "add":
 		mode := map[string]string{"try": SetIfUnset, "set": SetTotal, "add": AddTotal}[st.op]
 		return s.Set(ctx, rdb, stepReq(st.req), mode, st.n)
-	case "acquire", "tryacq":
-		return s.Acquire(ctx, rdb, st.req, st.n, st.op == "acquire", time.Minute)
+	case "acquire", "tryacq", "register":
+		w := map[string]SemWait{"acquire": SemQueue, "tryacq": SemTry, "register": SemRegister}[st.op]
+		return s.Acquire(ctx, rdb, st.req, st.n, w, time.Minute)
 	case "release":
 		return s.Release(ctx, rdb, st.req, st.n)
-	case "leave":
-		return s.Leave(ctx, rdb, st.req, st.n)
+	case "leave", "unregister":
+		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister")
 	case "beat":
 		script, keys, args := s.Heartbeat(st.req, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
@@ -238,6 +245,11 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		return s.State(ctx, rdb)
 	case "kill":
 		return nil, rdb.ZAddXX(ctx, s.Alive, redis.Z{Score: 1, Member: st.req}).Err()
+	case "rbeat":
+		script, keys, args := s.Beat(st.req, st.n, time.Minute)
+		return script.Run(ctx, rdb, keys, args...).Int64()
+	case "killreg":
+		return nil, rdb.ZAddXX(ctx, s.Waiters, redis.Z{Score: 1, Member: fmt.Sprintf("%s %d", st.req, st.n)}).Err()
 	}
 	return nil, fmt.Errorf("unknown op %q", st.op)
 }

@@ -42,7 +42,7 @@ func semWrongTypes(ctx context.Context, rdb *redis.Client) map[string]func() {
 		"list at permits": func() { valid(s.Permits); rdb.RPush(ctx, s.Permits, "x") },
 	}
 	for name, key := range map[string]string{"permits": s.Permits, "queue": s.Queue, "alive": s.Alive,
-		"waiting": s.Waiting, "done": s.Done} {
+		"waiting": s.Waiting, "done": s.Done, "waiters": s.Waiters} {
 		setups["string at "+name] = func() { valid(key); rdb.Set(ctx, key, "x", 0) }
 	}
 	return setups
@@ -61,10 +61,14 @@ func TestSemWrongType(t *testing.T) {
 				setup()
 				before := snapshot(t, rdb)
 				for op, call := range map[string]func() error{
-					"acquire": func() error { _, err := s.Acquire(ctx, rdb, "a:1", 1, true, time.Minute); return err },
-					"tryacq":  func() error { _, err := s.Acquire(ctx, rdb, "a:1", 1, false, time.Minute); return err },
+					"acquire": func() error { _, err := s.Acquire(ctx, rdb, "a:1", 1, SemQueue, time.Minute); return err },
+					"tryacq":  func() error { _, err := s.Acquire(ctx, rdb, "a:1", 1, SemTry, time.Minute); return err },
+					"register": func() error {
+						_, err := s.Acquire(ctx, rdb, "a:1", 1, SemRegister, time.Minute)
+						return err
+					},
 					"release": func() error { _, err := s.Release(ctx, rdb, "r:1", 1); return err },
-					"leave":   func() error { _, err := s.Leave(ctx, rdb, "b:1", 1); return err },
+					"leave":   func() error { _, err := s.Leave(ctx, rdb, "b:1", 1, true); return err },
 					"try":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
 					"set":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
 					"add":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },

@@ -136,7 +136,11 @@ func TestXSemPublish(t *testing.T) {
 				for i, st := range tc.steps {
 					runXStep(t, ctx, rdb, &tokenRanks{}, fmt.Sprintf("step %d: %s %s", i, st.op, st.id), st)
 				}
-				assert.Equal(t, tc.msgs, receiveAll(t, rdb, sub, ch))
+				var got []string
+				for _, m := range receiveAll(t, rdb, sub, ch) {
+					got = append(got, m.Payload)
+				}
+				assert.Equal(t, tc.msgs, got)
 			})
 		}
 	})

@@ -6,7 +6,10 @@
 //     server's confirmation.
 //  3. Try again: this closes the window between 1 and 2, in which a release
 //     would have notified nobody. (Skipped when other waiters of this Client
-//     were already subscribed: the release woke one of them instead.)
+//     were already subscribed: the release woke one of them instead. A
+//     targeted wait whose channel is already confirmed registers with the
+//     Hub before step 1 and skips 2 and 3: a wake sent to its id after its
+//     try reaches it.)
 //  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
 //     of the context or of the Client. Then go to 3.
 //  5. When the wait ends unacquired, run the primitive's leave script with a
@@ -106,16 +109,40 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
-		return waitFor(ctx, cfg, s, t, Attempt{})
+		return waitFor(ctx, cfg, s, t, Attempt{}, nil)
+	}
+	var early *hub.Subscription
+	if s.ID != "" && !s.Once {
+		early = listen(cfg, s)
 	}
 	got, a, err := t.Try(ctx, "")
 	if err != nil || a.Acquired {
+		if early != nil {
+			early.Close()
+		}
 		return got, settle(ctx, cfg, s, t, err)
 	}
 	if s.Once {
 		return got, ErrBusy
 	}
-	return waitFor(ctx, cfg, s, t, a)
+	return waitFor(ctx, cfg, s, t, a, early)
+}
+
+// listen registers a targeted wait before its first try when this Client's
+// channel is already subscribed and confirmed (other waiters are on it, or
+// it lingers after the last one left): a wake sent to the request after the
+// try registered it then reaches it, and step 3 is not needed. It returns
+// nil when the channel is not confirmed yet; the wait then subscribes after
+// its first try, as usual.
+func listen(cfg Config, s Spec) *hub.Subscription {
+	if cfg.Hub == nil {
+		return nil
+	}
+	h, err := cfg.Hub()
+	if err != nil || h == nil {
+		return nil
+	}
+	return h.Listen(s.Channel, s.ID, s.Weight)
 }
 
 // queued reports whether this Client already has waiters on channel.
@@ -127,12 +154,16 @@ func queued(cfg Config, channel string) bool {
 	return err == nil && h != nil && h.Waiters(channel) > 0
 }
 
-// waitFor is steps 2 to 5; a is the outcome of the last try, if any.
-func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt) (got T, err error) {
+// waitFor is steps 2 to 5; a is the outcome of the last try, if any. sub,
+// when not nil, was registered before that try (see listen): steps 2 and 3
+// are skipped.
+func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription) (got T, err error) {
 	var wake <-chan struct{}
-	sub, tried, err := subscribe(ctx, cfg, s)
-	if err != nil {
-		return got, settle(ctx, cfg, s, t, err)
+	tried := false
+	if sub == nil {
+		if sub, tried, err = subscribe(ctx, cfg, s); err != nil {
+			return got, settle(ctx, cfg, s, t, err)
+		}
 	}
 	if sub != nil {
 		defer sub.Close()

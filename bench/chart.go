@@ -28,7 +28,8 @@ const (
 
 // writeChart writes an SVG chart of rows (all the mutex rows of a run, or
 // all the semaphore rows) to w. It charts the largest worker count that has
-// any acquisitions, one series per contender in the order of rows: on the
+// any acquisitions, in the most processes it ran in (one per worker by
+// default), one series per contender in the order of rows: on the
 // left the wait time by percentile, on the right each worker's share of the
 // acquisitions. If rows hold nothing to chart it returns an error and
 // writes nothing; if w fails, part of the SVG may have been written.
@@ -77,17 +78,23 @@ func drawPanels(w io.Writer, panels []*plot.Plot, title string) error {
 }
 
 // largestCell returns the rows with acquisitions at the largest worker
-// count that has any, in their order in rows, or nil if none has any.
+// count that has any, and of those the ones in the most processes, in
+// their order in rows, or nil if none has any.
 func largestCell(rows []common) []common {
-	n := 0
+	n, procs := 0, 0
 	for _, r := range rows {
 		if r.Acquisitions > 0 && r.Workers > 0 {
 			n = max(n, r.Workers)
 		}
 	}
+	for _, r := range rows {
+		if r.Acquisitions > 0 && r.Workers == n {
+			procs = max(procs, r.Procs)
+		}
+	}
 	var cell []common
 	for _, r := range rows {
-		if n > 0 && r.Workers == n && r.Acquisitions > 0 {
+		if n > 0 && r.Workers == n && r.Procs == procs && r.Acquisitions > 0 {
 			cell = append(cell, r)
 		}
 	}
@@ -98,7 +105,7 @@ func largestCell(rows []common) []common {
 // axes stretched so that the tail gets as much room as the body.
 func waitPanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Wait time by percentile (%d workers)", n)
+	p.Title.Text = fmt.Sprintf("Wait time by percentile (%d workers in %s)", n, plural(cell[0].Procs, "process", "processes"))
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "wait (ms)"
 	// Waits grow to the right, so the bottom right corner is the emptiest.
@@ -166,7 +173,7 @@ func percentileX(q float64) float64 {
 // workers as a reference: a fair lock is flat, an unfair one steep.
 func sharePanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Share of acquisitions per worker (%d workers)", n)
+	p.Title.Text = fmt.Sprintf("Share of acquisitions per worker (%d workers in %s)", n, plural(cell[0].Procs, "process", "processes"))
 	p.X.Label.Text = "worker rank (most acquisitions first)"
 	p.Y.Label.Text = "share of acquisitions (%)"
 	p.Legend.Top, p.Legend.XOffs = true, -vg.Points(6)

@@ -26,7 +26,7 @@ type config struct {
 	names    int      // mutex, semaphore: worker i takes name i % names
 	mixes    []int    // rwlock: the reads' share of each mix, in percent
 	permits  int      // semaphore: its total
-	procs    int      // processes (go-redis + redcoord clients) the workers share
+	procs    []int    // process counts the workers are spread over, one row each; 0: one process per worker
 	hold     time.Duration
 	duration time.Duration // per cell
 	poll     time.Duration // retry interval of the polling contenders
@@ -80,7 +80,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var (
 		c                         config
 		scenarios, cluster, locks string
-		workers, mixes            string
+		workers, mixes, procs     string
 	)
 	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
 	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
@@ -94,7 +94,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		"exclusion is checked per name (mutex, semaphore)")
 	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
-	fs.IntVar(&c.procs, "procs", 8, "processes the workers are spread over: each a go-redis client and a redcoord Client")
+	fs.StringVar(&procs, "procs", "w,1", "process counts the workers are spread over, comma-separated, one row each: "+
+		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
@@ -108,7 +109,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	err := c.set(fs, scenarios, cluster, locks, workers, mixes)
+	err := c.set(fs, scenarios, cluster, locks, workers, mixes, procs)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		fs.Usage()
@@ -117,7 +118,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 }
 
 // set fills the list fields of c from their flags and checks every value.
-func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes string) error {
+func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes, procs string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: bench takes flags only", fs.Arg(0))
 	}
@@ -132,6 +133,9 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		return err
 	}
 	if c.mixes, err = numbers("-mixes", mixes, "percentage", 0, 100); err != nil {
+		return err
+	}
+	if c.procs, err = processes(procs); err != nil {
 		return err
 	}
 	if slices.Contains(c.scenarios, "mutex") && !slices.ContainsFunc(c.locks, func(l string) bool { return l != "none" }) {
@@ -168,7 +172,7 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		name string
 		v    int
 		min  int
-	}{{"-procs", c.procs, 1}, {"-names", c.names, 1}, {"-permits", c.permits, 1},
+	}{{"-names", c.names, 1}, {"-permits", c.permits, 1},
 		{"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
 		if n.v < n.min {
 			return fmt.Errorf("%s %d: must be at least %d", n.name, n.v, n.min)
@@ -217,4 +221,34 @@ func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// processes parses -procs: a comma-separated list of process counts, each
+// a whole number from 1 or "w" (returned as 0: one process per worker),
+// without repeats.
+func processes(list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		n := 0
+		if s != "w" {
+			var err error
+			if n, err = strconv.Atoi(s); err != nil || n < 1 || n > 10000 {
+				return nil, fmt.Errorf("-procs: %q is neither a process count from 1 to 10000 nor w (one process per worker)", s)
+			}
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// procsFor returns how many processes workers are spread over for the
+// -procs entry p (0: one per worker).
+func procsFor(p, workers int) int {
+	if p == 0 || p > workers {
+		return workers
+	}
+	return p
 }

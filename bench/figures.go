@@ -14,6 +14,7 @@ type common struct {
 	Lock         string  `json:"lock"`
 	Workers      int     `json:"workers"`
 	Names        int     `json:"names,omitempty"` // -names: worker i on name i mod Names; 0 (omitted): one name
+	Procs        int     `json:"procs"`           // processes the workers were spread over
 	Seconds      float64 `json:"seconds"`
 	Acquisitions int64   `json:"acquisitions"`
 	AcqPerSec    float64 `json:"acq_per_sec"`
@@ -54,8 +55,10 @@ type mutexRow struct {
 	GapP50 float64 `json:"handoff_gap_p50_us"`
 	Gaps   int64   `json:"handoff_gaps"`
 	// FIFO counts acquisitions that overtook a worker on the same name who
-	// had been waiting more than fifoSlack longer, both past their first
-	// wait (the start-up rush, whose order is the scheduler's).
+	// was in Redis's order of waiters first: whose wait had had its first
+	// reply from Redis before the overtaking worker called Lock (see
+	// recorder.overtaken). A FIFO lock shows 0, whatever the scheduler does
+	// with the calls.
 	FIFO int64 `json:"fifo_violations"`
 	// ME counts acquisitions made while anyone was inside the same name:
 	// it must be 0.
@@ -89,10 +92,10 @@ type semRow struct {
 	// semaphore at once.
 	MaxInside int `json:"max_holders"`
 	// FIFO counts acquisitions made while Permits or more workers on the
-	// same semaphore who had been waiting more than fifoSlack longer were
-	// still waiting (first waits excluded, as in mutexRow). Fewer is no
-	// violation: in FIFO order each of them was served first, and its reply
-	// may still be on its way, holding one of the other permits.
+	// same semaphore who were in Redis's order of waiters first (as in
+	// mutexRow) were still waiting. Fewer is no violation: in FIFO order
+	// each of them was served first, and its reply may still be on its way,
+	// holding one of the other permits.
 	FIFO int64 `json:"fifo_violations"`
 	// OverLimit counts acquisitions made while Permits workers were inside
 	// the same semaphore already: it must be 0.
@@ -104,6 +107,7 @@ type seckillRow struct {
 	Lock        string  `json:"lock"`
 	Orders      int     `json:"orders"`
 	Concurrency int     `json:"concurrency"`
+	Procs       int     `json:"procs"` // processes the orders were spread over
 	Stock       int     `json:"stock"`
 	Seconds     float64 `json:"seconds"`
 	OrdersPerS  float64 `json:"orders_per_sec"`
@@ -128,11 +132,6 @@ type quantile struct {
 	Q  float64 `json:"q"` // percent
 	Ms float64 `json:"ms"`
 }
-
-// fifoSlack is how much longer a waiter must have waited for an overtaking
-// to count as a FIFO violation. Two workers that call Lock within a round
-// trip of each other may reach Redis in either order; that is not unfair.
-const fifoSlack = 2 * time.Millisecond
 
 // distQuantiles are the quantiles of the wait distribution kept per row.
 var distQuantiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.9, 100}

@@ -27,17 +27,18 @@ type fleet struct {
 }
 
 // openFleet opens workers handles of ct, spread over min(names, workers)
-// names made from key (see spreadKey), in min(cfg.procs, workers)
+// names made from key (see spreadKey), in min(procs, workers)
 // processes, prepares each name's primitive if it needs it (a semaphore's
 // permits), and warms one handle in each process and on each name so that
 // scripts are loaded, on every server, before the clock starts. It resets
 // the round trips and the server time.
-func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names int, prefix, key string) (*fleet, error) {
+func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names, procs int, prefix, key string) (*fleet, error) {
 	f := &fleet{locks: make([]locker, workers), names: min(names, workers), noscript: b.noscript}
-	n := min(cfg.procs, workers)
+	n := max(1, min(procs, workers))
 	for p := range n {
 		rdb := b.client(workers/n + 1)
 		rdb.AddHook(&f.trips)
+		rdb.AddHook(replyHook{})
 		f.clients = append(f.clients, rdb)
 		pr, err := ct.open(rdb, cfg, prefix)
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -65,6 +66,7 @@ type cell struct {
 	ct       contender
 	workers  int
 	names    int // lock names the workers are spread over: 1, or up to -names (mutex, semaphore)
+	procs    int // processes the workers are spread over, from 1 to workers
 	readPct  int // rwlock: the mix's share of reads, in percent
 }
 
@@ -72,19 +74,26 @@ func (c cell) String() string {
 	scenario := c.scenario
 	switch c.scenario {
 	case "seckill":
-		return "seckill " + c.ct.name
+		return fmt.Sprintf("seckill %s, %s", c.ct.name, plural(c.procs, "process", "processes"))
 	case "rwlock":
 		scenario += " " + mixName(c.readPct)
 	}
-	unit := "workers"
-	if c.workers == 1 {
-		unit = "worker"
-	}
-	s := fmt.Sprintf("%s %s, %d %s", scenario, c.ct.name, c.workers, unit)
+	s := fmt.Sprintf("%s %s, %s", scenario, c.ct.name, plural(c.workers, "worker", "workers"))
 	if c.names > 1 {
 		s += fmt.Sprintf(" on %d names", c.names)
 	}
+	if c.workers > 1 {
+		s += " in " + plural(c.procs, "process", "processes")
+	}
 	return s
+}
+
+// plural returns "n one" or "n many", as n asks.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // run is the whole command, with its streams and signals passed in so tests
@@ -152,45 +161,67 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// plan lists the cells cfg asks for.
+// plan lists the cells cfg asks for: for each worker count, each shape of
+// processes (-procs; two entries that come to the same count run once),
+// each contender.
 func plan(cfg *config) (cells []cell) {
 	for _, s := range cfg.scenarios {
 		switch s {
 		case "mutex":
 			for _, w := range cfg.workers {
-				for _, ct := range contenders(cfg) {
-					if ct.name != "none" {
-						cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w)})
+				for _, p := range shapes(cfg, w) {
+					for _, ct := range contenders(cfg) {
+						if ct.name != "none" {
+							cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w), procs: p})
+						}
 					}
 				}
 			}
 		case "rwlock":
 			for _, pct := range cfg.mixes {
 				for _, w := range cfg.workers {
-					for _, ct := range rwContenders(cfg) {
-						cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: 1, readPct: pct})
+					for _, p := range shapes(cfg, w) {
+						for _, ct := range rwContenders(cfg) {
+							cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: 1, readPct: pct, procs: p})
+						}
 					}
 				}
 			}
 		case "semaphore":
 			for _, w := range cfg.workers {
-				for _, ct := range semContenders(cfg) {
-					cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w)})
+				for _, p := range shapes(cfg, w) {
+					for _, ct := range semContenders(cfg) {
+						cells = append(cells, cell{scenario: s, ct: ct, workers: w, names: min(cfg.names, w), procs: p})
+					}
 				}
 			}
 		case "seckill":
-			for _, ct := range contenders(cfg) {
-				cells = append(cells, cell{scenario: s, ct: ct, workers: cfg.concurrency, names: 1})
+			for _, p := range shapes(cfg, cfg.concurrency) {
+				for _, ct := range contenders(cfg) {
+					cells = append(cells, cell{scenario: s, ct: ct, workers: cfg.concurrency, names: 1, procs: p})
+				}
 			}
 		}
 	}
 	return cells
 }
 
+// shapes returns the process counts -procs asks for with workers workers,
+// in its order, without repeats.
+func shapes(cfg *config, workers int) []int {
+	var out []int
+	for _, p := range cfg.procs {
+		if n := procsFor(p, workers); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // measure runs one cell on its own key and appends its row to res, unless
 // ctx ended during the cell.
 func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
-	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, prefix, key)
+	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, c.procs, prefix, key)
 	if err != nil {
 		return err
 	}

@@ -110,6 +110,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "0s"}, "-duration"},
 		{[]string{"-hold", "-1ms"}, "-hold"},
 		{[]string{"-procs", "0"}, "-procs"},
+		{[]string{"-procs", "w,x"}, `-procs: "x" is neither a process count`},
 		{[]string{"-orders", "0"}, "-orders"},
 		{[]string{"-redis", "127.0.0.1:1", "-cluster", "127.0.0.1:2"}, "give one, not both"},
 		{[]string{"-progress", "maybe"}, "-progress"},
@@ -169,15 +170,15 @@ func TestHarnessCountsViolations(t *testing.T) {
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)
 	defer b.close()
-	f, err := openFleet(ctx, b, cfg, contenders(cfg)[0], 4, 1, "rcbench-test", "k")
+	f, err := openFleet(ctx, b, cfg, contenders(cfg)[0], 4, 1, 2, "rcbench-test", "k")
 	require.NoError(t, err)
 	row := runMutex(ctx, f, cfg, contenders(cfg)[0])
 	require.NoError(t, f.close())
 	require.Positive(t, row.ME, "4 workers holding 1ms each with no lock overlap")
 	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}},
-		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4}, ME: 1}}}
+		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4, Procs: 2}, ME: 1}}}
 	require.Len(t, res.violations(), 3)
-	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers: 1 mutual-exclusion")
+	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers in 2 processes: 1 mutual-exclusion")
 }
 
 // cancelOn is a writer that calls cancel once it has been written needle.
@@ -240,4 +241,28 @@ func readResults(t *testing.T, path string) results {
 	var res results
 	require.NoError(t, json.Unmarshal(b, &res))
 	return res
+}
+
+// The default -procs runs each worker count in two shapes, one process per
+// worker and all in one process, once where they are the same (1 worker).
+func TestPlanShapes(t *testing.T) {
+	cfg, err := parseConfig([]string{"-workers", "1,8", "-locks", "rlock,redsync"}, io.Discard)
+	require.NoError(t, err)
+	var got []string
+	for _, c := range plan(cfg) {
+		got = append(got, c.String())
+	}
+	require.Equal(t, []string{
+		"mutex rlock, 1 worker", "mutex redsync, 1 worker",
+		"mutex rlock, 8 workers in 8 processes", "mutex redsync, 8 workers in 8 processes",
+		"mutex rlock, 8 workers in 1 process", "mutex redsync, 8 workers in 1 process",
+	}, got)
+	cfg, err = parseConfig([]string{"-workers", "4", "-procs", "2,w,8,2", "-locks", "rlock"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 0, 8}, cfg.procs)
+	got = got[:0]
+	for _, c := range plan(cfg) {
+		got = append(got, c.String())
+	}
+	require.Equal(t, []string{"mutex rlock, 4 workers in 2 processes", "mutex rlock, 4 workers in 4 processes"}, got)
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // take is one acquisition a worker is about to make: how it takes the lock
@@ -27,10 +30,11 @@ func drive(ctx context.Context, f *fleet, cfg *config, r *recorder, next []func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			lctx := context.WithValue(cctx, waitKey{}, waitMark{r, w})
 			for cctx.Err() == nil {
 				t := pick()
 				r.wait(w, t.shared)
-				if err := t.lock(cctx); err != nil {
+				if err := t.lock(lctx); err != nil {
 					if cctx.Err() != nil {
 						err = nil
 					}
@@ -66,7 +70,7 @@ func runMutex(ctx context.Context, f *fleet, cfg *config, ct contender) mutexRow
 	r := newRecorder(len(f.locks), f.names, 1, cfg.duration)
 	elapsed, c := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return mutexRow{
-		common: r.common(ct.name, elapsed, c),
+		common: r.common(ct.name, len(f.procs), elapsed, c),
 		GapP50: ms(r.gaps, 50) * 1000,
 		Gaps:   r.gaps.TotalCount(),
 		FIFO:   r.fifo,
@@ -93,4 +97,53 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// waitKey is the context key of a worker's waitMark: Lock's context
+// carries it to the go-redis hook of the worker's process (replyHook).
+type waitKey struct{}
+
+// waitMark says whose wait a command belongs to.
+type waitMark struct {
+	r *recorder
+	w int
+}
+
+// replyHook is a go-redis hook that tells a cell's recorder when a
+// worker's command got its reply (recorder.replied), so that FIFO is judged
+// in the order Redis saw the waiters. Commands whose context carries no
+// waitMark pass through, and so do those that set up a new connection
+// (HELLO, AUTH, CLIENT SETINFO...), which go-redis sends with the context
+// of the command that needed the connection, before that command.
+type replyHook struct{}
+
+func (replyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && !setup(cmd) {
+			m.r.replied(m.w)
+		}
+		return err
+	}
+}
+
+func (replyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && !slices.ContainsFunc(cmds, setup) {
+			m.r.replied(m.w)
+		}
+		return err
+	}
+}
+
+// setup reports whether cmd is one that sets up a connection.
+func setup(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "client", "select", "readonly":
+		return true
+	}
+	return false
 }

@@ -54,10 +54,9 @@ func TestRecorderNames(t *testing.T) {
 		r.releasing(w)
 	}
 
-	// Worker 5 (name 2) waits since long ago; worker 3 (name 0) overtakes
-	// nobody of its own name, worker 2 does.
-	r.waiting[5], r.waited[5] = time.Now().Add(-time.Second), true
-	r.waited[3] = true
+	// Worker 5 (name 2) is in Redis's order since long ago; worker 3 (name
+	// 0) overtakes nobody of its own name, worker 2 does.
+	r.waiting[5], r.queued[5] = time.Now().Add(-time.Second), time.Now().Add(-time.Second)
 	enter(r, 3)
 	require.Zero(t, r.fifo, "the longer waiter is on another name")
 	enter(r, 2)
@@ -85,7 +84,7 @@ func TestHarnessCountsViolationsPerName(t *testing.T) {
 		workers, names int
 		meet           bool
 	}{{4, 4, false}, {8, 4, true}} {
-		f, err := openFleet(ctx, b, cfg, ct, tc.workers, tc.names, "rcbench-test", "k")
+		f, err := openFleet(ctx, b, cfg, ct, tc.workers, tc.names, 3, "rcbench-test", "k")
 		require.NoError(t, err)
 		row := runMutex(ctx, f, cfg, ct)
 		require.NoError(t, f.close())
@@ -98,7 +97,7 @@ func TestHarnessCountsViolationsPerName(t *testing.T) {
 		}
 		require.Positive(t, row.ME, "%d workers on %d names, 2 a name, holding 5ms each with no lock overlap", tc.workers, tc.names)
 		require.Len(t, res.violations(), 1)
-		require.Contains(t, res.violations()[0], "none, 8 workers:")
+		require.Contains(t, res.violations()[0], "none, 8 workers in 3 processes:")
 	}
 }
 
@@ -112,12 +111,12 @@ func TestNamesTable(t *testing.T) {
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "\nmutex: worker i on lock name i mod names, each worker holds it")
 	require.Contains(t, out, "\nsemaphore: worker i on semaphore i mod names, each of 1 permits;")
-	require.Regexp(t, `(?m)^\s*lock\s+workers\s+names\s+acq/s\s`, out)
+	require.Regexp(t, `(?m)^\s*lock\s+workers\s+procs\s+names\s+acq/s\s`, out)
 	for _, lock := range []string{"rlock", "rfairlock", "rsemaphore", "rsemaphore-fair"} {
-		require.Regexp(t, `(?m)^\s*`+lock+`\s+1\s+1\s`, out, "%s: 1 worker on 1 name", lock)
-		require.Regexp(t, `(?m)^\s*`+lock+`\s+4\s+3\s`, out, "%s: 4 workers on 3 names", lock)
+		require.Regexp(t, `(?m)^\s*`+lock+`\s+1\s+1\s+1\s`, out, "%s: 1 worker in 1 process on 1 name", lock)
+		require.Regexp(t, `(?m)^\s*`+lock+`\s+4\s+2\s+3\s`, out, "%s: 4 workers in 2 processes on 3 names", lock)
 	}
-	require.Contains(t, errOut, "mutex rlock, 4 workers on 3 names")
+	require.Contains(t, errOut, "mutex rlock, 4 workers on 3 names in 2 processes")
 
 	res := readResults(t, dir+"/results.json")
 	require.Len(t, res.Mutex, 4)
@@ -143,7 +142,7 @@ func TestOneNameUnchanged(t *testing.T) {
 	code, out, errOut := bench(t, context.Background(), append(tiny, "-locks", "rlock", "-out", "")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "\nmutex: one lock name, each worker holds it")
-	require.Regexp(t, `(?m)^\s*lock\s+workers\s+acq/s\s`, out)
+	require.Regexp(t, `(?m)^\s*lock\s+workers\s+procs\s+acq/s\s`, out)
 	require.NotContains(t, errOut, "names")
 	code, out, errOut = bench(t, context.Background(), append(tiny, "-locks", "rlock", "-out", "", "-json", "-names", "1")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)

@@ -25,13 +25,13 @@ type recorder struct {
 	maxInside   int         // the most workers inside one name at once, readers and writers
 	lastRelease []time.Time // by name: the last release call; zero before the first
 	waiting     []time.Time // by worker: when its current wait began; zero: not waiting
+	queued      []time.Time // by worker: when its current wait's first reply from Redis came; zero: none yet
 	shared      []bool      // by worker: its current wait or hold is a read
-	waited      []bool      // by worker: a wait of its has ended (its first was the start-up rush)
 	counts      []int64     // by worker: acquisitions
 	reads       int64       // acquisitions that were reads
 	waits, gaps *hdrhistogram.Histogram
 	writeWaits  *hdrhistogram.Histogram // the writes' waits only
-	fifo        int64                   // acquisitions that overtook limit longer waiters (see overtaken)
+	fifo        int64                   // acquisitions that overtook limit earlier waiters (see overtaken)
 	me          int64                   // acquisitions that broke exclusion on their name: past the limit, or beside a writer
 	unfinished  int64                   // waits cut short by the end of the cell
 	errors      int64
@@ -52,8 +52,8 @@ func newRecorder(workers, names, limit int, length time.Duration) *recorder {
 		readers:     make([]int, names),
 		lastRelease: make([]time.Time, names),
 		waiting:     make([]time.Time, workers),
+		queued:      make([]time.Time, workers),
 		shared:      make([]bool, workers),
-		waited:      make([]bool, workers),
 		counts:      make([]int64, workers),
 		waits:       newHist(),
 		gaps:        newHist(),
@@ -65,7 +65,20 @@ func newRecorder(workers, names, limit int, length time.Duration) *recorder {
 func (r *recorder) wait(w int, shared bool) {
 	now := time.Now()
 	r.mu.Lock()
-	r.waiting[w], r.shared[w] = now, shared
+	r.waiting[w], r.queued[w], r.shared[w] = now, time.Time{}, shared
+	r.mu.Unlock()
+}
+
+// replied records that a command of worker w's current wait got its reply
+// from Redis (see replyHook): the first one, when the wait has not taken
+// the lock, left the worker's request in Redis's order of waiters (a queue
+// entry, a registration, or a lock key it will retry against).
+func (r *recorder) replied(w int) {
+	now := time.Now()
+	r.mu.Lock()
+	if !r.waiting[w].IsZero() && r.queued[w].IsZero() {
+		r.queued[w] = now
+	}
 	r.mu.Unlock()
 }
 
@@ -94,25 +107,26 @@ func (r *recorder) acquired(w int) {
 	if last := r.lastRelease[n]; !last.IsZero() && t0.Before(last) {
 		record(r.gaps, now.Sub(last))
 	}
-	if r.waited[w] && r.overtaken(w, t0) >= r.limit {
+	if r.overtaken(w, t0) >= r.limit {
 		r.fifo++
 	}
-	r.waiting[w], r.waited[w] = time.Time{}, true
+	r.waiting[w], r.queued[w] = time.Time{}, time.Time{}
 }
 
 // name returns worker w's lock name, from 0 to r.names-1.
 func (r *recorder) name(w int) int { return w % r.names }
 
-// overtaken counts the workers still waiting on w's name that began more
-// than fifoSlack before t0, when worker w began, both past their first wait;
-// r.mu is held. In FIFO order each of them was served before w, and holds
-// its place while its reply travels, so with limit places at most limit-1
-// of them can still be on their way when w returns: limit or more is an
-// overtaking.
+// overtaken counts the workers still waiting on w's name whose wait had its
+// first reply from Redis before t0, when worker w called Lock; r.mu is
+// held. Each of them was in Redis's order of waiters before w's first
+// command was even sent, whatever the goroutine scheduler did with the
+// calls: in FIFO order each was served before w, and holds its place while
+// its reply travels, so with limit places at most limit-1 of them can still
+// be on their way when w returns. limit or more is an overtaking.
 func (r *recorder) overtaken(w int, t0 time.Time) int {
 	n := 0
-	for v, since := range r.waiting {
-		if v != w && r.name(v) == r.name(w) && r.waited[v] && !since.IsZero() && since.Before(t0.Add(-fifoSlack)) {
+	for v, since := range r.queued {
+		if v != w && r.name(v) == r.name(w) && !since.IsZero() && since.Before(t0) {
 			n++
 		}
 	}
@@ -130,7 +144,7 @@ func (r *recorder) failed(w int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recordWait(w, now.Sub(r.waiting[w]))
-	r.waiting[w], r.waited[w] = time.Time{}, true
+	r.waiting[w], r.queued[w] = time.Time{}, time.Time{}
 	if err != nil {
 		r.fail(err)
 	} else {
@@ -175,12 +189,13 @@ func (r *recorder) releaseFailed(err error) {
 	r.fail(err)
 }
 
-// common returns the figures of contender lock's cell, which ran for
-// elapsed at cost c. Call it once the workers have stopped.
-func (r *recorder) common(lock string, elapsed time.Duration, c cost) common {
+// common returns the figures of contender lock's cell, which ran in procs
+// processes for elapsed at cost c. Call it once the workers have stopped.
+func (r *recorder) common(lock string, procs int, elapsed time.Duration, c cost) common {
 	out := common{
 		Lock:        lock,
 		Workers:     len(r.counts),
+		Procs:       procs,
 		Seconds:     elapsed.Seconds(),
 		WaitP50:     ms(r.waits, 50),
 		WaitP99:     ms(r.waits, 99),

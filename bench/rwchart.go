@@ -15,10 +15,10 @@ import (
 
 // writeRWChart writes an SVG chart of rows (all the rwlock rows of a run)
 // to w: a panel per mix, in the order of rows, of the acquisitions per
-// second at each worker count, a bar per contender. A cell that did not
-// run, or failed, is a missing bar. If no row has acquisitions it returns
-// an error and writes nothing; if w fails, part of the SVG may have been
-// written.
+// second at each worker count (in the most processes it ran in), a bar per
+// contender. A cell that did not run, or failed, is a missing bar. If no row
+// has acquisitions it returns an error and writes nothing; if w fails, part
+// of the SVG may have been written.
 func writeRWChart(w io.Writer, rows []rwRow, title string) error {
 	if !hasAcquisitions(rows) {
 		return errors.New("chart: nothing to chart: no rwlock row has any acquisitions")
@@ -27,6 +27,7 @@ func writeRWChart(w io.Writer, rows []rwRow, title string) error {
 		mixes, workers []int
 		locks          []string
 	)
+	rows = widest(rows)
 	for _, r := range rows {
 		mixes = appendNew(mixes, r.ReadPct)
 		workers = appendNew(workers, r.Workers)
@@ -109,4 +110,21 @@ func appendNew[T comparable](s []T, v T) []T {
 		return s
 	}
 	return append(s, v)
+}
+
+// widest keeps, of the rows of each mix and worker count, those that ran in
+// the most processes (one per worker by default).
+func widest(rows []rwRow) []rwRow {
+	most := map[[2]int]int{}
+	for _, r := range rows {
+		k := [2]int{r.ReadPct, r.Workers}
+		most[k] = max(most[k], r.Procs)
+	}
+	var out []rwRow
+	for _, r := range rows {
+		if r.Procs == most[[2]int{r.ReadPct, r.Workers}] {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -50,7 +50,7 @@ func runRW(ctx context.Context, f *fleet, cfg *config, ct contender, readPct int
 	row := rwRow{
 		Mix:          mixName(readPct),
 		ReadPct:      readPct,
-		common:       r.common(ct.name, elapsed, c),
+		common:       r.common(ct.name, len(f.procs), elapsed, c),
 		Reads:        r.reads,
 		WriteWaitP99: ms(r.writeWaits, 99),
 		MaxReaders:   r.maxReaders,
@@ -74,12 +74,12 @@ func mixName(readPct int) string {
 	return fmt.Sprintf("%s %d%%", kind, readPct)
 }
 
-// compare sets each row's XRlock from the first rlock row of the same mix
-// and worker count that has any acquisitions.
+// compare sets each row's XRlock from the first rlock row of the same mix,
+// worker count and process count that has any acquisitions.
 func compare(rows []rwRow) {
 	for i := range rows {
 		for _, b := range rows {
-			if b.Lock == "rlock" && b.ReadPct == rows[i].ReadPct && b.Workers == rows[i].Workers && b.AcqPerSec > 0 {
+			if b.Lock == "rlock" && b.ReadPct == rows[i].ReadPct && b.Workers == rows[i].Workers && b.Procs == rows[i].Procs && b.AcqPerSec > 0 {
 				rows[i].XRlock = rows[i].AcqPerSec / b.AcqPerSec
 				break
 			}

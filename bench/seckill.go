@@ -82,6 +82,7 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 		Lock:        ct.name,
 		Orders:      cfg.orders,
 		Concurrency: len(f.locks),
+		Procs:       len(f.procs),
 		Stock:       cfg.stock,
 		Seconds:     elapsed.Seconds(),
 		Sold:        sold.Load(),

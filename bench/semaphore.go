@@ -35,7 +35,7 @@ func runSemaphore(ctx context.Context, f *fleet, cfg *config, ct contender) semR
 	elapsed, c := drive(ctx, f, cfg, r, exclusive(f.locks))
 	return semRow{
 		Permits:   cfg.permits,
-		common:    r.common(ct.name, elapsed, c),
+		common:    r.common(ct.name, len(f.procs), elapsed, c),
 		MaxInside: r.maxInside,
 		FIFO:      r.fifo,
 		OverLimit: r.me,

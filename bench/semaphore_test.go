@@ -84,7 +84,7 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 	require.NoError(t, err)
 	defer b.close()
 	ct := semContenders(loose)[0]
-	f, err := openFleet(ctx, b, loose, ct, 8, 1, "rcbench-test", "sem") // 4 permits in Redis
+	f, err := openFleet(ctx, b, loose, ct, 8, 1, 2, "rcbench-test", "sem") // 4 permits in Redis
 	require.NoError(t, err)
 	row := runSemaphore(ctx, f, strict, ct) // 2 in the harness's count
 	require.NoError(t, f.close())
@@ -92,7 +92,7 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 	require.Greater(t, row.MaxInside, 2)
 	res := &results{Semaphore: []semRow{row}}
 	require.Len(t, res.violations(), 1)
-	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers:")
+	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers in 2 processes:")
 	require.Contains(t, res.violations()[0], "over-limit violations (more than 2 inside at once)")
 }
 
@@ -109,14 +109,19 @@ func TestRecorderLimit(t *testing.T) {
 		r.releasing(w)
 	}
 
-	// Workers 0 to 2 are past their first wait; 3 and 4 wait since long ago.
+	// Workers 3 and 4 are in Redis's order since long ago; a reply to a
+	// worker that has not called Lock yet counts for nothing.
 	long := time.Now().Add(-time.Second)
-	r.waiting[3], r.waited[3] = long, true
+	r.replied(2)
+	require.True(t, r.queued[2].IsZero())
+	r.waiting[3], r.queued[3] = long, long
 	r.wait(0, false)
 	r.acquired(0)
-	require.Zero(t, r.fifo, "one longer waiter left: its grant may be on its way")
-	r.waiting[4], r.waited[4] = long, true
+	require.Zero(t, r.fifo, "one earlier waiter left: its grant may be on its way")
+	r.waiting[4], r.queued[4] = long, long
 	r.wait(1, false)
+	r.replied(1)
+	r.replied(1)
 	r.acquired(1)
 	require.EqualValues(t, 1, r.fifo, "two longer waiters left behind on two places")
 	require.EqualValues(t, 1, r.me, "two inside two places again: no new violation")

@@ -62,11 +62,10 @@
 // ahead of them; a large request can wait while a stream of small ones
 // keeps the count low. It needs no queue in Redis, only the registry. In
 // BenchmarkFairVsUnfair (64 handles in 8 processes on 8 permits, 1ms
-// holds, one redis-server) the unfair semaphore made about 3,600
-// acquisitions/s at 3 round trips each (two when a wake finds the permits
-// still free: the try that registered and the one after the wake), with a
-// p50 wait of 0.7ms and a p99 of 150ms: newcomers overtake. WithFair made
-// about 4,050 at 2 round trips, with a p50 of 14ms and a p99 of 18ms.
+// holds, one redis-server; two runs) the unfair semaphore made 3,000-3,600
+// acquisitions/s at 3 round trips each, with a p50 wait of 0.7-1ms and a
+// p99 of 145ms: newcomers overtake the woken waiters. WithFair made
+// 3,850-4,050 at 2 round trips, with a p50 of 14ms and a p99 of 18-25ms.
 //
 // WithFair serves a handle's blocking Acquire calls in the order they first
 // asked, with the design of rfairlock: a waiter joins a queue in Redis and

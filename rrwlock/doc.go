@@ -19,12 +19,13 @@
 // that already holds a read lock re-enters at once even while writers wait,
 // so it cannot deadlock itself. The price is the readers': while writers
 // keep arriving, new readers keep waiting. Writers among themselves are not
-// queued: a released write hold goes to whichever waiting writer reaches
-// Redis first.
+// queued: a release wakes one waiting writer (see Notifications), and a
+// writer that reaches Redis before it, a newcomer included, takes the lock.
 //
 // Waiting writers are registered in Redis with a heartbeat deadline one
 // lease TTL ahead, renewed by the Client's watchdog; a writer that dies
-// while waiting stops holding readers back within that TTL.
+// while waiting stops holding readers back within that TTL, and is woken
+// at most once meanwhile (see Notifications).
 //
 // # Downgrade, not upgrade
 //
@@ -45,12 +46,26 @@
 //
 // # Notifications
 //
-// A writer's last Unlock wakes one waiting writer in each process when
-// writers wait, and otherwise every waiting reader in every process; the
-// last reader's RUnlock wakes one waiting writer in each process. Readers
-// and writers wait on separate channels, so a release never wakes waiters
-// that cannot take the lock. Every wait is also bounded by the poll interval
-// and the blocker's lease, so a lost message costs a delay, never a hang.
+// A writer's try that finds the lock busy also registers its request in a
+// wake registry in Redis (no extra round trip; its heartbeat keeps it). A
+// writer's last Unlock, or the last reader's RUnlock, wakes one registered
+// writer, the one registered or renewed longest ago: one message, on that
+// writer's own Client's channel, however many processes have writers
+// waiting. The woken writer leaves the registry; if a newcomer takes the lock
+// first, its next try registers it again, and if it gives up instead, its
+// leave passes the wake on to the next registered writer. A Client that
+// polls (redcoord.WithPolling) waits as a writer without registering.
+//
+// When no writer waits, a writer's last Unlock wakes every waiting reader,
+// with one message on the readers' channel of the name, which only the
+// processes with waiting readers are subscribed to (or were, within the
+// last poll interval: a Client keeps a channel subscribed that long after
+// its last waiter leaves, so that a loop of RLock calls does not subscribe
+// each time). Each of those processes wakes all its readers: all of them
+// can enter. Readers and writers wait on separate channels, so a release
+// never wakes waiters that cannot take the lock. Every wait is also bounded
+// by the poll interval and the blocker's lease, so a lost message costs a
+// delay, never a hang.
 //
 // # Fencing tokens
 //
@@ -66,10 +81,12 @@
 // rc:{N}:fence (the token counter; it expires a day after the last token, see
 // Fencing tokens in package redcoord), rc:{N}:readers (read hold
 // counts) and rc:{N}:leases (read lease deadlines), rc:{N}:writers (waiting
-// writers' heartbeat deadlines), rc:{N}:rel:<owner> (an owner's last
+// writers' heartbeat deadlines), rc:{N}:wwaiters (the writers' wake
+// registry), rc:{N}:rel:<owner> (an owner's last
 // release, for retries), rc:{N}:left:<owner> (an owner's last 16 acquire
 // requests that gave up, for a minute: a late copy of one is refused), and
-// the channels rc:{N}:ch (readers) and rc:{N}:wch (writers). Every key
+// the channels rc:{N}:ch (readers) and rc:{N}:wch:<client id> (each
+// Client's writers). Every key
 // expires by itself: the fence a day after its last token, the others with
 // the last lease or heartbeat in them.
 package rrwlock

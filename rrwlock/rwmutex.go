@@ -30,6 +30,7 @@ type RWMutex struct {
 	h    *hold.Handle  // the write hold (h.Hold) and what both sides share
 	read *hold.Tracker // the read holds
 	rw   scripts.RW    // zero when h.Err is set
+	wch  string        // the Client's writers' channel for the name, where its writers are woken
 }
 
 // New returns a handle on the read-write lock named name. It does no I/O; a
@@ -40,7 +41,8 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	m := &RWMutex{h: h, read: hold.New()}
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
-			Writers: h.Key("writers"), WriterChannel: h.Key("wch")}.Prepared(h.S.Config.TTL)
+			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch")}.Prepared(h.S.Config.TTL)
+		m.wch = m.rw.WriterChannel + ":" + h.S.ID
 	}
 	return m
 }
@@ -80,8 +82,8 @@ func (m *RWMutex) TryLock(ctx context.Context) (bool, error) {
 // Unlock releases one write hold. A handle that does not hold the write lock
 // gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
 // gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
-// one waiting writer in each process, or, when no writer waits, every
-// waiting reader.
+// one registered waiting writer, or, when no writer waits, every waiting
+// reader.
 func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }
 
 // RLock blocks until the handle holds a read lock or ctx is done. Readers
@@ -109,7 +111,7 @@ func (m *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 }
 
 // RUnlock releases one read hold, with the errors of Unlock. The last
-// reader's release wakes one waiting writer in each process.
+// reader's release wakes one registered waiting writer.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
 	return m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock)
 }
@@ -137,6 +139,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	ttl := h.S.Config.TTL
 	req := h.NextRequest()
 	leaseArg := h.LeaseArg(fixed)
+	woken := block && h.S.Woken() // registered to be woken (see Unlock)
 	// The waiting writer's heartbeat, made when a try first registers it.
 	var hb *hold.Heartbeat
 	stopHeartbeat := func() {
@@ -157,7 +160,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, ttl)
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken, ttl)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:
@@ -170,7 +173,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		if block {
 			if hb == nil {
-				script, keys, args := m.rw.Renewal(true, ttl)
+				script, keys, args := m.rw.Renewal(true, req, ttl)
 				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
@@ -185,7 +188,9 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
-	spec := wait.Spec{Channel: m.rw.WriterChannel, Once: !block}
+	// A release wakes one registered writer by its request, on its
+	// Client's channel.
+	spec := wait.Spec{Channel: m.wch, ID: req, Once: !block}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
@@ -236,7 +241,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	if err != nil {
 		return err
 	}
-	script, keys, args := m.rw.Renewal(false, ttl)
+	script, keys, args := m.rw.Renewal(false, "", ttl)
 	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, tries)
 }
 

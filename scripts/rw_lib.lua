@@ -9,10 +9,22 @@
 --   KEYS[4] read leases: a zset, owner -> lease deadline (server time, ms)
 --   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline
 --   KEYS[6] the caller's release marker (see lib.lua)
+--   KEYS[7] the waiting writers' wake registry (see lib.lua): a zset,
+--           request id -> heartbeat deadline; a writer's failed try adds
+--           its request, a wake removes it
 --   ARGV[1] kind   ARGV[2] publish command
---   ARGV[3] readers' channel   ARGV[4] writers' channel
--- Readers and read leases always hold the same owners.
+--   ARGV[3] readers' channel   ARGV[4] writers' channel (each Client hears
+--           its writers' wakes on the writers' channel followed by
+--           ":<client id>")
+-- Readers and read leases always hold the same owners. Every waiting writer
+-- is in KEYS[5] (which holds new readers back) until it takes the lock,
+-- leaves or lapses; it is in KEYS[7] too until a release wakes it, and its
+-- next failed try puts it back.
 local KIND, PUBLISH, RCH, WCH = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+-- registered is the size of the writers' wake registry, read by
+-- check_keys or check_write_keys before the script's first write.
+local registered = 0
 
 -- check_keys raises WRONGTYPE unless every key is absent or of its type
 -- and kind, so that a script fails before its first write.
@@ -22,19 +34,21 @@ local function check_keys()
   redis.call('HEXISTS', KEYS[2], 'n')
   redis.call('ZCARD', KEYS[4])
   redis.call('ZCARD', KEYS[5])
+  registered = redis.call('ZCARD', KEYS[7])
 end
 
 -- check_write_keys is check_keys for the write hold's acquire and release,
 -- which read the lock hash themselves (kind_seen: its 'k' field) and touch
 -- the fence only in next_token, whose first call (a read) checks it, unless
--- purge may write first. It returns the number of read leases and of
--- waiting writers.
+-- purge may write first; likewise the wake registry. It returns the number
+-- of read leases and of waiting writers.
 local function check_write_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
   local readers, writers = redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5])
   if readers + writers > 0 then
     redis.call('HEXISTS', KEYS[2], 'n')
+    registered = redis.call('ZCARD', KEYS[7])
   end
   return readers, writers
 end
@@ -42,6 +56,13 @@ end
 -- hint publishes msg on channel (see notify in lib.lua).
 local function hint(channel, msg)
   notify(PUBLISH, channel, msg)
+end
+
+-- wake_writer wakes one registered waiting writer, in its own Client (see
+-- wake_one in lib.lua).
+local function wake_writer()
+  wake_one(KEYS[7], registered, PUBLISH, WCH)
+  registered = math.max(0, registered - 1)
 end
 
 -- token is the last fencing token handed out: what a read hold reports (0
@@ -87,7 +108,7 @@ local function drop_reader(owner)
   if redis.call('ZCARD', KEYS[4]) == 0 then
     redis.call('DEL', KEYS[3], KEYS[4])
     if redis.call('EXISTS', KEYS[1]) == 0 then
-      hint(WCH, '1')
+      wake_writer()
     end
   end
 end
@@ -115,11 +136,11 @@ local function purge(now)
 end
 
 -- write_released wakes the waiters of a lock whose write hold just ended:
--- one writer in each process when writers wait (they go first), otherwise
--- every reader. writers is the number of waiting writers, when known.
+-- one registered writer when writers wait (they go first), otherwise every
+-- reader. writers is the number of waiting writers, when known.
 local function write_released(writers)
   if (writers or redis.call('ZCARD', KEYS[5])) > 0 then
-    hint(WCH, '1')
+    wake_writer()
   else
     hint(RCH, '*')
   end

@@ -2,6 +2,8 @@
 -- writer's heartbeat.
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] lease or heartbeat (ms)   ARGV[7] "r" or "w"
+-- ARGV[8] the waiting writer's request ("w"): its entry in the wake
+--         registry is renewed too, if a release has not woken it
 -- Reply: 1 renewed; 0 gone (the read hold is lost; the writer no longer
 --        waits: it lapsed, left, or took the lock).
 check_keys()
@@ -17,4 +19,7 @@ if not deadline or tonumber(deadline) <= now then
 end
 redis.call('ZADD', key, now + tonumber(ARGV[6]), owner)
 keep(now)
+if ARGV[7] == 'w' and registered > 0 and redis.call('ZSCORE', KEYS[7], ARGV[8]) then
+  register(KEYS[7], ARGV[8], tonumber(ARGV[6]))
+end
 return 1

@@ -1,10 +1,12 @@
 -- rw_write: take the write hold for an owner, or re-enter it.
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] lease (ms)
--- ARGV[8] holder metadata   ARGV[9] "1": register as a waiting writer if busy
+-- ARGV[8] holder metadata
+-- ARGV[9] if busy: "1" wait as a writer and register req to be woken; "w"
+--         wait as a writer only (a polling Client); "0" neither (TryLock)
 -- ARGV[10] heartbeat (ms)
 -- ARGV[11] token of the write hold the handle has ('0': none)
--- KEYS[7] the owner's leave markers (see mark_left)
+-- KEYS[8] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry
 --        {0, wait}          busy: the writer's remaining lease, or the
 --                           soonest reader's
@@ -12,19 +14,20 @@
 --                           an upgrade, refused (it could deadlock)
 -- The owner re-enters only the write hold the handle knows (its token); an
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
--- that was left (a late copy) is refused.
+-- that was left (a late copy) is refused. A registering writer that finds
+-- the lock busy waits in KEYS[5] and in the wake registry, by its request.
 local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
 local readers, writers = check_write_keys(h[1])
 local now = now_ms()
 if readers + writers > 0 then
-  redis.call('ZCARD', KEYS[7]) -- its type, before purge writes
+  redis.call('ZCARD', KEYS[8]) -- its type, before purge writes
   purge(now)
 end
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[7], req) then
+if was_left(KEYS[8], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] == owner and h[4] == ARGV[11] then
@@ -43,9 +46,15 @@ if h[2] ~= owner then
     wait = first(KEYS[4], now)
   end
   if wait then
-    if ARGV[9] == '1' then
+    if ARGV[9] ~= '0' then
+      if readers + writers == 0 then
+        redis.call('ZCARD', KEYS[7]) -- its type, before the first write
+      end
       redis.call('ZADD', KEYS[5], now + tonumber(ARGV[10]), owner)
       keep(now)
+      if ARGV[9] == '1' then
+        register(KEYS[7], req, tonumber(ARGV[10]))
+      end
     end
     return {0, wait}
   end
@@ -56,5 +65,8 @@ redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 't', t, 'r', req,
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
+end
+if registered > 0 then
+  redis.call('ZREM', KEYS[7], req)
 end
 return {1, tonumber(t), 1}

@@ -68,9 +68,9 @@ func TestOrphansAndLateCopies(t *testing.T) {
 		t.Run("write", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			rw := testRW("a")
-			a, _, err := rw.Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			a, _, err := rw.Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
-			b, _, err := rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			b, _, err := rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a, b)
 			n, err := rw.Unlock(ctx, rdb, "a:3", false)
@@ -79,7 +79,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 
 			_, err = rw.Leave(ctx, rdb, "a:4", true)
 			require.NoError(t, err)
-			late, _, err := rw.Write(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			late, _, err := rw.Write(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
 			assert.Zero(t, rdb.Exists(ctx, rw.Lock.Lock, rw.Writers).Val())

@@ -27,7 +27,8 @@ var rwScripts = []*Script{rwRead, rwWrite, rwRUnlock, rwUnlock, rwLeave, rwRenew
 type RW struct {
 	Lock                     Lock   // the write hold's hash, fence, marker, owner, kind, readers' channel
 	Readers, Leases, Writers string // keys
-	WriterChannel            string
+	WriterWaiters            string // the key of the writers' wake registry
+	WriterChannel            string // the name's writers' channel; a Client's is it followed by ":<client id>"
 
 	calls *rwCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -89,11 +90,15 @@ func (rw RW) ms(d time.Duration) any {
 	return d.Milliseconds()
 }
 
+// writerOnly is rw_write's ARGV[9] for a writer that waits without
+// registering to be woken, boxed once.
+var writerOnly any = "w"
+
 // upgradeReply is rw_write's reply to an owner that holds only read holds.
 const upgradeReply = -1
 
 func (rw RW) keys() []string {
-	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Released}
+	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Released, rw.WriterWaiters}
 }
 
 func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
@@ -119,11 +124,19 @@ func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool
 
 // Write takes the write hold or re-enters the one whose token is held (0:
 // none); a busy lock registers the owner as a waiting writer with a
-// heartbeat of hb when wait is true. Upgrade is true when the owner holds
-// read holds only.
+// heartbeat of hb when wait is true, and req in the writers' wake registry
+// when register is true too (its Client is woken by pub/sub). Upgrade is
+// true when the owner holds read holds only.
 func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
-	wait bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
-	v, err := rw.call(rwWrite).Run(ctx, rdb, req, lease.ms, lease.meta, flag(wait), rw.ms(hb), held)
+	wait, register bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
+	w := flagFalse
+	switch {
+	case wait && register:
+		w = flagTrue
+	case wait:
+		w = writerOnly
+	}
+	v, err := rw.call(rwWrite).Run(ctx, rdb, req, lease.ms, lease.meta, w, rw.ms(hb), held)
 	if arr, ok := v.([]any); ok && len(arr) == 1 && arr[0] == int64(upgradeReply) {
 		return Acquired{}, true, nil // it wrote nothing for a shortfall to matter
 	}
@@ -167,12 +180,12 @@ func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 }
 
 // Renewal returns the watchdog's renewal of the owner's read hold (write
-// false) or of its heartbeat as a waiting writer (write true). The script
-// replies 1 (renewed) or 0 (gone).
-func (rw RW) Renewal(write bool, ttl time.Duration) (*redis.Script, []string, []any) {
+// false) or of its heartbeat as a waiting writer whose blocked request is
+// req (write true). The script replies 1 (renewed) or 0 (gone).
+func (rw RW) Renewal(write bool, req string, ttl time.Duration) (*redis.Script, []string, []any) {
 	l := rw.Lock
 	return rwRenew.Script, rw.keys(),
-		[]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner, ttl.Milliseconds(), mode(write)}
+		[]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner, ttl.Milliseconds(), mode(write), req}
 }
 
 func mode(write bool) string {

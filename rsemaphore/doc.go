@@ -97,11 +97,13 @@
 //
 // Every script first drops the permits whose lease has ended, so an
 // expired permit is free the moment it expires. A waiter that finds every
-// permit held sleeps until the soonest lease ends (or a release wakes it,
-// or the poll interval passes), and then takes the permit with no message
-// from anyone. Releasing a permit that is not held (unknown, expired,
-// released already) is ErrNotHeld, never a silent success; a Release that
-// go-redis retries is applied once.
+// permit held registers, as a Semaphore's waiter does, and sleeps until the
+// soonest lease ends (or a release wakes it, or the poll interval passes),
+// and then takes the permit with no message from anyone. A release wakes
+// as many registered waiters as there are free permits, one message each on
+// its own Client's channel. Releasing a permit that is not held (unknown,
+// expired, released already) is ErrNotHeld, never a silent success; a
+// Release that go-redis retries is applied once.
 //
 // # Keys
 //
@@ -109,16 +111,17 @@
 // (a hash: kind, available, total), and while used P:{N}:sem-queue,
 // P:{N}:sem-alive, P:{N}:sem-waiting (the fair queue), P:{N}:sem-waiters
 // (the registry of unfair waiters), P:{N}:done (recent request ids) and
-// P:{N}:drained:<request id> (what a Drain took, for 15 seconds). An ExpirableSemaphore keeps P:{N}:permits (kind, total),
-// P:{N}:sem-leases (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence
-// and P:{N}:done. Every key but the permits hash expires by itself once
-// unused (the fence a day after its last token, see Fencing tokens in
-// package redcoord). A Semaphore wakes and grants on each Client's own
-// channel, P:{N}:sem-ch:<client id>, and a SetPermits that shrinks the
-// total sends one message to each Client with a waiter, so that a request
-// now larger than the total fails at once; an ExpirableSemaphore notifies
-// on the name's channel P:{N}:sem-ch. All of them share the {N} hash tag,
-// so each script and channel is in one Redis Cluster slot.
+// P:{N}:drained:<request id> (what a Drain took, for 15 seconds). An
+// ExpirableSemaphore keeps P:{N}:permits (kind, total), P:{N}:sem-leases
+// (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence, P:{N}:xsem-waiters
+// (its registry) and P:{N}:done. Every key but the permits hash expires by
+// itself once unused (the fence a day after its last token, see Fencing
+// tokens in package redcoord). Both wake and grant on each Client's own
+// channel, P:{N}:sem-ch:<client id>, and a SetPermits that leaves a waiting
+// request unable to ever succeed (larger than the total, or a total of 0)
+// sends one message to each Client with a waiter, so that it fails at once.
+// All of them share the {N} hash tag, so each script and channel is in one
+// Redis Cluster slot.
 //
 // A name is either kind of semaphore: the other's scripts report
 // ErrWrongType, as they do for a key of another type. A lock (rlock,

@@ -31,8 +31,9 @@ const expirableKind = "rsemaphore-expirable"
 type ExpirableSemaphore struct {
 	_ noCopy
 
-	h handle
-	x scripts.XSem // zero when h.Err is set
+	h        handle
+	x        scripts.XSem // zero when h.Err is set
+	clientCh string       // the Client's channel for the name, where its waiters are woken
 
 	mu   sync.Mutex               // guards held
 	held map[string]*hold.Tracker // permits this handle acquired and is keeping
@@ -52,9 +53,10 @@ func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSem
 	if s.h.Err == nil {
 		s.x = scripts.XSem{
 			Permits: s.h.Key("permits"), Leases: s.h.Key("sem-leases"), Tokens: s.h.Key("tokens"),
-			Fence: s.h.Key("sem-fence"), Done: s.h.Key("done"),
+			Fence: s.h.Key("sem-fence"), Done: s.h.Key("done"), Waiters: s.h.Key("xsem-waiters"),
 			Kind: expirableKind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
+		s.clientCh = s.x.Channel + ":" + s.h.S.ID
 	}
 	return s
 }
@@ -129,6 +131,17 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if leaseTTL == 0 {
 		leaseTTL = h.S.Config.TTL
 	}
+	// A blocking acquire of a Client woken by pub/sub registers when every
+	// permit is held, so that a release wakes it in its own process; its
+	// heartbeat keeps the registration.
+	ttl := h.S.Config.TTL
+	var hb *hold.Heartbeat
+	if block && h.S.Woken() {
+		script, keys, args := s.x.Beat(id, ttl)
+		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		defer hb.Stop()
+	}
+	registered := false // a try registered id: a release may have woken it
 	// taken is what an acquiring try got: the permit's token, and no later
 	// than when its lease started.
 	type taken struct {
@@ -137,7 +150,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
-		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL)
+		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, hb != nil, ttl)
 		switch err = core.AcquireErr(a.OK, err); {
 		case errors.Is(err, errs.ErrNotReplicated):
 			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
@@ -145,18 +158,31 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {
+			if hb != nil {
+				registered = true
+				if err := hb.Watch(now); err != nil {
+					return taken{}, wait.Attempt{}, err
+				}
+			}
 			return taken{}, wait.Attempt{Hint: a.Wait}, nil
 		}
 		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
-		_, err := s.x.Leave(ctx, h.S.RDB, id)
+		if hb != nil {
+			hb.Stop()
+		}
+		_, err := s.x.Leave(ctx, h.S.RDB, id, registered)
 		return err
 	}
-	spec := wait.Spec{Channel: s.x.Channel, Once: !block}
+	// Wakes are targeted at the request, on this Client's channel.
+	spec := wait.Spec{Channel: s.clientCh, ID: id, Once: !block}
 	got, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
 		return Permit{}, err
+	}
+	if hb != nil {
+		hb.Stop()
 	}
 	script, keys, args := s.x.Renewal(id, h.S.Config.TTL)
 	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, got.since, leaseTTL, opts.Lease > 0)

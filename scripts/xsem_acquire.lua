@@ -1,6 +1,9 @@
 -- xsem_acquire: one attempt to take a permit with the id ARGV[5].
 -- KEYS, ARGV[1..4] as in xsem_lib.lua
 -- ARGV[5] permit id (a fresh request id)   ARGV[6] lease (ms)
+-- ARGV[7] "r": a blocking acquire whose Client is woken by pub/sub: when
+--         every permit is held, register the id in the waiter registry for
+--         ARGV[8] ms (its heartbeat renews it); "0": do not
 -- Reply: {1, token, free}  acquired (now, or by an earlier copy of this
 --                          request); free: permits left
 --        {0, wait, free}   every permit is held (free <= 0): the soonest
@@ -32,6 +35,9 @@ if total < 1 then
   return {-1, total}
 end
 if held >= total then
+  if ARGV[7] == 'r' then
+    register(KEYS[6], id, tonumber(ARGV[8]))
+  end
   -- the (held - total + 1)-th soonest expiry frees the first permit
   local r = redis.call('ZRANGE', KEYS[2], held - total, held - total, 'WITHSCORES')
   return {0, math.max(1, tonumber(r[2]) - now), total - held}
@@ -41,4 +47,7 @@ redis.call('ZADD', KEYS[2], now + lease, id)
 redis.call('HSET', KEYS[3], id, token)
 done_mark(KEYS[5], 'a', id, now, MARK_TTL)
 keep(lease)
+if registered > 0 then
+  redis.call('ZREM', KEYS[6], id)
+end
 return {1, tonumber(token), total - held - 1}

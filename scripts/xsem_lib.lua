@@ -12,7 +12,10 @@
 --   KEYS[4] fence: a hash, n -> the last token handed out (see next_token
 --           in lib.lua; it expires a day after the last)
 --   KEYS[5] done: request markers (done_lib.lua)
---   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+--   KEYS[6] waiters: the registry of blocked acquires (see lib.lua), a
+--           zset: permit id -> heartbeat deadline (server time, ms)
+--   ARGV[1] kind   ARGV[2] publish command
+--   ARGV[3] channel: the name's; a Client's is it followed by ":<client id>"
 --   ARGV[4] how long request markers live (ms)
 -- A permit is held while its deadline is ahead. Every script that takes,
 -- returns or counts permits for a write first drops the permits whose
@@ -24,13 +27,16 @@ local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARG
 
 -- check_keys raises WRONGTYPE unless the permits hash is absent or of this
 -- kind (kind_seen: its 'k' field) and the other keys are absent or of their
--- types, so that a script fails before its first write.
+-- types, so that a script fails before its first write. It sets registered
+-- to the registry's size.
+local registered = 0
 local function check_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   redis.call('ZCARD', KEYS[2])
   redis.call('HLEN', KEYS[3])
   redis.call('HEXISTS', KEYS[4], 'n')
   redis.call('ZCARD', KEYS[5])
+  registered = redis.call('ZCARD', KEYS[6])
 end
 
 -- reclaim drops the permits whose lease has ended and returns how many are
@@ -52,9 +58,37 @@ local function keep(ms)
   outlive(KEYS[3], ms)
 end
 
--- wake wakes the waiters whose requests fit in the free permits.
+-- XWAKE_MAX bounds how many waiters one wake wakes.
+local XWAKE_MAX = 128
+
+-- wake wakes as many registered waiters as there are free permits (at most
+-- XWAKE_MAX), the one registered or renewed longest ago first, after
+-- dropping the dead ones: one message each, targeted at its request on its client's channel
+-- ("@<id> "), which only its process hears. Each leaves the registry: it
+-- registers again if its next try fails.
 local function wake(free)
-  if free > 0 then
-    notify(PUBLISH, CHANNEL, 'n:' .. free)
+  if free <= 0 or registered == 0 then
+    return
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now_ms())
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, math.min(free, XWAKE_MAX) - 1)) do
+    redis.call('ZREM', KEYS[6], id)
+    notify(PUBLISH, client_channel(CHANNEL, id), '@' .. id .. ' ')
+  end
+end
+
+-- wake_all tells every registered waiter's process, once each, to try at
+-- once ('*'); the registrations stay.
+local function wake_all()
+  if registered == 0 then
+    return
+  end
+  local seen = {}
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+    local ch = client_channel(CHANNEL, id)
+    if not seen[ch] then
+      seen[ch] = true
+      notify(PUBLISH, ch, '*')
+    end
   end
 end

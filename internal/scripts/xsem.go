@@ -28,13 +28,13 @@ func loadXSem(name string) *Script { return loadWith(name, "done_lib.lua", "xsem
 
 // XSem names one expirable semaphore (see xsem_lib.lua).
 type XSem struct {
-	Permits, Leases, Tokens, Fence, Done string // keys
-	Kind, Publish, Channel               string
-	Marks                                time.Duration // as Sem.Marks
+	Permits, Leases, Tokens, Fence, Done, Waiters string // keys
+	Kind, Publish, Channel                        string
+	Marks                                         time.Duration // as Sem.Marks
 }
 
 func (s XSem) keys() []string {
-	return []string{s.Permits, s.Leases, s.Tokens, s.Fence, s.Done}
+	return []string{s.Permits, s.Leases, s.Tokens, s.Fence, s.Done, s.Waiters}
 }
 
 // args prepends the arguments every expirable semaphore script takes.
@@ -51,12 +51,27 @@ type XAttempt struct {
 }
 
 // Acquire takes the permit id with a lease, or finds that it holds it
-// already (a retry). A total of 0 is ErrInvalidArgument (naming
-// "permits"); unset permits are ErrNotSet; an acquire that was given up is
-// ErrNotAcquired.
-func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (XAttempt, error) {
-	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds())...)
+// already (a retry). With register, an acquire that finds every permit
+// held registers id to be woken by a release, for hb (see Beat). A total
+// of 0 is ErrInvalidArgument (naming "permits"); unset permits are
+// ErrNotSet; an acquire that was given up is ErrNotAcquired.
+func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration, register bool,
+	hb time.Duration) (XAttempt, error) {
+	r := flagFalse
+	if register {
+		r = registerArg
+	}
+	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), r, hb.Milliseconds())...)
 	return decode(v, err, xattempt)
+}
+
+// registerArg is xsem_acquire's ARGV[7] for a request that registers.
+var registerArg any = "r"
+
+// Beat returns the watchdog's renewal of the registration of the blocked
+// acquire id (see Acquire): lock_beat on the waiter registry.
+func (s XSem) Beat(id string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{s.Waiters}, []any{id, ttl.Milliseconds()}
 }
 
 // xattempt decodes an expirable acquire's reply.
@@ -103,10 +118,11 @@ func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []
 }
 
 // Leave undoes the acquire of the permit id, when its caller gave up; a
-// late copy of it is refused from then on. It reports whether a permit was
-// given back.
-func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string) (bool, error) {
-	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id)...)
+// late copy of it is refused from then on. registered says a try of it
+// registered (see Acquire): a wake that reached it is then passed on. It
+// reports whether a permit was given back.
+func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool) (bool, error) {
+	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id, flag(registered))...)
 	if err != nil {
 		return false, err
 	}

@@ -23,9 +23,9 @@ func TestXSemReclaim(t *testing.T) {
 		ctx := context.Background()
 		x := testXSem()
 		for name, script := range map[string]func() error{
-			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute); return err },
+			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute, false, time.Minute); return err },
 			"release other": func() error { _, err := x.Release(ctx, rdb, "p9", "r1"); return err },
-			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9"); return err },
+			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9", false); return err },
 			"try":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 5); return err },
 			"set":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 5); return err },
 		} {
@@ -61,9 +61,9 @@ func TestXSemKeyTTL(t *testing.T) {
 		ttl := func(k string) time.Duration { return rdb.PTTL(ctx, k).Val() }
 		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 2)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p1", 2*time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p1", 2*time.Minute, false, time.Minute)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p2", time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute)
 		require.NoError(t, err)
 		for _, k := range []string{x.Leases, x.Tokens} {
 			assert.Greater(t, ttl(k), 110*time.Second, "%s lives as long as the last lease", k)
@@ -87,7 +87,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		require.NoError(t, rdb.FlushAll(ctx).Err())
 		_, err = x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		p1, err := x.Acquire(ctx, rdb, "p1", 20*time.Millisecond)
+		p1, err := x.Acquire(ctx, rdb, "p1", 20*time.Millisecond, false, time.Minute)
 		require.NoError(t, err)
 		elapse(t, srv, rdb, 50*time.Millisecond)
 		assert.Zero(t, rdb.Exists(ctx, x.Leases, x.Tokens).Val(), "leases and tokens outlived the last lease")
@@ -95,38 +95,56 @@ func TestXSemKeyTTL(t *testing.T) {
 		st, err := x.State(ctx, rdb)
 		require.NoError(t, err)
 		assert.Equal(t, XState{Set: true, Total: 1}, st)
-		got, err := x.Acquire(ctx, rdb, "p2", time.Minute)
+		got, err := x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute)
 		require.NoError(t, err)
 		assert.Greater(t, got.Token, p1.Token, "the fence goes on")
 		assert.Equal(t, xtook(got.Token, 0), got)
 	})
 }
 
-// release, leave and set publish "n:<free>" when a permit is free; acquire
-// and extend publish nothing.
+// release, leave and set wake as many registered waiters as there are free
+// permits, each with one message on its own client's channel
+// ("<channel>:<client>", "@<id> "); acquire and extend publish nothing, and
+// waiters that did not register are not woken.
 func TestXSemPublish(t *testing.T) {
+	const m = time.Minute
 	cases := []struct {
 		name  string
 		steps []xstep
-		msgs  []string
+		msgs  []string // "<channel> <payload>"
 	}{
-		{"set wakes what is free", []xstep{{"try", "", 2, nil}, {"try", "", 3, nil}, {"acquire", "p1", time.Minute, nil}, {"set", "", 3, nil}},
-			[]string{"n:2", "n:2"}},
-		{"release and leave wake what is free; their repeats do not", []xstep{
-			{"try", "", 2, nil}, {"acquire", "p1", time.Minute, nil}, {"acquire", "p2", time.Minute, nil},
-			{"extend", "p1", time.Minute, nil}, {"acquire", "p3", time.Minute, nil},
-			{"release", "p1", "r1", nil}, {"release", "p1", "r1", nil}, {"leave", "p2", nil, nil}, {"leave", "p2", nil, nil},
-		}, []string{"n:2", "n:1", "n:2"}},
-		{"nothing free, nothing published; a total of 0 wakes everyone to fail", []xstep{
-			{"try", "", 2, nil}, {"acquire", "p1", time.Minute, nil}, {"acquire", "p2", time.Minute, nil},
-			{"set", "", 1, nil}, {"release", "p1", "r1", nil}, {"add", "", -1, nil}, {"release", "p2", "r2", nil},
-		}, []string{"n:2", "*"}},
+		{"a release wakes one registered waiter; its repeat does not", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
+			{"extend", "h:1", m, nil}, {"release", "h:1", "r1", nil}, {"release", "h:1", "r1", nil},
+		}, []string{"t:{x}:ch:a @a:1 "}},
+		{"set wakes as many as it frees", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
+			{"wait", "c:1", m, nil}, {"add", "", 2, nil},
+		}, []string{"t:{x}:ch:a @a:1 ", "t:{x}:ch:b @b:1 "}},
+		{"a woken waiter that gives up passes the wake on", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
+			{"release", "h:1", "r1", nil}, {"leavereg", "a:1", nil, nil},
+		}, []string{"t:{x}:ch:a @a:1 ", "t:{x}:ch:b @b:1 "}},
+		{"a registered waiter that gives up before any wake passes nothing on", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
+			{"leavereg", "a:1", nil, nil}, {"release", "h:1", "r1", nil},
+		}, []string{"t:{x}:ch:b @b:1 "}},
+		{"a leave that gives a permit back wakes a waiter", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"leave", "h:1", nil, nil},
+		}, []string{"t:{x}:ch:a @a:1 "}},
+		{"unregistered waiters are not woken", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"acquire", "a:1", m, nil}, {"release", "h:1", "r1", nil},
+		}, nil},
+		{"a total of 0 tells each waiting client once", []xstep{
+			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "a:2", m, nil},
+			{"wait", "b:1", m, nil}, {"set", "", 0, nil},
+		}, []string{"t:{x}:ch:a *", "t:{x}:ch:b *"}},
 	}
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		ch := testXSem().Channel
-		sub := rdb.Subscribe(ctx, ch)
+		sub := rdb.PSubscribe(ctx, ch+"*")
 		defer sub.Close()
 		_, err := sub.Receive(ctx) // the confirmation
 		require.NoError(t, err)
@@ -138,7 +156,7 @@ func TestXSemPublish(t *testing.T) {
 				}
 				var got []string
 				for _, m := range receiveAll(t, rdb, sub, ch) {
-					got = append(got, m.Payload)
+					got = append(got, m.Channel+" "+m.Payload)
 				}
 				assert.Equal(t, tc.msgs, got)
 			})
@@ -163,7 +181,7 @@ func TestXSemLateAcquireAfterRelease(t *testing.T) {
 		} {
 			runXStep(t, ctx, rdb, &tokenRanks{}, fmt.Sprintf("step %d: %s", i, st.op), st)
 		}
-		got, err := testXSem().Acquire(ctx, rdb, "p1", time.Minute)
+		got, err := testXSem().Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrNotAcquired, "the late copy replied %+v", got)
 		st, err := testXSem().State(ctx, rdb)
 		require.NoError(t, err)
@@ -180,7 +198,7 @@ func TestXSemRenewalLeavesFixedLease(t *testing.T) {
 		x := testXSem()
 		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p1", time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute)
 		require.NoError(t, err)
 		renew := func() int64 {
 			script, keys, args := x.Renewal("p1", time.Hour)

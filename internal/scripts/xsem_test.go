@@ -17,7 +17,7 @@ import (
 
 func testXSem() XSem {
 	return XSem{Permits: "t:{x}:permits", Leases: "t:{x}:leases", Tokens: "t:{x}:tokens", Fence: "t:{x}:fence",
-		Done: "t:{x}:done", Kind: "rsemaphore-expirable", Publish: "PUBLISH", Channel: "t:{x}:ch"}
+		Done: "t:{x}:done", Waiters: "t:{x}:waiters", Kind: "rsemaphore-expirable", Publish: "PUBLISH", Channel: "t:{x}:ch"}
 }
 
 // xstep is one call of an expirable semaphore script on the permit id, or
@@ -220,13 +220,17 @@ func xOp(ctx context.Context, rdb *redis.Client, st xstep) (any, error) {
 		mode := map[string]string{"try": SetIfUnset, "set": SetTotal, "add": AddTotal}[st.op]
 		return x.Set(ctx, rdb, stepReq(st.id), mode, int64(st.arg.(int)))
 	case "acquire":
-		return x.Acquire(ctx, rdb, st.id, lease)
+		return x.Acquire(ctx, rdb, st.id, lease, false, time.Minute)
+	case "wait": // a blocking acquire that registers when refused
+		return x.Acquire(ctx, rdb, st.id, lease, true, time.Minute)
 	case "release":
 		return x.Release(ctx, rdb, st.id, st.arg.(string))
 	case "extend":
 		return x.Extend(ctx, rdb, st.id, lease)
 	case "leave":
-		return x.Leave(ctx, rdb, st.id)
+		return x.Leave(ctx, rdb, st.id, false)
+	case "leavereg": // the leave of a request that registered
+		return x.Leave(ctx, rdb, st.id, true)
 	case "state":
 		return x.State(ctx, rdb)
 	case "lapse":

@@ -27,6 +27,7 @@ func xsemWrongTypes(ctx context.Context, rdb *redis.Client) map[string]func() {
 			x.Tokens:  func() { rdb.HSet(ctx, x.Tokens, "p1", 1) },
 			x.Fence:   func() { rdb.HSet(ctx, x.Fence, "n", 1) },
 			x.Done:    func() { rdb.ZAdd(ctx, x.Done, redis.Z{Score: future, Member: "r:z"}) },
+			x.Waiters: func() { rdb.ZAdd(ctx, x.Waiters, redis.Z{Score: future, Member: "w:1"}) },
 		} {
 			if key != except {
 				write()
@@ -38,7 +39,7 @@ func xsemWrongTypes(ctx context.Context, rdb *redis.Client) map[string]func() {
 		"counting kind":           func() { valid(x.Permits); rdb.HSet(ctx, x.Permits, "k", "rsemaphore", "a", 2, "t", 2) },
 	}
 	for name, key := range map[string]string{"permits": x.Permits, "leases": x.Leases, "tokens": x.Tokens,
-		"fence": x.Fence, "done": x.Done} {
+		"fence": x.Fence, "done": x.Done, "waiters": x.Waiters} {
 		setups["string at "+name] = func() { valid(key); rdb.Set(ctx, key, "x", 0) }
 	}
 	return setups
@@ -57,10 +58,10 @@ func TestXSemWrongType(t *testing.T) {
 				setup()
 				before := snapshot(t, rdb)
 				for op, call := range map[string]func() error{
-					"acquire": func() error { _, err := x.Acquire(ctx, rdb, "p2", time.Minute); return err },
-					"retry":   func() error { _, err := x.Acquire(ctx, rdb, "p1", time.Minute); return err },
+					"acquire": func() error { _, err := x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute); return err },
+					"retry":   func() error { _, err := x.Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute); return err },
 					"release": func() error { _, err := x.Release(ctx, rdb, "p1", "r1"); return err },
-					"leave":   func() error { _, err := x.Leave(ctx, rdb, "p1"); return err },
+					"leave":   func() error { _, err := x.Leave(ctx, rdb, "p1", false); return err },
 					"try":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
 					"set":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
 					"add":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -114,7 +115,9 @@ type waitMark struct {
 // in the order Redis saw the waiters. Commands whose context carries no
 // waitMark pass through, and so do those that set up a new connection
 // (HELLO, AUTH, CLIENT SETINFO...), which go-redis sends with the context
-// of the command that needed the connection, before that command.
+// of the command that needed the connection, before that command, and
+// those that failed without a reply from Redis (a cancelled context, a
+// broken connection): they may never have reached it.
 type replyHook struct{}
 
 func (replyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -122,7 +125,7 @@ func (replyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && !setup(cmd) {
+		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && answered(err) && !setup(cmd) {
 			m.r.replied(m.w)
 		}
 		return err
@@ -132,11 +135,18 @@ func (replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (replyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && !slices.ContainsFunc(cmds, setup) {
+		if m, ok := ctx.Value(waitKey{}).(waitMark); ok && answered(err) && !slices.ContainsFunc(cmds, setup) {
 			m.r.replied(m.w)
 		}
 		return err
 	}
+}
+
+// answered reports whether a command that returned err got a reply from
+// Redis: none, nil (a missing key), or an error reply.
+func answered(err error) bool {
+	var reply redis.Error
+	return err == nil || err == redis.Nil || errors.As(err, &reply)
 }
 
 // setup reports whether cmd is one that sets up a connection.

@@ -40,7 +40,9 @@
 // renewed longest ago first; a woken waiter leaves it and registers again
 // if its next try loses the permits to a newcomer. A registration of a
 // process that died lapses within one lease TTL (WithLeaseTTL), and a waiter
-// woken just as its context ended passes the wake on to the next. Every
+// woken just as its context ended passes the wake on to the next. A release
+// looks at the 128 longest-registered waiters at most: one behind them whose
+// request fits, while none of them does, waits for its timer. Every
 // wait is also bounded by a timer (the poll interval, 1s by default), so a
 // lost message costs at most one interval.
 //

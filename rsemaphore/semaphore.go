@@ -188,9 +188,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 
 // Release returns n permits (at least 1), in one round trip. They go to the
 // fair queue's first waiters that they satisfy, inside the same script, and
-// then wake as many local waiters, in each process, as their requests fit
-// in what is available: a release of 1 wakes one waiter of 1, not all of
-// them, and a release of 5 wakes five. Releasing more than is held
+// then wake registered waiters whose requests fit in what is available, up
+// to the n permits freed, each in its own process: a release of 1 wakes one
+// waiter of 1, not all of them, and a release of 5 wakes five. Releasing more than is held
 // (available would exceed the total) is ErrNotHeld and changes nothing. A
 // Release that go-redis retries after a lost reply is applied once.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {

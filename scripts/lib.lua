@@ -114,12 +114,15 @@ local function notify(cmd, channel, msg)
   end
 end
 
--- A waiter registry (P:{N}:waiters, a zset: request id -> heartbeat
--- deadline, server time in ms) lists the blocked acquires of an unfair
--- lock, so that a release wakes one of them in its own process instead of
--- every process that waits on the name. A request id is
--- "<client>:<handle>:<seq>"; its client's channel is the name's channel
--- followed by ":<client>", in the name's slot.
+-- A waiter registry (a zset: member -> heartbeat deadline, server time in
+-- ms) lists the blocked acquires of an unfair primitive (rlock's
+-- P:{N}:waiters, rrwlock's writers, the semaphores'), so that a release
+-- wakes one of them, or as many as it can serve, each in its own process,
+-- instead of every process that waits on the name. A member starts with
+-- the request id, "<client>:<handle>:<seq>" (a semaphore's adds " <n>");
+-- its client's channel is the name's channel followed by ":<client>", in
+-- the name's slot. wake_one and wake_all below serve the locks; the
+-- semaphores wake from their own (sem_lib.lua, xsem_lib.lua).
 
 -- client_channel returns the channel of the client that sent request req.
 local function client_channel(channel, req)

@@ -48,7 +48,7 @@ if avail ~= tonumber(h[2]) then
 end
 local enqueue = not took and ARGV[7] == '1'
 if ARGV[7] == 'r' then
-  local member = req .. ' ' .. n -- its registration
+  local member = req .. ' ' .. ARGV[6] -- its registration; n as sent (Lua's '..' writes 1e+14 for a large number)
   if not took then
     register(KEYS[6], member, tonumber(ARGV[8]))
   elseif registered > 0 then

@@ -21,7 +21,7 @@ local head = live_head(now)
 forget(req)
 local woken = false
 if ARGV[7] == '1' then
-  woken = registered == 0 or redis.call('ZREM', KEYS[6], req .. ' ' .. n) == 0
+  woken = registered == 0 or redis.call('ZREM', KEYS[6], req .. ' ' .. ARGV[6]) == 0 -- as sem_acquire wrote it
 end
 if not h[1] then
   return 0

@@ -1,5 +1,6 @@
 -- sem_release: return n permits, grant them to the queue's live heads that
--- fit, and wake the unqueued waiters whose requests fit in what is left.
+-- fit, and wake the registered waiters whose requests fit in what is left,
+-- up to n permits' worth (see wake in sem_lib.lua).
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
 -- Reply: {1, available}  released (now, or by an earlier copy of this request)

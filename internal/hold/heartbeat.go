@@ -7,8 +7,9 @@ import (
 	"github.com/redcoord/redcoord/internal/lease"
 )
 
-// Heartbeat keeps one waiter registered in Redis (a fair lock's queue, a
-// read-write lock's waiting writers): the watchdog renews its deadline in
+// Heartbeat keeps one waiter registered in Redis (a fair queue's entry, a
+// read-write lock's waiting writer, an entry in a waiter registry that
+// releases wake from): the watchdog renews its deadline in
 // the same pipelined tick as the Client's leases. If a renewal finds the
 // waiter gone (it lapsed while the process was paused or cut off), the
 // watch ends; the next try registers the waiter again, and Watch starts a

@@ -393,3 +393,38 @@ func elapse(t *testing.T, srv *redistest.Server, rdb *redis.Client, d time.Durat
 	require.NoError(t, err)
 	srv.Mini.SetTime(now.Add(d))
 }
+
+// A registration names what it asks for as Go sent it, also past 10^14,
+// where Lua would write a number as 2e+14: the heartbeat renews it, and a
+// release that frees enough wakes it.
+func TestSemRegistersLargeRequests(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		s := testSem()
+		const total = 200_000_000_000_000
+		sub := rdb.PSubscribe(ctx, s.Channel+"*")
+		defer sub.Close()
+		_, err := sub.Receive(ctx)
+		require.NoError(t, err)
+		_, err = s.Set(ctx, rdb, "h:0", SetTotal, total)
+		require.NoError(t, err)
+		a, err := s.Acquire(ctx, rdb, "h:1", 1, SemTry, time.Minute)
+		require.NoError(t, err)
+		require.True(t, a.OK)
+		a, err = s.Acquire(ctx, rdb, "c:1", total, SemRegister, time.Minute)
+		require.NoError(t, err)
+		require.False(t, a.OK)
+		assert.Equal(t, []string{"c:1 200000000000000"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+		script, keys, args := s.Beat("c:1", total, time.Minute)
+		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), renewed, "the heartbeat finds the registration")
+		_, err = s.Release(ctx, rdb, "h:2", 1)
+		require.NoError(t, err)
+		msgs := receiveAll(t, rdb, sub, s.Channel)
+		require.Len(t, msgs, 1)
+		assert.Equal(t, s.Channel+":c", msgs[0].Channel)
+		assert.Equal(t, "@c:1 ", msgs[0].Payload)
+	})
+}

@@ -60,10 +60,11 @@ type Spec struct {
 	// behind them without trying first (untargeted waits only).
 	Join bool
 	// Weight is how many permits the waiter needs (see
-	// hub.Subscription.SetWeight); 0 means 1. A weighed wait (> 0)
-	// always tries again after subscribing: a release in the window may
-	// have been too small to wake the waiters already here, yet big enough
-	// for this one.
+	// hub.Subscription.SetWeight); 0 means 1. It matters to a message that
+	// wakes as many waiters as fit ("n:K"; see package hub). A weighed
+	// untargeted wait (> 0) always tries again after subscribing: such a
+	// message in the window may have been too small to wake the waiters
+	// already here, yet big enough for this one.
 	Weight int64
 }
 

@@ -24,6 +24,8 @@ var (
 	// ErrUpgrade: a read hold cannot be upgraded to a write hold.
 	ErrUpgrade = errs.ErrUpgrade
 	// ErrNotSet: a semaphore's permits were never set (TrySetPermits,
-	// SetPermits or AddPermits), so an acquire could never succeed.
+	// SetPermits or AddPermits), so an acquire could never succeed; or a
+	// latch's count was never set (TrySetCount), or the latch was deleted
+	// or expired after it reached zero, so a wait could never end.
 	ErrNotSet = errs.ErrNotSet
 )

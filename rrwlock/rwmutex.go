@@ -236,7 +236,8 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
-	spec := wait.Spec{Channel: m.rw.Lock.Channel, Once: !block}
+	// A writer's release wakes every waiting reader at once.
+	spec := wait.Spec{Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err

@@ -4,7 +4,8 @@
 // (each a paragraph of its own) from lib.lua and its family's libraries
 // prepended: rw_*.lua from rw_lib.lua; fair_*.lua from queue_lib.lua and
 // fair_lib.lua; sem_*.lua from done_lib.lua, queue_lib.lua and sem_lib.lua;
-// xsem_*.lua from done_lib.lua and xsem_lib.lua. The library runs them
+// xsem_*.lua from done_lib.lua and xsem_lib.lua; latch_*.lua from
+// done_lib.lua and latch_lib.lua. The library runs them
 // itself, loading each on first use: nothing here needs to be called.
 package scripts
 

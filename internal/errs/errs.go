@@ -27,8 +27,8 @@ var (
 	ErrNotReplicated = errors.New("redcoord: not replicated")
 	// ErrUpgrade: a read hold may not be upgraded to a write hold.
 	ErrUpgrade = errors.New("redcoord: read lock cannot be upgraded")
-	// ErrNotSet: a semaphore's permits were never set.
-	ErrNotSet = errors.New("redcoord: semaphore permits not set")
+	// ErrNotSet: a semaphore's permits, or a latch's count, were never set.
+	ErrNotSet = errors.New("redcoord: count not set")
 	// ErrSubscribeRefused: the server refused SUBSCRIBE (an ACL, a proxy);
 	// waits fall back to polling.
 	ErrSubscribeRefused = errors.New("redcoord: subscribe refused")

@@ -59,6 +59,11 @@ type Spec struct {
 	// Join: when waiters of this Client are already on the channel, wait
 	// behind them without trying first (untargeted waits only).
 	Join bool
+	// Broadcast: the primitive wakes every waiter at once ('*': a latch
+	// that opens, readers let in), so a wake in the window before this
+	// waiter registered reached the others but not this one: it always
+	// tries again after subscribing, even on a shared channel.
+	Broadcast bool
 	// Weight is how many permits the waiter needs (see
 	// hub.Subscription.SetWeight); 0 means 1. It matters to a message that
 	// wakes as many waiters as fit ("n:K"; see package hub). A weighed
@@ -171,9 +176,9 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		wake = sub.C()
 	}
 	// Step 3, unless another waiter here was already subscribed: a release
-	// in the window woke that one (targeted messages and weighed waits
-	// excepted).
-	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0) {
+	// in the window woke that one (targeted messages, weighed waits and
+	// broadcasts excepted).
+	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0 || s.Broadcast) {
 		if got, a, err = t.Try(ctx, ""); err != nil || a.Acquired {
 			return got, settle(ctx, cfg, s, t, err)
 		}

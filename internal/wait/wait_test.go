@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -196,4 +197,61 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 		require.NoError(t, <-got)
 		assert.Len(t, second.tries, 1)
 	})
+}
+
+// A broadcast wait on a channel other waiters of the Client already share
+// tries again after registering: a wake-all message in the window between
+// its first try and its registration reached only the others.
+func TestBroadcastWaitRetriesOnSharedChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		h, err := hub.New(rdb)
+		require.NoError(t, err)
+		defer h.Close(context.Background())
+		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
+			Logger: slog.New(slog.DiscardHandler)}
+		spec := wait.Spec{Channel: "ch", Broadcast: true}
+
+		first := newFake(time.Hour)
+		firstDone := make(chan error, 1)
+		go func() { firstDone <- first.acquire(context.Background(), cfg, spec) }()
+		stays := newFake(time.Hour) // keeps the channel shared: its wait never succeeds
+		sctx, cancel := context.WithCancel(context.Background())
+		staysDone := make(chan error, 1)
+		go func() { staysDone <- stays.acquire(sctx, cfg, spec) }()
+		synctest.Wait() // both on the channel
+
+		second := newFake(time.Hour)
+		var once sync.Once
+		opened := func() { // the primitive opens, and wakes everyone, just after second's first try
+			close(first.free)
+			close(second.free)
+			require.NoError(t, rdb.Publish(context.Background(), "ch", hub.All()).Err())
+			synctest.Wait() // the Hub has dispatched it: to the first waiter only
+		}
+		tried := &tryHook{fake: second, after: func() { once.Do(opened) }}
+		require.NoError(t, func() error { _, err := wait.Acquire(context.Background(), cfg, spec, tried); return err }())
+		require.NoError(t, <-firstDone)
+		assert.Len(t, second.tries, 2, "the broadcast waiter tried again after registering, at once")
+		assert.Equal(t, time.Duration(0), second.tries[1])
+		cancel()
+		assert.ErrorIs(t, <-staysDone, context.Canceled)
+	})
+}
+
+// tryHook is a fake whose first try runs after() once it has tried.
+type tryHook struct {
+	*fake
+	after func()
+}
+
+func (h *tryHook) Try(ctx context.Context, wake string) (int, wait.Attempt, error) {
+	n, a, err := h.fake.Try(ctx, wake)
+	if len(h.fake.tries) == 1 {
+		h.after()
+	}
+	return n, a, err
 }

@@ -1,0 +1,160 @@
+package rlatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/option"
+	"github.com/redcoord/redcoord/internal/scripts"
+	"github.com/redcoord/redcoord/internal/wait"
+)
+
+const kind = "rlatch"
+
+// MaxCount is the largest count a latch may be set to: 2^53-1, the largest
+// integer that Redis's Lua holds exactly.
+const MaxCount = scripts.MaxCount
+
+// Latch is a handle on a countdown latch named in Redis. It is safe for
+// concurrent use; any number of handles, in any processes, may share one
+// name. A Latch must not be copied after first use.
+type Latch struct {
+	_ noCopy
+
+	b    hold.Base
+	opts options
+	l    scripts.Latch // zero when b.Err is set
+}
+
+// New returns a handle on the countdown latch named name. It does no I/O;
+// a bad name or option is reported by every method of the handle, as
+// ErrInvalidArgument.
+func New(c *redcoord.Client, name string, opts ...Option) *Latch {
+	l := &Latch{opts: options{spent: DefaultSpentTTL}}
+	if l.b.Init(c, name) {
+		l.b.Err = option.Apply(&l.opts, opts)
+	}
+	if l.b.Err == nil {
+		l.l = scripts.Latch{
+			Latch: l.b.Key("latch"), Done: l.b.Key("latch-done"),
+			Kind: kind, Publish: l.b.S.PublishCommand(), Channel: l.b.Key("latch-ch"),
+			Marks: scripts.RequestTTL + 2*l.b.S.Config.Replicas.Timeout, Spent: l.opts.spent,
+		}
+	}
+	return l
+}
+
+// Name returns the latch's name.
+func (l *Latch) Name() string { return l.b.Name }
+
+// TrySetCount sets the count to n, from 1 to MaxCount, if the latch was
+// never set or has reached zero (a spent latch starts again), and reports
+// whether it did. A latch that is counting keeps its count: false, nil.
+// One round trip; a call that go-redis retries after a lost reply is
+// applied once.
+func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if err := l.b.Check(ctx); err != nil {
+		return false, err
+	}
+	if n < 1 || n > MaxCount {
+		return false, errs.Invalid("n", "must be from 1 to %d (2^53-1), got %d", int64(MaxCount), n)
+	}
+	set, _, err := l.l.TrySet(ctx, l.b.S.Writer(), l.b.NextRequest(), n)
+	return set, err
+}
+
+// CountDown counts the latch down by one. The CountDown that brings it to
+// zero wakes every waiter, in every process, with one message, and starts
+// the spent latch's TTL (WithSpentTTL). At zero it does nothing. A latch
+// never set (or deleted, or expired after reaching zero) is ErrNotSet. One
+// round trip; a call that go-redis retries after a lost reply counts once.
+func (l *Latch) CountDown(ctx context.Context) error {
+	if err := l.b.Check(ctx); err != nil {
+		return err
+	}
+	_, _, err := l.l.CountDown(ctx, l.b.S.Writer(), l.b.NextRequest())
+	return l.explain(err)
+}
+
+// Count returns how many CountDowns are left: 0 once the latch has opened.
+// A latch never set (or deleted, or expired after reaching zero) is
+// ErrNotSet.
+func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if err := l.b.Check(ctx); err != nil {
+		return 0, err
+	}
+	n, err := l.l.Count(ctx, l.b.S.RDB)
+	return n, l.explain(err)
+}
+
+// Wait blocks until the latch's count is zero, or ctx is done. It returns
+// at once for a latch at zero, and ErrNotSet at once for one never set (or
+// deleted, or expired after reaching zero): a wait could not tell such a
+// latch from a misspelt name. A waiter sleeps on the Client's pub/sub Hub
+// and is woken by the CountDown that opens the latch; a timer (the poll
+// interval) bounds what a lost message costs. A wait that ends with ctx
+// returns an error matching ctx.Err(), and leaves nothing behind in Redis.
+func (l *Latch) Wait(ctx context.Context) error {
+	if err := l.b.Check(ctx); err != nil {
+		return err
+	}
+	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
+		n, err := l.l.Count(ctx, l.b.S.RDB)
+		if err != nil {
+			return struct{}{}, wait.Attempt{}, l.explain(err)
+		}
+		return struct{}{}, wait.Attempt{Acquired: n == 0}, nil
+	}
+	spec := wait.Spec{Channel: l.l.Channel, Broadcast: true}
+	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.maxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
+	if errors.Is(err, errs.ErrNotAcquired) {
+		// The wait loop says what an acquire did not get; a latch's wait
+		// says only why it ended: ctx, or a closed Client.
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, context.Cause(ctx))
+		case errors.Is(err, errs.ErrClosed):
+			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, errs.ErrClosed)
+		}
+	}
+	return err
+}
+
+// nothing is a wait's leave: a waiter leaves nothing in Redis to undo.
+func nothing(context.Context) error { return nil }
+
+// Delete deletes the latch: its count and its request markers. Waiters are
+// woken and get ErrNotSet; a CountDown or Count after it is ErrNotSet, and
+// TrySetCount sets it afresh. It reports whether the latch existed (a
+// Delete that go-redis retried after a lost reply may report false). Use
+// it for a latch that is done with before its spent TTL ends, or one that
+// will never reach zero.
+func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	if err := l.b.Check(ctx); err != nil {
+		return false, err
+	}
+	return l.l.Delete(ctx, l.b.S.Writer())
+}
+
+// explain adds the latch's name to an ErrNotSet, and says how to set it.
+func (l *Latch) explain(err error) error {
+	if err == errs.ErrNotSet {
+		return fmt.Errorf("%w: latch %q: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
+	}
+	return err
+}
+
+// noCopy lets go vet's copylocks check report copies of a latch.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// DefaultSpentTTL is how long a latch that reached zero stays, by default:
+// waiters that arrive in that time return at once.
+const DefaultSpentTTL = time.Hour

@@ -12,11 +12,14 @@
 //
 // TrySetCount sets the count only if the latch was never set or has
 // reached zero, so that two coordinators cannot both start it; a latch at
-// zero starts again (a new round). CountDown takes one off; at zero it does
-// nothing. Each call is one round trip, and each carries a request id that
-// Redis remembers for 15 seconds: a call that go-redis sends again after
-// losing its reply is applied once, so a retried CountDown never counts
-// twice.
+// zero starts a new round (unlike Java's CountDownLatch, as Redisson's
+// does). CountDown takes one off; at zero it does nothing. Each call is one
+// round trip. TrySetCount and CountDown carry a request id that Redis
+// remembers for 15 seconds (longer with redcoord.WithWaitReplicas): a call
+// that go-redis sends again after losing its reply is applied once, so a
+// retried CountDown never counts twice. A CountDown retried by hand is a
+// new one: after an error it is unknown whether the latch counted, except
+// after ErrNotReplicated, which says it counted on the primary.
 //
 // # Waiting
 //
@@ -32,6 +35,12 @@
 // one idle round trip took 120-126µs: the 64 checks of the count queue at
 // the server and at the processes' schedulers.
 //
+// A wait is for the round it finds: if the CountDown that opens it is
+// followed at once by a TrySetCount that starts the next round, the waiters
+// of the round that opened still return (each round has a number that
+// increases, and a round starts only at zero), and a round that was deleted
+// gives its waiters ErrNotSet even if the latch was set again.
+//
 // Waiting on a latch whose count was never set is ErrNotSet at once, not a
 // wait: a wait could not tell a latch about to be set from a misspelt name.
 // A wait that ends with its context returns an error matching ctx.Err(),
@@ -41,16 +50,18 @@
 // # Keys and their lifetime
 //
 // For a name N and the Client's prefix P, a latch keeps P:{N}:latch (a
-// hash: kind, count) and, for 15 seconds after each call, its request id in
+// hash: kind, count, round, spent TTL) and, for 15 seconds after each
+// TrySetCount that sets and each CountDown that counts, its request id in
 // P:{N}:latch-done; it notifies on the channel P:{N}:latch-ch. All share the
 // {N} hash tag, so each script and the channel are in one Redis Cluster
 // slot. A counting latch has no TTL: it waits for its CountDowns however
 // long they take. A latch that reached zero expires its spent TTL later
-// (WithSpentTTL, an hour by default, from the handle whose CountDown opened
-// it): until then a late Wait returns at once, after it Wait, Count and
-// CountDown are ErrNotSet, as for a latch never set. Delete removes a latch
-// at once (its waiters get ErrNotSet); use it for a latch that will never
-// reach zero.
+// (WithSpentTTL, an hour by default, from the handle that set the count):
+// until then a late Wait returns at once, after it Wait, Count and
+// CountDown are ErrNotSet, as for a latch never set. Delete ends a latch at
+// once (its waiters get ErrNotSet), leaving a tombstone for 15 seconds so
+// that the next round's number is above the deleted one's; use it for a
+// latch that will never reach zero.
 //
 // A latch and a lock or semaphore of the same name are separate objects: no
 // key or channel of one is the other's. A latch key of another type, or a

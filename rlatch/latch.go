@@ -53,10 +53,12 @@ func New(c *redcoord.Client, name string, opts ...Option) *Latch {
 func (l *Latch) Name() string { return l.b.Name }
 
 // TrySetCount sets the count to n, from 1 to MaxCount, if the latch was
-// never set or has reached zero (a spent latch starts again), and reports
-// whether it did. A latch that is counting keeps its count: false, nil.
-// One round trip; a call that go-redis retries after a lost reply is
-// applied once.
+// never set or has reached zero (a spent latch starts a new round), and
+// reports whether it did. A latch that is counting keeps its count: false,
+// nil. The count's spent TTL is this handle's (WithSpentTTL). One round
+// trip; a call that go-redis retries after a lost reply is applied once.
+// With redcoord.WithWaitReplicas, a shortfall (ErrNotReplicated) comes
+// with the outcome on the primary: true if the count was set there.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if err := l.b.Check(ctx); err != nil {
 		return false, err
@@ -70,14 +72,20 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 
 // CountDown counts the latch down by one. The CountDown that brings it to
 // zero wakes every waiter, in every process, with one message, and starts
-// the spent latch's TTL (WithSpentTTL). At zero it does nothing. A latch
-// never set (or deleted, or expired after reaching zero) is ErrNotSet. One
-// round trip; a call that go-redis retries after a lost reply counts once.
+// the spent latch's TTL. At zero it does nothing. A latch never set (or
+// deleted, or expired after reaching zero) is ErrNotSet. One round trip; a
+// call that go-redis retries after a lost reply counts once, but a call
+// retried by hand is a new CountDown: after an error other than ErrNotSet
+// it is unknown whether the latch counted, except for ErrNotReplicated
+// (redcoord.WithWaitReplicas), which says it counted on the primary.
 func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.b.Check(ctx); err != nil {
 		return err
 	}
 	_, _, err := l.l.CountDown(ctx, l.b.S.Writer(), l.b.NextRequest())
+	if errors.Is(err, errs.ErrNotReplicated) {
+		return fmt.Errorf("rlatch: latch %q counted down on the primary, but too few replicas confirmed it (do not count down again): %w", l.b.Name, err)
+	}
 	return l.explain(err)
 }
 
@@ -88,27 +96,39 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 	if err := l.b.Check(ctx); err != nil {
 		return 0, err
 	}
-	n, err := l.l.Count(ctx, l.b.S.RDB)
-	return n, l.explain(err)
+	st, err := l.l.State(ctx, l.b.S.RDB)
+	return st.Count, l.explain(err)
 }
 
-// Wait blocks until the latch's count is zero, or ctx is done. It returns
-// at once for a latch at zero, and ErrNotSet at once for one never set (or
-// deleted, or expired after reaching zero): a wait could not tell such a
-// latch from a misspelt name. A waiter sleeps on the Client's pub/sub Hub
-// and is woken by the CountDown that opens the latch; a timer (the poll
-// interval) bounds what a lost message costs. A wait that ends with ctx
-// returns an error matching ctx.Err(), and leaves nothing behind in Redis.
+// Wait blocks until the round of the latch that it finds open, or ctx is
+// done. It returns at once for a latch at zero, and ErrNotSet at once for
+// one never set (or deleted, or expired after reaching zero): a wait could
+// not tell such a latch from a misspelt name. A waiter sleeps on the
+// Client's pub/sub Hub and is woken by the CountDown that opens the latch;
+// a timer (the poll interval) bounds what a lost message costs. A round
+// that opened returns its waiters even if TrySetCount has started the next
+// one before they looked; a round that was deleted gives them ErrNotSet. A
+// wait that ends with ctx returns an error matching ctx.Err(), and leaves
+// nothing behind in Redis.
 func (l *Latch) Wait(ctx context.Context) error {
 	if err := l.b.Check(ctx); err != nil {
 		return err
 	}
+	var round int64 // the round this wait waits for, from its first check
 	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
-		n, err := l.l.Count(ctx, l.b.S.RDB)
-		if err != nil {
+		st, err := l.l.State(ctx, l.b.S.RDB)
+		switch {
+		case err != nil:
 			return struct{}{}, wait.Attempt{}, l.explain(err)
+		case round == 0 || st.Round == round:
+			round = st.Round
+			return struct{}{}, wait.Attempt{Acquired: st.Count == 0}, nil
+		case st.Born <= round:
+			// A later round began in the same latch: rounds begin only at
+			// zero, so this wait's round opened.
+			return struct{}{}, wait.Attempt{Acquired: true}, nil
 		}
-		return struct{}{}, wait.Attempt{Acquired: n == 0}, nil
+		return struct{}{}, wait.Attempt{}, l.explain(errs.ErrNotSet) // deleted or expired, and set again
 	}
 	spec := wait.Spec{Channel: l.l.Channel, Broadcast: true}
 	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.maxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
@@ -117,7 +137,10 @@ func (l *Latch) Wait(ctx context.Context) error {
 		// says only why it ended: ctx, or a closed Client.
 		switch {
 		case ctx.Err() != nil:
-			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, context.Cause(ctx))
+			if cause := context.Cause(ctx); cause != ctx.Err() {
+				return fmt.Errorf("rlatch: wait for %q: %w: %w", l.b.Name, ctx.Err(), cause)
+			}
+			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, ctx.Err())
 		case errors.Is(err, errs.ErrClosed):
 			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, errs.ErrClosed)
 		}
@@ -128,9 +151,11 @@ func (l *Latch) Wait(ctx context.Context) error {
 // nothing is a wait's leave: a waiter leaves nothing in Redis to undo.
 func nothing(context.Context) error { return nil }
 
-// Delete deletes the latch: its count and its request markers. Waiters are
-// woken and get ErrNotSet; a CountDown or Count after it is ErrNotSet, and
-// TrySetCount sets it afresh. It reports whether the latch existed (a
+// Delete deletes the latch. Its waiters are woken and get ErrNotSet; a
+// CountDown or Count after it is ErrNotSet, and TrySetCount sets it afresh
+// (a new round: the deleted round's waiters still get ErrNotSet). Its
+// request markers expire by themselves, so that a call retried across the
+// Delete is still applied once. It reports whether the latch existed (a
 // Delete that go-redis retried after a lost reply may report false). Use
 // it for a latch that is done with before its spent TTL ends, or one that
 // will never reach zero.

@@ -103,8 +103,8 @@ func TestWaitAtOnce(t *testing.T) {
 	})
 }
 
-// A latch that reached zero stays its spent TTL, from the handle that
-// opened it: waiters return at once until then, and get ErrNotSet after.
+// A latch that reached zero stays its spent TTL, from the handle that set
+// its count: waiters return at once until then, and get ErrNotSet after.
 func TestSpentLatchExpires(t *testing.T) {
 	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
@@ -115,7 +115,7 @@ func TestSpentLatchExpires(t *testing.T) {
 		n, err := l.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "a counting latch has no TTL")
-		require.NoError(t, l.CountDown(ctx))
+		require.NoError(t, rlatch.New(ps[0].C, "l").CountDown(ctx), "by a handle with the default spent TTL: the setter's applies")
 		time.Sleep(time.Minute - time.Millisecond)
 		require.NoError(t, l.Wait(ctx))
 		time.Sleep(time.Millisecond)
@@ -296,5 +296,73 @@ func TestCountsExactUnderLostReplies(t *testing.T) {
 		n, err := l.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "each CountDown counted once")
+	})
+}
+
+// A round that opened returns all its waiters, even when TrySetCount starts
+// the next round before they have looked; a round that was deleted, and set
+// again, gives its waiters ErrNotSet; the next round's waiters wait for it.
+func TestRounds(t *testing.T) {
+	locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		coord := rlatch.New(ps[0].C, "l")
+		start := func(n int) <-chan error {
+			done := make(chan error, n)
+			for i := range n {
+				l := rlatch.New(ps[1+i%2].C, "l", rlatch.WithMaxPollInterval(time.Hour))
+				go func() { done <- l.Wait(ctx) }()
+			}
+			synctest.Wait()
+			require.Empty(t, done)
+			return done
+		}
+
+		_, err := coord.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		round1 := start(20)
+		// The coordinator opens the round and starts the next at once: a
+		// waiter may look only after both.
+		require.NoError(t, coord.CountDown(ctx))
+		ok, err := coord.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, ok)
+		for range 20 {
+			require.NoError(t, <-round1, "a waiter of the round that opened")
+		}
+
+		round2 := start(10)
+		existed, err := coord.Delete(ctx)
+		require.NoError(t, err)
+		require.True(t, existed)
+		_, err = coord.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		for range 10 {
+			assert.ErrorIs(t, <-round2, redcoord.ErrNotSet, "a waiter of the round that was deleted")
+		}
+
+		round3 := start(5)
+		require.NoError(t, coord.CountDown(ctx))
+		for range 5 {
+			require.NoError(t, <-round3)
+		}
+	})
+}
+
+// A wait whose context is cancelled with a cause matches both the
+// context's error and the cause.
+func TestWaitCancelledWithCause(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
+		l := rlatch.New(ps[0].C, "l")
+		_, err := l.TrySetCount(context.Background(), 1)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		shutdown := errors.New("shutting down")
+		done := make(chan error, 1)
+		go func() { done <- l.Wait(ctx) }()
+		synctest.Wait()
+		cancel(shutdown)
+		err = <-done
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.ErrorIs(t, err, shutdown)
 	})
 }

@@ -31,12 +31,15 @@ func WithMaxPollInterval(d time.Duration) Option {
 
 // WithSpentTTL sets how long a latch stays in Redis after its count reached
 // zero: a Wait in that time returns at once, a Wait after it is ErrNotSet.
-// The CountDown that opens the latch sets its TTL, from this handle's
-// option. It must be at least 1s. The default is DefaultSpentTTL, an hour.
+// It applies to the counts this handle sets (TrySetCount): the coordinator
+// decides it, not whichever worker counts down last. It must be at least a
+// minute, and longer than the poll interval of every waiter (a waiter that
+// polls, or whose message is lost, looks again only then). The default is
+// DefaultSpentTTL, an hour.
 func WithSpentTTL(d time.Duration) Option {
 	return func(o *options) error {
-		if d < time.Second {
-			return errs.Invalid("WithSpentTTL", "must be at least 1s, got %v", d)
+		if d < time.Minute {
+			return errs.Invalid("WithSpentTTL", "must be at least 1m, got %v", d)
 		}
 		o.spent = d
 		return nil

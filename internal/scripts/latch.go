@@ -40,50 +40,59 @@ func (l Latch) args(more ...any) []any {
 
 // TrySet sets the count to n under the request id req if the latch was
 // never set or is at 0, and reports whether it did; when it did not, count
-// is what is left to count down.
+// is what is left to count down. With WithWaitReplicas a shortfall is
+// returned beside the reply: the count was set, or not, on the primary.
 func (l Latch) TrySet(ctx context.Context, rdb redis.Scripter, req string, n int64) (set bool, count int64, err error) {
 	v, err := latchSet.Run(ctx, rdb, l.keys(), l.args(req, n)...)
 	r, err := decode(v, err, func(v any) ([]int64, error) { return ints(v, 2) })
-	if err != nil {
+	if r == nil {
 		return false, 0, err
 	}
-	return r[0] == 1, r[1], nil
+	return r[0] == 1, r[1], err
 }
 
 // CountDown counts the latch down by one under the request id req and
 // returns what is left; counted is false when it was at 0 already. A latch
-// never set is ErrNotSet.
+// never set is ErrNotSet. With WithWaitReplicas a shortfall is returned
+// beside the reply, as for TrySet.
 func (l Latch) CountDown(ctx context.Context, rdb redis.Scripter, req string) (left int64, counted bool, err error) {
 	v, err := latchDown.Run(ctx, rdb, l.keys(), l.args(req)...)
 	r, err := decode(v, err, func(v any) ([]int64, error) { return ints(v, 1) })
 	switch {
-	case err != nil:
+	case r == nil:
 		return 0, false, err
 	case r[0] == -2:
 		return 0, false, errs.ErrNotSet
 	case len(r) < 2:
 		return 0, false, errUnexpected(v)
 	}
-	return r[1], r[0] == 1, nil
+	return r[1], r[0] == 1, err
 }
 
-// Count returns the latch's count. A latch never set is ErrNotSet.
-func (l Latch) Count(ctx context.Context, rdb redis.Scripter) (int64, error) {
+// LatchState is what latch_count reads.
+type LatchState struct {
+	Count int64 // CountDowns left; 0: open
+	Round int64 // the current round (see latch_lib.lua)
+	Born  int64 // the round the latch's hash was created in
+}
+
+// State reads the latch. A latch never set is ErrNotSet.
+func (l Latch) State(ctx context.Context, rdb redis.Scripter) (LatchState, error) {
 	v, err := latchCount.Run(ctx, rdb, l.keys(), l.args()...)
 	r, err := decode(v, err, func(v any) ([]int64, error) { return ints(v, 1) })
 	switch {
 	case err != nil:
-		return 0, err
+		return LatchState{}, err
 	case r[0] == -2:
-		return 0, errs.ErrNotSet
-	case len(r) < 2:
-		return 0, errUnexpected(v)
+		return LatchState{}, errs.ErrNotSet
+	case len(r) < 4:
+		return LatchState{}, errUnexpected(v)
 	}
-	return r[1], nil
+	return LatchState{Count: r[1], Round: r[2], Born: r[3]}, nil
 }
 
-// Delete deletes the latch and its markers, and reports whether it
-// existed.
+// Delete deletes the latch (its markers expire by themselves), and reports
+// whether it existed.
 func (l Latch) Delete(ctx context.Context, rdb redis.Scripter) (bool, error) {
 	v, err := latchDelete.Run(ctx, rdb, l.keys(), l.args()...)
 	return decode(v, err, isOne)

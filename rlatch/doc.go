@@ -30,10 +30,10 @@
 // once more (one round trip) and returns. A waiter never polls Redis while
 // it waits, but a timer (the poll interval, WithMaxPollInterval) bounds
 // what a lost message costs. In BenchmarkOpen (64 waiters in 8 processes,
-// one redis-server, 2 cores) the waiters returned 2.3-2.5ms after the call
-// to the opening CountDown at the median and 3.4-3.6ms at the most, where
-// one idle round trip took 120-126µs: the 64 checks of the count queue at
-// the server and at the processes' schedulers.
+// one redis-server, 2 cores; four runs) the waiters returned 1.7-2.5ms after
+// the call to the opening CountDown at the median and 3.1-4.4ms at the
+// most, where one idle round trip took 43-126µs: the 64 checks of the count
+// queue at the server and at the processes' schedulers.
 //
 // A wait is for the round it finds: if the CountDown that opens it is
 // followed at once by a TrySetCount that starts the next round, the waiters

@@ -366,3 +366,36 @@ func TestWaitCancelledWithCause(t *testing.T) {
 		assert.ErrorIs(t, err, shutdown)
 	})
 }
+
+// A Client that polls (WithPolling) waits by checking on its timer; the
+// largest count counts down exactly.
+func TestPollingWaitAndLargestCount(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		pc, err := redcoord.New(ps[0].RDB, redcoord.WithPolling(50*time.Millisecond))
+		require.NoError(t, err)
+		defer pc.Close(ctx)
+		l := rlatch.New(ps[0].C, "l")
+		_, err = l.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		done := make(chan time.Time, 1)
+		go func() {
+			assert.NoError(t, rlatch.New(pc, "l").Wait(ctx))
+			done <- time.Now()
+		}()
+		time.Sleep(120 * time.Millisecond)
+		opened := time.Now()
+		require.NoError(t, l.CountDown(ctx))
+		at := <-done
+		assert.Greater(t, at.Sub(opened), time.Duration(0), "found on the timer, not woken")
+		assert.LessOrEqual(t, at.Sub(opened), 50*time.Millisecond)
+
+		big := rlatch.New(ps[0].C, "big")
+		_, err = big.TrySetCount(ctx, rlatch.MaxCount)
+		require.NoError(t, err)
+		require.NoError(t, big.CountDown(ctx))
+		n, err := big.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(rlatch.MaxCount-1), n)
+	})
+}

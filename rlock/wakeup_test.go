@@ -156,35 +156,15 @@ func TestSubscribeRefusedFallsBackToPolling(t *testing.T) {
 	require.NoError(t, waiter.Unlock(ctx))
 }
 
-// A release wakes one registered waiter, in its own process. When that
-// process is gone (a crashed process's registration, which lives until its
-// heartbeat deadline), the wake is lost once: the next live waiter gets the
-// lock on its timer, and the dead registration is not woken again.
+// A release wakes one registered waiter, in its own process; a crashed
+// process's registration is woken once (see
+// locktest.DeadRegistrationWokenOnce).
 func TestDeadWaiterProcessIsWokenOnce(t *testing.T) {
-	srv := redistest.Real(t)
-	ctx := context.Background()
-	const poll = 200 * time.Millisecond
-	hc := locktest.NewClient(t, srv.Client(t))
-	lc := locktest.NewClient(t, srv.Client(t), redcoord.WithMaxPollInterval(poll))
-	holder, live := rlock.New(hc, "n"), rlock.New(lc, "n")
-	probe := srv.Client(t)
-
-	require.NoError(t, holder.Lock(ctx))
-	// The crashed process's registration comes first: its deadline is
-	// sooner than the live waiter's (a lease TTL from its registration).
-	deadline := time.Now().Add(10 * time.Second).UnixMilli()
-	require.NoError(t, probe.ZAdd(ctx, "rc:{n}:waiters", redis.Z{Score: float64(deadline), Member: "crashed:1:1"}).Err())
-	liveDone := make(chan error, 1)
-	go func() { liveDone <- live.Lock(ctx) }()
-	locktest.Eventually(t, func() bool { return probe.ZCard(ctx, "rc:{n}:waiters").Val() == 2 }, "the live waiter registered")
-
-	require.NoError(t, holder.Unlock(ctx)) // wakes the crashed process's registration, the first
-	select {
-	case err := <-liveDone:
-		require.NoError(t, err, "the live waiter gets the lock on its timer")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the live waiter was stranded by a wake sent to a dead process")
-	}
-	assert.Zero(t, probe.ZCard(ctx, "rc:{n}:waiters").Val(), "the woken registration is gone, the live one took the lock")
-	require.NoError(t, live.Unlock(ctx))
+	locktest.DeadRegistrationWokenOnce(t, locktest.DeadWaiter{
+		Registry: "rc:{n}:waiters", Member: "crashed:1:1",
+		Open: func(hc, lc *redcoord.Client) (hold, release, wait, done func(context.Context) error) {
+			holder, live := rlock.New(hc, "n"), rlock.New(lc, "n")
+			return holder.Lock, holder.Unlock, live.Lock, live.Unlock
+		},
+	})
 }

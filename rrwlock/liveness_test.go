@@ -11,14 +11,12 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/locktest"
-	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rrwlock"
 )
 
@@ -325,36 +323,15 @@ func TestReleasesWakeWaiters(t *testing.T) {
 	})
 }
 
-// A release wakes one registered writer, in its own process. When that
-// process is gone (a crashed writer's registration, which lives until its
-// heartbeat deadline), the wake is lost once: the live writer gets the lock
-// on its timer, and the dead registration is not woken again.
+// A release wakes one registered writer, in its own process; a crashed
+// writer's registration is woken once (see
+// locktest.DeadRegistrationWokenOnce).
 func TestDeadWaitingWriterIsWokenOnce(t *testing.T) {
-	srv := redistest.Real(t)
-	ctx := context.Background()
-	const poll = 200 * time.Millisecond
-	hc := locktest.NewClient(t, srv.Client(t))
-	lc := locktest.NewClient(t, srv.Client(t), redcoord.WithMaxPollInterval(poll))
-	holder, live := rrwlock.New(hc, "n"), rrwlock.New(lc, "n")
-	probe := srv.Client(t)
-
-	require.NoError(t, holder.Lock(ctx))
-	// The crashed writer's registration comes first: its deadline is sooner
-	// than the live writer's (a lease TTL from its registration).
-	deadline := float64(time.Now().Add(10 * time.Second).UnixMilli())
-	require.NoError(t, probe.ZAdd(ctx, "rc:{n}:writers", redis.Z{Score: deadline, Member: "crashed:1"}).Err())
-	require.NoError(t, probe.ZAdd(ctx, "rc:{n}:wwaiters", redis.Z{Score: deadline, Member: "crashed:1:1"}).Err())
-	liveDone := make(chan error, 1)
-	go func() { liveDone <- live.Lock(ctx) }()
-	locktest.Eventually(t, func() bool { return probe.ZCard(ctx, "rc:{n}:wwaiters").Val() == 2 }, "the live writer registered")
-
-	require.NoError(t, holder.Unlock(ctx)) // wakes the crashed writer's registration, the first
-	select {
-	case err := <-liveDone:
-		require.NoError(t, err, "the live writer gets the lock on its timer")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the live writer was stranded by a wake sent to a dead process")
-	}
-	assert.Zero(t, probe.ZCard(ctx, "rc:{n}:wwaiters").Val(), "the woken registration is gone, the live one took the lock")
-	require.NoError(t, live.Unlock(ctx))
+	locktest.DeadRegistrationWokenOnce(t, locktest.DeadWaiter{
+		Registry: "rc:{n}:wwaiters", Member: "crashed:1:1", Also: map[string]string{"rc:{n}:writers": "crashed:1"},
+		Open: func(hc, lc *redcoord.Client) (hold, release, wait, done func(context.Context) error) {
+			holder, live := rrwlock.New(hc, "n"), rrwlock.New(lc, "n")
+			return holder.Lock, holder.Unlock, live.Lock, live.Unlock
+		},
+	})
 }

@@ -273,36 +273,24 @@ func TestShrinkBelowWaitingRequest(t *testing.T) {
 	}
 }
 
-// A release wakes the registered waiters that fit, each in its own process.
-// When one is gone (a crashed process's registration, which lives until its
-// heartbeat deadline), its wake is lost once: the live waiter gets the
-// permit on its timer, and the dead registration is not woken again.
+// A release wakes the registered waiters that fit, each in its own process;
+// a crashed process's registration is woken once (see
+// locktest.DeadRegistrationWokenOnce).
 func TestDeadRegisteredWaiterIsWokenOnce(t *testing.T) {
-	srv := redistest.Real(t)
-	ctx := context.Background()
-	const poll = 200 * time.Millisecond
-	hc := locktest.NewClient(t, srv.Client(t))
-	lc := locktest.NewClient(t, srv.Client(t), redcoord.WithMaxPollInterval(poll))
-	holder, live := rsemaphore.New(hc, "n"), rsemaphore.New(lc, "n")
-	probe := srv.Client(t)
-
-	require.NoError(t, holder.SetPermits(ctx, 1))
-	require.NoError(t, holder.Acquire(ctx, 1))
-	// The crashed process's registration comes first: its deadline is
-	// sooner than the live waiter's (a lease TTL from its registration).
-	deadline := float64(time.Now().Add(10 * time.Second).UnixMilli())
-	require.NoError(t, probe.ZAdd(ctx, "rc:{n}:sem-waiters", redis.Z{Score: deadline, Member: "crashed:1:1 1"}).Err())
-	liveDone := make(chan error, 1)
-	go func() { liveDone <- live.Acquire(ctx, 1) }()
-	locktest.Eventually(t, func() bool { return probe.ZCard(ctx, "rc:{n}:sem-waiters").Val() == 2 }, "the live waiter registered")
-
-	require.NoError(t, holder.Release(ctx, 1)) // wakes the crashed registration, the first, which fits
-	select {
-	case err := <-liveDone:
-		require.NoError(t, err, "the live waiter gets the permit on its timer")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the live waiter was stranded by a wake sent to a dead process")
-	}
-	assert.Zero(t, probe.ZCard(ctx, "rc:{n}:sem-waiters").Val(), "the woken registration is gone, the live one took the permit")
-	require.NoError(t, live.Release(ctx, 1))
+	locktest.DeadRegistrationWokenOnce(t, locktest.DeadWaiter{
+		Registry: "rc:{n}:sem-waiters", Member: "crashed:1:1 1",
+		Open: func(hc, lc *redcoord.Client) (hold, release, wait, done func(context.Context) error) {
+			holder, live := rsemaphore.New(hc, "n"), rsemaphore.New(lc, "n")
+			one := func(f func(context.Context, int64) error) func(context.Context) error {
+				return func(ctx context.Context) error { return f(ctx, 1) }
+			}
+			hold = func(ctx context.Context) error {
+				if err := holder.SetPermits(ctx, 1); err != nil {
+					return err
+				}
+				return holder.Acquire(ctx, 1)
+			}
+			return hold, one(holder.Release), one(live.Acquire), one(live.Release)
+		},
+	})
 }

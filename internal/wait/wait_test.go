@@ -71,6 +71,22 @@ func (f *fake) acquire(ctx context.Context, cfg wait.Config, s wait.Spec) error 
 	return err
 }
 
+// withHub returns, in a bubble, a client of a miniredis on the bubble's
+// clock, a Hub on it, and a wait Config that uses the Hub and polls once an
+// hour; all are closed when the test ends.
+func withHub(t *testing.T) (*redis.Client, *hub.Hub, wait.Config) {
+	m, opts := redistest.Bubble()
+	t.Cleanup(m.Close)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	h, err := hub.New(rdb)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
+		Logger: slog.New(slog.DiscardHandler)}
+	return rdb, h, cfg
+}
+
 func polling(max time.Duration, done <-chan struct{}) wait.Config {
 	return wait.Config{MaxPoll: max, Done: done, Logger: slog.New(slog.DiscardHandler)}
 }
@@ -139,15 +155,7 @@ func TestOnceAndTryErrors(t *testing.T) {
 // With a Hub, a message wakes the waiter at once; without one, the timer.
 func TestWokenByMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		h, err := hub.New(rdb)
-		require.NoError(t, err)
-		defer h.Close(context.Background())
-		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
-			Logger: slog.New(slog.DiscardHandler)}
+		rdb, h, cfg := withHub(t)
 
 		f := newFake(time.Hour)
 		published := make(chan error)
@@ -167,15 +175,7 @@ func TestWokenByMessage(t *testing.T) {
 // without trying, and the next release wakes the first.
 func TestNewWaiterJoinsQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		h, err := hub.New(rdb)
-		require.NoError(t, err)
-		defer h.Close(context.Background())
-		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
-			Logger: slog.New(slog.DiscardHandler)}
+		rdb, h, cfg := withHub(t)
 
 		first := newFake(time.Hour)
 		go func() { assert.NoError(t, first.acquire(context.Background(), cfg, first.spec())) }()
@@ -204,15 +204,7 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 // its first try and its registration reached only the others.
 func TestBroadcastWaitRetriesOnSharedChannel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		h, err := hub.New(rdb)
-		require.NoError(t, err)
-		defer h.Close(context.Background())
-		cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
-			Logger: slog.New(slog.DiscardHandler)}
+		rdb, _, cfg := withHub(t)
 		spec := wait.Spec{Channel: "ch", Broadcast: true}
 
 		first := newFake(time.Hour)

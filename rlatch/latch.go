@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -115,7 +116,10 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return err
 	}
 	var round int64 // the round this wait waits for, from its first check
-	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
+		if round != 0 && wake == strconv.FormatInt(round, 10) {
+			return struct{}{}, wait.Attempt{Acquired: true}, nil // the message says this round opened
+		}
 		st, err := l.l.State(ctx, l.b.S.RDB)
 		switch {
 		case err != nil:
@@ -130,7 +134,9 @@ func (l *Latch) Wait(ctx context.Context) error {
 		}
 		return struct{}{}, wait.Attempt{}, l.explain(errs.ErrNotSet) // deleted or expired, and set again
 	}
-	spec := wait.Spec{Channel: l.l.Channel, Broadcast: true}
+	// Every waiter has the id "open": the message of the CountDown that
+	// opens a round reaches each of them with the round's number.
+	spec := wait.Spec{Channel: l.l.Channel, ID: openID, Broadcast: true}
 	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.maxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
 	if errors.Is(err, errs.ErrNotAcquired) {
 		// The wait loop says what an acquire did not get; a latch's wait
@@ -147,6 +153,9 @@ func (l *Latch) Wait(ctx context.Context) error {
 	}
 	return err
 }
+
+// openID is every waiter's id on the latch's channel (see latch_down.lua).
+const openID = "open"
 
 // nothing is a wait's leave: a waiter leaves nothing in Redis to undo.
 func nothing(context.Context) error { return nil }

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -65,7 +66,9 @@ func TestLatchScripts(t *testing.T) {
 		assert.Zero(t, left)
 		msgs := receiveAll(t, rdb, sub, l.Channel)
 		require.Len(t, msgs, 1, "the CountDown that opens the latch wakes every waiter once")
-		assert.Equal(t, "*", msgs[0].Payload)
+		opened, err := l.State(ctx, rdb)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("@open %d", opened.Round), msgs[0].Payload, "with the round that opened")
 		ttl := rdb.PTTL(ctx, l.Latch).Val()
 		assert.Greater(t, ttl, 59*time.Minute, "a spent latch expires")
 		assert.LessOrEqual(t, ttl, time.Hour)

@@ -101,8 +101,9 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 	return st.Count, l.explain(err)
 }
 
-// Wait blocks until the round of the latch that it finds open, or ctx is
-// done. It returns at once for a latch at zero, and ErrNotSet at once for
+// Wait blocks until the latch's count reaches zero (the round it finds,
+// set by the last TrySetCount), or ctx is done. It returns at once for a
+// latch at zero, and ErrNotSet at once for
 // one never set (or deleted, or expired after reaching zero): a wait could
 // not tell such a latch from a misspelt name. A waiter sleeps on the
 // Client's pub/sub Hub and is woken by the CountDown that opens the latch;

@@ -19,7 +19,7 @@ const kind = "rlatch"
 
 // MaxCount is the largest count a latch may be set to: 2^53-1, the largest
 // integer that Redis's Lua holds exactly.
-const MaxCount = scripts.MaxCount
+const MaxCount = 1<<53 - 1
 
 // Latch is a handle on a countdown latch named in Redis. It is safe for
 // concurrent use; any number of handles, in any processes, may share one

@@ -16,6 +16,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/rlatch"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -398,4 +399,9 @@ func TestPollingWaitAndLargestCount(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(rlatch.MaxCount-1), n)
 	})
+}
+
+// The largest count is the scripts' largest integer.
+func TestMaxCount(t *testing.T) {
+	assert.Equal(t, int64(scripts.MaxCount), int64(rlatch.MaxCount))
 }

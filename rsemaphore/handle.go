@@ -69,7 +69,7 @@ func checkCount(arg string, n int64) error {
 // MaxPermits is the largest number of permits a semaphore counts, and the
 // largest a call may ask for, release or add: 2^53-1, the largest integer
 // that Redis's Lua holds exactly.
-const MaxPermits = scripts.MaxCount
+const MaxPermits = 1<<53 - 1
 
 // setter is the set script of either semaphore.
 type setter func(ctx context.Context, rdb redis.Scripter, req, mode string, n int64) (scripts.SetResult, error)

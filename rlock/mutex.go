@@ -135,12 +135,16 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 		return hold.Got{}, wait.Attempt{}, err
 	}
 	sent := time.Now()
-	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, a.reg)
+	reg := a.reg
+	if wait.Deaf(ctx) {
+		reg = scripts.NoRegistry // its wait could not hear a wake
+	}
+	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, reg)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
 		a.op.Stop()
 	}
-	if err == nil && !r.OK && a.reg != scripts.NoRegistry {
+	if err == nil && !r.OK && reg != scripts.NoRegistry {
 		err = a.registered(sent)
 	}
 	if err != nil {

@@ -168,3 +168,61 @@ func TestDeadWaiterProcessIsWokenOnce(t *testing.T) {
 		},
 	})
 }
+
+// A waiter whose subscription is never confirmed polls, and its polls do
+// not register it: a release would spend its wake on a waiter that cannot
+// hear it. Its first try's registration is woken once, and not renewed.
+func TestDeafWaiterDoesNotRegister(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		const poll = 2 * time.Second
+		m, opts := redistest.Bubble()
+		defer m.Close()
+		holderRDB := redis.NewClient(opts)
+		defer holderRDB.Close()
+		faults := redistest.NewFaults()
+		wopts := *opts
+		wopts.Dialer = faults.Dialer(opts.Dialer)
+		waiterRDB := redis.NewClient(&wopts)
+		defer waiterRDB.Close()
+		hc, err := redcoord.New(holderRDB)
+		require.NoError(t, err)
+		defer hc.Close(ctx)
+		wc, err := redcoord.New(waiterRDB, redcoord.WithMaxPollInterval(poll))
+		require.NoError(t, err)
+		defer wc.Close(ctx)
+
+		// Open the waiter's Hub connection, then kill it: its next
+		// subscription is never confirmed.
+		h, w := rlock.New(hc, "warm"), rlock.New(wc, "warm")
+		require.NoError(t, h.Lock(ctx))
+		done := make(chan error)
+		go func() { done <- w.Lock(ctx) }()
+		synctest.Wait()
+		require.NoError(t, h.Unlock(ctx))
+		require.NoError(t, <-done)
+		require.NoError(t, w.Unlock(ctx))
+		faults.Blackhole()
+		defer faults.Unblackhole()
+
+		holder, waiter := rlock.New(hc, "n"), rlock.New(wc, "n")
+		require.NoError(t, holder.Lock(ctx))
+		acquired := make(chan error, 1)
+		go func() { acquired <- waiter.Lock(ctx) }()
+		synctest.Wait()
+		registered := func() int64 { return holderRDB.ZCard(ctx, "rc:{n}:waiters").Val() }
+		require.Equal(t, int64(1), registered(), "the first try registered")
+		time.Sleep(poll + poll/2) // the subscription is given up: the wait polls
+
+		require.NoError(t, holder.Unlock(ctx)) // wakes the registration; the message is lost
+		require.Zero(t, registered())
+		require.NoError(t, holder.Lock(ctx)) // before the waiter's next poll
+		time.Sleep(poll)                     // that poll fails
+		assert.Zero(t, registered(), "a poll of a wait that cannot hear registered it again")
+
+		require.NoError(t, holder.Unlock(ctx))
+		time.Sleep(poll)
+		require.NoError(t, <-acquired, "the deaf waiter gets the lock on its timer")
+		require.NoError(t, waiter.Unlock(ctx))
+	})
+}

@@ -160,7 +160,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken, ttl)
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !wait.Deaf(ctx), ttl)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:

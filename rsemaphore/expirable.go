@@ -150,7 +150,8 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
-		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, hb != nil, ttl)
+		register := hb != nil && !wait.Deaf(ctx) // a wait that cannot hear a wake does not register
+		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, register, ttl)
 		switch err = core.AcquireErr(a.OK, err); {
 		case errors.Is(err, errs.ErrNotReplicated):
 			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
@@ -158,7 +159,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {
-			if hb != nil {
+			if register {
 				registered = true
 				if err := hb.Watch(now); err != nil {
 					return taken{}, wait.Attempt{}, err

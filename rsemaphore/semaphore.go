@@ -148,7 +148,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			}
 		}
 		now := time.Now()
-		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, mode, ttl)
+		w := mode
+		if mode == scripts.SemRegister && wait.Deaf(ctx) {
+			w = scripts.SemTry // its wait could not hear a wake
+		}
+		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, w, ttl)
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
 		// confirms them.
@@ -165,7 +169,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if err != nil {
 			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
-		if hb != nil {
+		if queue || w == scripts.SemRegister {
 			queued, registered = queue, !queue
 			if err := hb.Watch(now); err != nil {
 				return struct{}{}, wait.Attempt{}, err

@@ -174,6 +174,10 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 	if sub != nil {
 		defer sub.Close()
 		wake = sub.C()
+	} else if tried {
+		// The subscription was refused or never confirmed: this wait polls,
+		// and its tries must not register to be woken (see Deaf).
+		ctx = context.WithValue(ctx, deafKey{}, true)
 	}
 	// Step 3, unless another waiter here was already subscribed: a release
 	// in the window woke that one (targeted messages, weighed waits and
@@ -204,6 +208,21 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		}
 		timer.Reset(interval(a.Hint, cfg.MaxPoll))
 	}
+}
+
+// deafKey marks the context of the tries of a wait that polls because its
+// subscription failed.
+type deafKey struct{}
+
+// Deaf reports whether the wait that makes this try cannot hear messages:
+// it wanted a subscription and did not get one (refused, or not confirmed
+// in time), and polls. Such a try must not register to be woken (a waiter
+// registry): a release would spend its wake on a waiter that cannot hear
+// it. A registration an earlier try made lapses with its heartbeat, or is
+// woken once.
+func Deaf(ctx context.Context) bool {
+	deaf, _ := ctx.Value(deafKey{}).(bool)
+	return deaf
 }
 
 // subscribe returns the wait's subscription, or nil to poll; tried says a

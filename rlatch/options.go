@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 )
 
 // Option configures a Latch.
@@ -11,8 +12,8 @@ type Option func(*options) error
 
 // options is what the Options set.
 type options struct {
-	maxPoll time.Duration // 0: the Client's
-	spent   time.Duration
+	hold.Options // MaxPoll; 0: the Client's
+	spent        time.Duration
 }
 
 // WithMaxPollInterval bounds the wait between two checks by a waiter of this
@@ -20,13 +21,7 @@ type options struct {
 // WithMaxPollInterval (or WithPolling interval). It must be > 0. The default
 // is the Client's.
 func WithMaxPollInterval(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return errs.Invalid("WithMaxPollInterval", "must be > 0, got %v", d)
-		}
-		o.maxPoll = d
-		return nil
-	}
+	return func(o *options) error { return hold.MaxPoll(d)(&o.Options) }
 }
 
 // WithSpentTTL sets how long a latch stays in Redis after its count reached

@@ -23,6 +23,49 @@ const (
 	deadBeforeSubscribe
 )
 
+// pair is a holder's process and a waiter's, on one miniredis in a
+// bubble; the waiter's connections pass through faults.
+type pair struct {
+	holderRDB *redis.Client
+	hc, wc    *redcoord.Client // the waiter's polls at most every poll
+	faults    *redistest.Faults
+}
+
+// newPair starts a pair in the test's bubble; the test's end closes it.
+func newPair(t *testing.T, poll time.Duration) *pair {
+	m, opts := redistest.Bubble()
+	t.Cleanup(m.Close)
+	p := &pair{holderRDB: redis.NewClient(opts), faults: redistest.NewFaults()}
+	t.Cleanup(func() { _ = p.holderRDB.Close() })
+	wopts := *opts
+	wopts.Dialer = p.faults.Dialer(opts.Dialer)
+	waiterRDB := redis.NewClient(&wopts)
+	t.Cleanup(func() { _ = waiterRDB.Close() })
+	var err error
+	p.hc, err = redcoord.New(p.holderRDB)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.hc.Close(context.Background()) })
+	p.wc, err = redcoord.New(waiterRDB, redcoord.WithMaxPollInterval(poll))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.wc.Close(context.Background()) })
+	return p
+}
+
+// killHub opens the waiter's Hub connection with one wait, then blackholes
+// it: the waiter's next subscription is never confirmed.
+func (p *pair) killHub(t *testing.T) {
+	ctx := context.Background()
+	h, w := rlock.New(p.hc, "warm"), rlock.New(p.wc, "warm")
+	require.NoError(t, h.Lock(ctx))
+	done := make(chan error)
+	go func() { done <- w.Lock(ctx) }()
+	synctest.Wait()
+	require.NoError(t, h.Unlock(ctx))
+	require.NoError(t, <-done)
+	require.NoError(t, w.Unlock(ctx))
+	p.faults.Blackhole()
+}
+
 // handoff measures, on the bubble's clock, how long a waiter in another
 // process takes to get the lock after its holder unlocks, with the waiter's
 // subscriber connection delivering, or blackholed after or before the
@@ -31,32 +74,10 @@ func handoff(t *testing.T, mode int, poll time.Duration) time.Duration {
 	var gap time.Duration
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		holderRDB := redis.NewClient(opts)
-		defer holderRDB.Close()
-		faults := redistest.NewFaults()
-		wopts := *opts
-		wopts.Dialer = faults.Dialer(opts.Dialer)
-		waiterRDB := redis.NewClient(&wopts)
-		defer waiterRDB.Close()
-		hc, err := redcoord.New(holderRDB)
-		require.NoError(t, err)
-		defer hc.Close(ctx)
-		wc, err := redcoord.New(waiterRDB, redcoord.WithMaxPollInterval(poll))
-		require.NoError(t, err)
-		defer wc.Close(ctx)
-
-		if mode == deadBeforeSubscribe { // open the Hub's connection, then kill it
-			h, w := rlock.New(hc, "warm"), rlock.New(wc, "warm")
-			require.NoError(t, h.Lock(ctx))
-			done := make(chan error)
-			go func() { done <- w.Lock(ctx) }()
-			synctest.Wait()
-			require.NoError(t, h.Unlock(ctx))
-			require.NoError(t, <-done)
-			require.NoError(t, w.Unlock(ctx))
-			faults.Blackhole()
+		p := newPair(t, poll)
+		hc, wc, faults := p.hc, p.wc, p.faults
+		if mode == deadBeforeSubscribe {
+			p.killHub(t)
 		}
 		holder, waiter := rlock.New(hc, "n"), rlock.New(wc, "n")
 		require.NoError(t, holder.Lock(ctx))
@@ -176,36 +197,12 @@ func TestDeafWaiterDoesNotRegister(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		const poll = 2 * time.Second
-		m, opts := redistest.Bubble()
-		defer m.Close()
-		holderRDB := redis.NewClient(opts)
-		defer holderRDB.Close()
-		faults := redistest.NewFaults()
-		wopts := *opts
-		wopts.Dialer = faults.Dialer(opts.Dialer)
-		waiterRDB := redis.NewClient(&wopts)
-		defer waiterRDB.Close()
-		hc, err := redcoord.New(holderRDB)
-		require.NoError(t, err)
-		defer hc.Close(ctx)
-		wc, err := redcoord.New(waiterRDB, redcoord.WithMaxPollInterval(poll))
-		require.NoError(t, err)
-		defer wc.Close(ctx)
+		p := newPair(t, poll)
+		p.killHub(t) // the waiter's next subscription is never confirmed
+		defer p.faults.Unblackhole()
+		holderRDB := p.holderRDB
 
-		// Open the waiter's Hub connection, then kill it: its next
-		// subscription is never confirmed.
-		h, w := rlock.New(hc, "warm"), rlock.New(wc, "warm")
-		require.NoError(t, h.Lock(ctx))
-		done := make(chan error)
-		go func() { done <- w.Lock(ctx) }()
-		synctest.Wait()
-		require.NoError(t, h.Unlock(ctx))
-		require.NoError(t, <-done)
-		require.NoError(t, w.Unlock(ctx))
-		faults.Blackhole()
-		defer faults.Unblackhole()
-
-		holder, waiter := rlock.New(hc, "n"), rlock.New(wc, "n")
+		holder, waiter := rlock.New(p.hc, "n"), rlock.New(p.wc, "n")
 		require.NoError(t, holder.Lock(ctx))
 		acquired := make(chan error, 1)
 		go func() { acquired <- waiter.Lock(ctx) }()

@@ -159,20 +159,27 @@ local function wake_one(key, waiting, cmd, channel)
   end
 end
 
+-- tell_clients wakes every waiter ('*') of the clients that sent the
+-- requests in members (request ids, or registry members that start with
+-- one), once per client: told holds the client channels told already.
+local function tell_clients(members, cmd, channel, told)
+  for _, req in ipairs(members) do
+    local ch = client_channel(channel, req)
+    if not told[ch] then
+      told[ch] = true
+      notify(cmd, ch, '*')
+    end
+  end
+end
+
 -- wake_all wakes every registered request's process (a forced unlock:
--- anyone may take the lock), once per process.
+-- anyone may take the lock), once per process; the registrations stay.
+-- waiting is as for wake_one.
 local function wake_all(key, waiting, cmd, channel)
   if waiting == 0 then
     return
   end
-  local seen = {}
-  for _, req in ipairs(redis.call('ZRANGE', key, 0, -1)) do
-    local ch = client_channel(channel, req)
-    if not seen[ch] then
-      seen[ch] = true
-      notify(cmd, ch, '*')
-    end
-  end
+  tell_clients(redis.call('ZRANGE', key, 0, -1), cmd, channel, {})
 end
 
 -- LEFT_KEEP is how many of an owner's left requests its leave markers keep:

@@ -42,18 +42,7 @@ if h[1] and total < tonumber(h[3]) then
   -- process that has a registered or queued waiter, once, so that those
   -- find out at once rather than at their next poll.
   local told = {}
-  local function tell(req)
-    local ch = client_channel(CHANNEL, req)
-    if not told[ch] then
-      told[ch] = true
-      notify(PUBLISH, ch, '*')
-    end
-  end
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
-    tell(m)
-  end
-  for _, req in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-    tell(req)
-  end
+  tell_clients(redis.call('ZRANGE', KEYS[6], 0, -1), PUBLISH, CHANNEL, told)
+  tell_clients(redis.call('LRANGE', KEYS[2], 0, -1), PUBLISH, CHANNEL, told)
 end
 return {1, total, settle(now, avail, avail - (tonumber(h[2]) or 0))}

@@ -76,19 +76,3 @@ local function wake(free)
     notify(PUBLISH, client_channel(CHANNEL, id), '@' .. id .. ' ')
   end
 end
-
--- wake_all tells every registered waiter's process, once each, to try at
--- once ('*'); the registrations stay.
-local function wake_all()
-  if registered == 0 then
-    return
-  end
-  local seen = {}
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
-    local ch = client_channel(CHANNEL, id)
-    if not seen[ch] then
-      seen[ch] = true
-      notify(PUBLISH, ch, '*')
-    end
-  end
-end

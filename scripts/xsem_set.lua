@@ -39,7 +39,7 @@ redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
 done_mark(KEYS[5], 's', req, now, MARK_TTL)
 if total == 0 and h[1] then
   -- waiters can never succeed now: wake them all to find out at once
-  wake_all()
+  wake_all(KEYS[6], registered, PUBLISH, CHANNEL)
 end
 wake(total - held)
 return {1, total, total - held}

@@ -1,8 +1,8 @@
 // Package redcoord is a toolkit of distributed coordination primitives on
 // Redis: a reentrant lock (package rlock), a fair, first-come-first-served
 // one (package rfairlock), a read-write lock (package rrwlock),
-// semaphores (package rsemaphore) and a countdown latch (package rlatch),
-// built on one Client per process.
+// semaphores (package rsemaphore), a countdown latch (package rlatch) and
+// leader election (package relection), built on one Client per process.
 //
 // Every state change is one atomic Lua script; waiters are woken by pub/sub
 // instead of polling; one watchdog per Client keeps every held lease alive.

@@ -3,7 +3,6 @@ package rlatch_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -64,11 +63,11 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	rtt := quantile(rtts, 0.5)
+	rtt := locktest.Quantile(rtts, 0.5)
 	b.ReportMetric(float64(rtt.Microseconds()), "idle-rtt-p50-µs")
-	b.ReportMetric(float64(quantile(opens, 0.5).Microseconds()), "open-p50-µs")
-	b.ReportMetric(float64(quantile(opens, 1).Microseconds()), "open-max-µs")
-	b.ReportMetric(float64(quantile(opens, 0.5))/float64(rtt), "open-p50/rtt")
+	b.ReportMetric(float64(locktest.Quantile(opens, 0.5).Microseconds()), "open-p50-µs")
+	b.ReportMetric(float64(locktest.Quantile(opens, 1).Microseconds()), "open-max-µs")
+	b.ReportMetric(float64(locktest.Quantile(opens, 0.5))/float64(rtt), "open-p50/rtt")
 	b.ReportMetric(0, "ns/op") // the loop's time includes starting 64 waits; the figures above say what matters
 }
 
@@ -85,14 +84,4 @@ func hubWaiters(b *testing.B, cs []*redcoord.Client) int {
 		n += h.Stats().Waiters
 	}
 	return n
-}
-
-// quantile returns the q-quantile of ds (1: the maximum).
-func quantile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
 }

@@ -1,5 +1,7 @@
--- fair_lib.lua: helpers of the fair lock's scripts, prepended after lib.lua
--- and queue_lib.lua.
+-- fair_lib.lua: helpers of the fair lock's scripts, prepended after lib.lua,
+-- queue_lib.lua and the hooks of what runs them: fair_plain.lua for the
+-- fair lock, elect_lib.lua for the election (package relection), which is a
+-- fair lock whose holder leads and whose changes of holder are logged.
 --
 -- Every fair script takes the same KEYS and the same first three ARGV:
 --   KEYS[1] lock hash (fields as in lib.lua; kind "rfairlock")
@@ -22,6 +24,7 @@ local KIND, PUBLISH, CHANNEL = ARGV[1], ARGV[2], ARGV[3]
 -- queue's keys are otherwise left untouched.
 local function check_keys(kind_seen, always)
   check_kind(KEYS[1], kind_seen, KIND)
+  check_more()
   local queued = redis.call('LLEN', KEYS[3])
   if always or queued > 0 then
     redis.call('ZCARD', KEYS[4])
@@ -63,6 +66,7 @@ local function take(req, lease, meta, now)
   redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner_of(req), 'c', 1, 't', token,
     'r', req, 'm', meta, 'a', now)
   redis.call('PEXPIRE', KEYS[1], lease)
+  on_take(token, meta, now)
   return token
 end
 

@@ -371,6 +371,16 @@ func (t *Tracker) Forced() {
 	}
 }
 
+// LostIf records that a request found the hold of token gone: a loss, if
+// that hold is still the handle's current one (a later hold is not).
+func (t *Tracker) LostIf(token uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count > 0 && t.token == token {
+		t.lostLocked()
+	}
+}
+
 // lostLocked marks the current hold lost: it is forgotten, Lost closes,
 // and releases report ErrLeaseLost until a fresh hold is taken. The caller
 // holds mu, so that a release recording its reply sees either the hold or

@@ -217,9 +217,10 @@ func (o *Occupancy) hold(ctx context.Context, h Hold, w, i, k int) error {
 // ClusterSuite runs the cluster tests of an exclusive lock as subtests, on
 // one cluster of 3 masters (starting one takes about two seconds):
 // "MutualExclusion", ClusterContend of 16 goroutines with 200 acquisitions
-// each, each goroutine with a handle of its own per name; and
-// "ReshardWhileWaiting".
-func ClusterSuite(t *testing.T, newX NewExclusive) {
+// each, each goroutine with a handle of its own per name;
+// "ReshardWhileWaiting"; and a subtest "More" for each of more, on the same
+// cluster.
+func ClusterSuite(t *testing.T, newX NewExclusive, more ...func(t *testing.T, cl *redistest.Cluster)) {
 	cl := redistest.StartCluster(t, 3, 0)
 	t.Run("MutualExclusion", func(t *testing.T) {
 		ClusterContend(t, cl, "excl", 1, 16, 200, func(cs []*redcoord.Client, names []string, workers int) Hold {
@@ -236,6 +237,9 @@ func ClusterSuite(t *testing.T, newX NewExclusive) {
 		})
 	})
 	t.Run("ReshardWhileWaiting", func(t *testing.T) { ReshardWhileWaiting(t, cl, newX) })
+	for _, f := range more {
+		t.Run("More", func(t *testing.T) { f(t, cl) })
+	}
 }
 
 // ReshardWhileWaiting takes a hold with a 500ms lease, starts four waiters

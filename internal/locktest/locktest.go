@@ -6,6 +6,7 @@ package locktest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,15 @@ func EvalSHA(name string) func(args []string) bool {
 	return func(args []string) bool {
 		return len(args) > 1 && strings.EqualFold(args[0], "evalsha") && args[1] == sha
 	}
+}
+
+// Quantile returns the q-quantile of ds (1: the maximum), for benchmarks'
+// figures.
+func Quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }

@@ -9,21 +9,37 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The fair lock's scripts: lib.lua, queue_lib.lua, fair_lib.lua, then the
-// operation.
+// The fair lock's scripts: lib.lua, queue_lib.lua, fair_plain.lua,
+// fair_lib.lua, then the operation; the election's are the same operations
+// with elect_lib.lua in place of fair_plain.lua (see Fair.Log).
 var (
-	fairAcquire   = loadFair("fair_acquire")
-	fairRelease   = loadFair("fair_release")
-	fairLeave     = loadFair("fair_leave")
-	fairHeartbeat = loadFair("fair_heartbeat")
-	fairForce     = loadFair("fair_force")
-	fairQueue     = loadFair("fair_queue")
+	fairLock  = loadFairSet("fair_plain.lua", "")
+	electLock = loadFairSet("elect_lib.lua", "relection:")
 )
 
 // fairScripts lists this file's scripts, for SHA.
-var fairScripts = []*Script{fairAcquire, fairRelease, fairLeave, fairHeartbeat, fairForce, fairQueue}
+var fairScripts = append(fairLock.list(), electLock.list()...)
 
-func loadFair(name string) *Script { return loadWith(name, "queue_lib.lua", "fair_lib.lua") }
+// fairSet is the fair lock's scripts, run with one set of hooks.
+type fairSet struct {
+	acquire, release, leave, heartbeat, force, queue *Script
+}
+
+// loadFairSet loads the fair lock's scripts with the hooks in hooks; each
+// script's name is prefix and its file's.
+func loadFairSet(hooks, prefix string) *fairSet {
+	load := func(name string) *Script {
+		s := loadWith(name, "queue_lib.lua", hooks, "fair_lib.lua")
+		s.name = prefix + name
+		return s
+	}
+	return &fairSet{acquire: load("fair_acquire"), release: load("fair_release"), leave: load("fair_leave"),
+		heartbeat: load("fair_heartbeat"), force: load("fair_force"), queue: load("fair_queue")}
+}
+
+func (s *fairSet) list() []*Script {
+	return []*Script{s.acquire, s.release, s.leave, s.heartbeat, s.force, s.queue}
+}
 
 // Fair names one FIFO lock: a lock hash, whose State and Renewal are those
 // of any lock hash, and the queue of requests waiting for it (see
@@ -31,6 +47,9 @@ func loadFair(name string) *Script { return loadWith(name, "queue_lib.lua", "fai
 type Fair struct {
 	Lock
 	Queue, Alive, Waiting string // keys
+	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
+	// the key of its log of leader changes.
+	Log string
 
 	fcalls *fairCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -56,25 +75,44 @@ func (f Fair) acquireCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.acquire
 	}
-	return fairAcquire.Prepare(f.keysLeft(), f.Kind, f.Publish, f.Channel, f.Owner)
+	return f.set().acquire.Prepare(f.keysLeft(), f.Kind, f.Publish, f.Channel, f.Owner)
 }
 
 func (f Fair) releaseCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.release
 	}
-	return fairRelease.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
+	return f.set().release.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
 }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
 var markerMs any = MarkerTTL.Milliseconds()
 
+// set returns the scripts f runs: the fair lock's, or the election's.
+func (f Fair) set() *fairSet {
+	if f.Log != "" {
+		return electLock
+	}
+	return fairLock
+}
+
+// keys are every script's keys: the fair lock's six, or an election's
+// eight (see elect_lib.lua).
 func (f Fair) keys() []string {
+	if f.Log != "" {
+		return f.keysLeft()
+	}
 	return []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released}
 }
 
-// keysLeft is keys with the owner's leave markers.
-func (f Fair) keysLeft() []string { return append(f.keys(), f.Left) }
+// keysLeft is keys with the owner's leave markers (and an election's log).
+func (f Fair) keysLeft() []string {
+	k := []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released, f.Left}
+	if f.Log != "" {
+		k = append(k, f.Log)
+	}
+	return k
+}
 
 // args prepends the arguments every fair script takes.
 func (f Fair) args(more ...any) []any {
@@ -155,7 +193,7 @@ func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // hold it took or was granted, and makes Redis refuse a copy of req that
 // arrives later. It reports whether there was anything to undo.
 func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := fairLeave.Run(ctx, rdb, f.keysLeft(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
+	v, err := f.set().leave.Run(ctx, rdb, f.keysLeft(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
 	if err != nil {
 		return false, err
 	}
@@ -166,7 +204,7 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 // Force deletes the lock whoever holds it and hands it to the first live
 // waiter; it reports whether it was held.
 func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := fairForce.Run(ctx, rdb, f.keys(), f.args()...)
+	v, err := f.set().force.Run(ctx, rdb, f.keys(), f.args()...)
 	if err != nil {
 		return false, err
 	}
@@ -178,7 +216,7 @@ func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // script, its keys and its arguments. The script replies 1 (still waiting,
 // or granted) or 0 (gone from the queue).
 func (f Fair) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []string, []any) {
-	return fairHeartbeat.Script, f.keys(), f.args(req, heartbeat.Milliseconds())
+	return f.set().heartbeat.Script, f.keys(), f.args(req, heartbeat.Milliseconds())
 }
 
 // Queue is the state of a fair lock's queue.
@@ -189,7 +227,7 @@ type Queue struct {
 
 // QueueState reads the queue, as the owner sees it.
 func (f Fair) QueueState(ctx context.Context, rdb redis.Scripter) (Queue, error) {
-	v, err := fairQueue.Run(ctx, rdb, f.keys(), f.args(f.Owner)...)
+	v, err := f.set().queue.Run(ctx, rdb, f.keys(), f.args(f.Owner)...)
 	if err != nil {
 		return Queue{}, err
 	}

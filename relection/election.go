@@ -1,0 +1,270 @@
+package relection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/fair"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/scripts"
+)
+
+const kind = "relection"
+
+// MaxValueLen is the longest value a candidate may campaign with or a
+// leader proclaim, in bytes.
+const MaxValueLen = 64 << 10
+
+// ErrResigned is the cause of a leader's Context after Resign. It matches
+// redcoord.ErrNotHeld.
+var ErrResigned = fmt.Errorf("relection: resigned: %w", errs.ErrNotHeld)
+
+// Leader is who leads an election: the value it campaigned with or
+// proclaimed last, its term and when the term began.
+type Leader struct {
+	Value string
+	// Term is the leader's fencing token: terms strictly increase across
+	// the leaders of a name, so a store that refuses a write with a term
+	// lower than the highest it has seen refuses a deposed leader's.
+	Term  uint64
+	Since time.Time // when the term began, by the Redis server's clock
+}
+
+// Election is a handle on a leader election named in Redis. The handle is
+// the candidate: Campaign queues it, and while it leads, Token, Lost and
+// Context tell its term and its end. It is safe for concurrent use; give
+// each candidate its own handle. An Election must not be copied after
+// first use.
+type Election struct {
+	_ noCopy
+
+	h    *hold.Handle
+	fair scripts.Fair // h.Lock, the queue's keys and the log; zero when h.Err is set
+	q    fair.Acquirer
+
+	// turn serialises Campaign, Proclaim and Resign, bounded by their
+	// contexts: a handle leads with one hold, never re-entered.
+	turn chan struct{}
+
+	mu   sync.Mutex
+	term *term // the current or last term of this handle; nil before the first
+}
+
+// New returns a handle on the election named name. It does no I/O; a bad
+// name or option is reported by every method of the handle, as
+// ErrInvalidArgument.
+func New(c *redcoord.Client, name string, opts ...Option) *Election {
+	h := hold.NewHandle(c, name, kind, opts)
+	e := &Election{h: h, turn: make(chan struct{}, 1)}
+	if h.Err == nil {
+		e.fair = scripts.Fair{Lock: h.Lock,
+			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting"),
+			Log: h.Key("elect-log")}.Prepared(h.S.Config.TTL)
+		e.q = fair.Acquirer{H: h, Fair: e.fair, Ch: h.S.ClientChannel(name)}
+	}
+	return e
+}
+
+// Name returns the election's name.
+func (e *Election) Name() string { return e.h.Name }
+
+// Campaign blocks until this handle leads the election, saying value (an
+// address, a worker's name), or ctx is done. Candidates are served in the
+// order they first asked, across processes; a leader's Resign hands the
+// lead to the longest-waiting live candidate at once, and a leader that
+// dies is replaced when its lease runs out (the Client's lease TTL after
+// its last renewal). While it leads, the Client's watchdog renews the
+// lease; Lost closes if it is lost.
+//
+// A Campaign that ends with ctx returns an error matching
+// redcoord.ErrNotAcquired and ctx.Err(), and leaves no trace in Redis (a
+// lead granted meanwhile is passed on). Campaign on a handle that leads
+// proclaims value and returns (if it finds that the term has ended, it
+// campaigns afresh); a Campaign while another of the same handle
+// waits waits for it first.
+func (e *Election) Campaign(ctx context.Context, value string) error {
+	if err := e.h.CheckAcquire(ctx); err != nil {
+		return err
+	}
+	if err := checkValue(value); err != nil {
+		return err
+	}
+	if err := e.take(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
+	defer e.give()
+	if e.h.Hold.Count() > 0 {
+		// It leads: it proclaims, unless its term ended meanwhile (then
+		// it campaigns afresh).
+		if err := e.proclaim(ctx, value); !errors.Is(err, errs.ErrLeaseLost) {
+			return err
+		}
+	}
+	l := scripts.NewLease(e.h.S.Config.TTL, []byte(value))
+	if err := e.q.Acquire(ctx, l, 0, true); err != nil {
+		return err
+	}
+	t := newTerm(e.h.Hold.Token())
+	e.mu.Lock()
+	e.term = t
+	e.mu.Unlock()
+	go t.watch(e.h.Hold.Lost(), e.h.S.Wait(0).Done, e.h.Name)
+	return nil
+}
+
+// Resign steps down: the longest-waiting live candidate leads at once, in
+// the same script, without waiting for a lease to run out; with no
+// candidate nobody leads. Contexts from Context are cancelled with the
+// cause ErrResigned. A handle that does not lead gets ErrNotHeld, and one
+// whose lead was lost (Lost is closed) ErrLeaseLost, which matches
+// ErrNotHeld too. A Resign that go-redis retries after a lost reply is
+// applied once. If Resign fails for another reason, the handle may still
+// lead: its lease is renewed while Redis has it.
+func (e *Election) Resign(ctx context.Context) error {
+	if err := e.h.Check(ctx); err != nil {
+		return err
+	}
+	if err := e.take(ctx); err != nil {
+		return err
+	}
+	defer e.give()
+	err := e.h.Unlock(ctx, func(ctx context.Context, rdb redis.Scripter, req string, _ bool) (int64, error) {
+		return e.fair.Release(ctx, rdb, req, true)
+	})
+	e.mu.Lock()
+	t := e.term
+	e.mu.Unlock()
+	if t != nil && e.h.Hold.Token() != t.token {
+		if isClosed(e.h.Hold.Lost()) {
+			t.end(lostCause(e.h.Name))
+		} else {
+			t.end(ErrResigned)
+		}
+	}
+	return err
+}
+
+// Proclaim says a new value as the leader, without a new term: observers
+// receive it as a change, and Leader reports it. A handle that does not
+// lead gets ErrNotHeld; one whose term ended meanwhile (its lease ran out)
+// gets ErrLeaseLost, and Lost closes. Proclaiming the value the leader
+// already says changes nothing.
+func (e *Election) Proclaim(ctx context.Context, value string) error {
+	if err := e.h.Check(ctx); err != nil {
+		return err
+	}
+	if err := checkValue(value); err != nil {
+		return err
+	}
+	if err := e.take(ctx); err != nil {
+		return err
+	}
+	defer e.give()
+	return e.proclaim(ctx, value)
+}
+
+// proclaim is Proclaim in the handle's turn.
+func (e *Election) proclaim(ctx context.Context, value string) error {
+	token := e.h.Hold.Token()
+	if token == 0 {
+		return fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name)
+	}
+	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), scripts.TokenArg(token), value)
+	if errors.Is(err, errs.ErrNotReplicated) && ok {
+		return fmt.Errorf("relection: %q: the value was proclaimed on the primary, but too few replicas confirmed it: %w", e.h.Name, err)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e.h.Hold.LostIf(token)
+		return fmt.Errorf("%w: %w: election %q: the term ended before this call", errs.ErrLeaseLost, errs.ErrNotHeld, e.h.Name)
+	}
+	return nil
+}
+
+// Leader returns who leads the election; ok is false when nobody does (no
+// candidate, or a leader whose lease ran out with nobody to follow it).
+func (e *Election) Leader(ctx context.Context) (l Leader, ok bool, err error) {
+	if err := e.h.Check(ctx); err != nil {
+		return Leader{}, false, err
+	}
+	t, err := e.fair.Leader(ctx, e.h.S.RDB)
+	if err != nil || t.Term == 0 {
+		return Leader{}, false, err
+	}
+	return leaderOf(t), true, nil
+}
+
+// Token returns the term of this handle's leadership, 0 when it does not
+// lead. Pass it to a store that refuses writes with a lower token than the
+// highest it has seen: a leader paused past its lease cannot then
+// overwrite its successor's work.
+func (e *Election) Token() uint64 { return e.h.Hold.Token() }
+
+// Lost returns a channel that is closed when this handle's latest
+// leadership is found lost: its lease ran out (the watchdog could not renew
+// it in time) or its term ended otherwise. It stays open after Resign.
+// Take it after Campaign returns; before the first lead it never closes.
+func (e *Election) Lost() <-chan struct{} { return e.h.Hold.Lost() }
+
+// Context returns a copy of parent that is cancelled when this handle
+// stops leading in its current term: with the cause ErrLeaseLost when the
+// lead is lost, ErrResigned by the Resign that ends it (before Resign
+// returns), ErrClosed when the Client closes (the lead then lapses with
+// its lease). If the handle does not lead, the context is cancelled at
+// once with the cause ErrNotHeld. Run the leader's work under it, so that
+// the work stops with the lead; call the CancelFunc when the work is done.
+func (e *Election) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	e.mu.Lock()
+	t := e.term
+	e.mu.Unlock()
+	if t == nil || e.h.Hold.Token() != t.token {
+		cancel(fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name))
+	} else {
+		t.add(ctx, cancel)
+	}
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// take waits for the handle's turn, bounded by ctx.
+func (e *Election) take(ctx context.Context) error {
+	select {
+	case e.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("relection: waiting for another call on this handle: %w", ctx.Err())
+	}
+}
+
+func (e *Election) give() { <-e.turn }
+
+// checkValue checks a value to campaign with or proclaim.
+func checkValue(v string) error {
+	switch {
+	case v == "":
+		return errs.Invalid("value", "must not be empty")
+	case len(v) > MaxValueLen:
+		return errs.Invalid("value", "must be at most %d bytes, got %d", MaxValueLen, len(v))
+	}
+	return nil
+}
+
+// leaderOf turns a term the scripts read into the public Leader.
+func leaderOf(t scripts.Term) Leader {
+	return Leader{Value: t.Value, Term: t.Term, Since: t.Since}
+}
+
+// noCopy lets go vet's copylocks check report copies of an Election.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -65,7 +65,9 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 	e := &Election{h: h, turn: make(chan struct{}, 1)}
 	if h.Err == nil {
 		e.fair = scripts.Fair{Lock: h.Lock,
-			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting"),
+			// The queue's keys are the election's own: a fair lock's
+			// queue of the same name must never be granted an election.
+			Queue: h.Key("elect-queue"), Alive: h.Key("elect-alive"), Waiting: h.Key("elect-waiting"),
 			Log: h.Key("elect-log")}.Prepared(h.S.Config.TTL)
 		e.q = fair.Acquirer{H: h, Fair: e.fair, Ch: h.S.ClientChannel(name)}
 	}

@@ -23,7 +23,7 @@ func leaderErr(_ relection.Leader, _ bool, err error) error { return err }
 
 // candidates returns how many candidates of name wait, as Redis has them.
 func candidates(ctx context.Context, rdb *redis.Client, name string) int64 {
-	return rdb.ZCard(ctx, "rc:{"+name+"}:alive").Val()
+	return rdb.ZCard(ctx, "rc:{"+name+"}:elect-alive").Val()
 }
 
 // Candidates lead in the order they campaigned; each Resign hands the lead
@@ -329,7 +329,7 @@ func TestWrongType(t *testing.T) {
 		err := e.Campaign(ctx, "v")
 		assert.ErrorIs(t, err, redcoord.ErrWrongType)
 		assert.True(t, errors.Is(leaderErr(e.Leader(ctx)), redcoord.ErrWrongType))
-		assert.Zero(t, rdb.Exists(ctx, "rc:{log}:lock", "rc:{log}:queue", "rc:{log}:fence").Val(), "nothing written")
+		assert.Zero(t, rdb.Exists(ctx, "rc:{log}:lock", "rc:{log}:elect-queue", "rc:{log}:fence").Val(), "nothing written")
 	})
 }
 

@@ -15,8 +15,37 @@ import (
 func testElect(owner string) Fair {
 	f := testFair(owner)
 	f.Kind = "relection"
+	f.Queue, f.Alive, f.Waiting = "t:{n}:elect-queue", "t:{n}:elect-alive", "t:{n}:elect-waiting"
 	f.Log = "t:{n}:elect-log"
 	return f
+}
+
+// An election and a fair lock of one name keep separate queues: a
+// candidate that finds the name free (a fair lock's holder gone, its
+// waiter queued) takes it for itself, and grants nothing to the fair
+// lock's waiter, whose next try finds the name another kind's.
+func TestElectQueueIsItsOwn(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		holder, waiter, cand := testFair("b"), testFair("c"), testElect("a")
+		lease := NewLease(time.Minute, []byte("m"))
+		r, err := holder.Acquire(ctx, rdb, "b:1", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		require.True(t, r.OK)
+		r, err = waiter.Acquire(ctx, rdb, "c:1", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		require.False(t, r.OK)
+		require.NoError(t, rdb.Del(ctx, holder.Lock.Lock).Err()) // its lease ran out
+
+		r, err = cand.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Minute, []byte("v")), true, time.Minute)
+		require.NoError(t, err)
+		assert.True(t, r.OK, "the candidate leads")
+		assert.Equal(t, "a", rdb.HGet(ctx, cand.Lock.Lock, "o").Val())
+		assert.Equal(t, []string{"c:1"}, rdb.LRange(ctx, waiter.Queue, 0, -1).Val(), "the fair lock's queue is untouched")
+		_, err = waiter.Acquire(ctx, rdb, "c:1", NoToken, lease, true, time.Minute)
+		assert.ErrorIs(t, err, errs.ErrWrongType)
+	})
 }
 
 // A candidate that takes the lead logs a term; a new value logs once (a

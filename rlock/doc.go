@@ -52,6 +52,29 @@
 // ErrLeaseLost (see "Loss" in package redcoord). Token returns the hold's fencing token, which is what makes a
 // lease-based lock safe against a holder paused past its lease.
 //
+// # Several names: MultiMutex
+//
+// NewMulti returns a MultiMutex, which holds the locks of several names or
+// none: a transfer between two accounts, stock moved between warehouses.
+// Each name's lock is an ordinary rlock lock held by a handle of the
+// MultiMutex's own, so a Mutex of one of the names and the MultiMutex
+// exclude each other; each hold is renewed by the watchdog in its one
+// pipeline per tick, and has its own fencing token (Tokens).
+//
+// The names are locked in one order, the same for every MultiMutex: by
+// their Redis Cluster slot, then by name. Names in one slot (on one server
+// or through Sentinel: every name) are taken by one script, all or none:
+// one round trip when they are free. When one is held by another owner,
+// Lock keeps the names before it in that order, lets go of those after it,
+// waits for that one as Mutex.Lock does (registered, and woken by its
+// release in its own process), and tries again. On a Cluster each slot's
+// names are taken in turn, holding the earlier slots'. Waiting only while
+// holding names that come earlier in the one order, two MultiMutexes over
+// overlapping names never wait for each other in a circle. A Lock that
+// fails, or ends with its context, gives back what it took. Unlock
+// releases every name, one round trip each. Re-entry is counted by the
+// MultiMutex, without I/O. At most MaxMultiNames names.
+//
 // # Retries
 //
 // go-redis retries a command whose reply was lost on a broken connection,

@@ -103,3 +103,24 @@ func exampleClient() (*redcoord.Client, func()) {
 		srv.Close()
 	}
 }
+
+// A transfer between two accounts holds both locks or neither; two
+// transfers over the same accounts, named in either order, never wait for
+// each other in a circle.
+func ExampleMultiMutex() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	both := rlock.NewMulti(c, []string{"account:7", "account:3"})
+	if err := both.Lock(ctx); err != nil { // all or none; one round trip when both are free
+		log.Fatal(err)
+	}
+	tokens := both.Tokens() // a fencing token per name, for the store
+	fmt.Println(len(tokens), tokens["account:3"] > 0, tokens["account:7"] > 0)
+	// ... move the money ...
+	if err := both.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: 2 true true
+}

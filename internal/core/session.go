@@ -122,6 +122,10 @@ func (s *Session) Woken() bool {
 	return h == nil || !h.Polls()
 }
 
+// Cluster reports whether the Session's Redis is a Cluster, whose keys
+// one script touches must share a slot.
+func (s *Session) Cluster() bool { return s.PublishCommand() == "SPUBLISH" }
+
 // PublishCommand is the command scripts notify with: SPUBLISH on Cluster,
 // where the Hub subscribes per shard, PUBLISH otherwise.
 func (s *Session) PublishCommand() string { return hub.PublishCommand(s.RDB) }

@@ -214,7 +214,7 @@ func TestShardedHubFallsBackToSubscribe(t *testing.T) {
 // keySlot agrees with the server's CLUSTER KEYSLOT.
 func checkKeySlot(t *testing.T, rdb *redis.ClusterClient) {
 	for _, key := range []string{"", "a", "rc:{orders}:ch", "{}x", "x{}{y}", "{a}{b}", "no-brace", "rc:{n17}:lock", "é{ü}"} {
-		assert.Equal(t, redisSlot(t, rdb, key), keySlot(key), key)
+		assert.Equal(t, redisSlot(t, rdb, key), KeySlot(key), key)
 	}
 }
 

@@ -122,7 +122,7 @@ func TestShardedHubFailedPing(t *testing.T) {
 		node, chs = m, cs
 		break
 	}
-	require.NotEqual(t, keySlot(chs[0]), keySlot(chs[1]), "two slots on one node")
+	require.NotEqual(t, KeySlot(chs[0]), KeySlot(chs[1]), "two slots on one node")
 	a := subscribe(t, h, chs[0], "")
 	_ = subscribe(t, h, chs[1], "")
 	for _, ch := range chs {
@@ -162,7 +162,7 @@ func TestShardedHubCrossedSunsubscribe(t *testing.T) {
 		break
 	}
 	x, y := chs[0], chs[1]
-	require.NotEqual(t, keySlot(x), keySlot(y))
+	require.NotEqual(t, KeySlot(x), KeySlot(y))
 	var to string
 	for _, m := range cl.Masters() {
 		if m != node {

@@ -111,7 +111,7 @@ func (h *Hub) nodeError(n *node, err error) {
 		// channel of that slot. (A SUNSUBSCRIBE crossed by the server's own
 		// unsubscribe of a migrated slot is answered so, and must not be
 		// charged to the command after it.)
-		i = slices.IndexFunc(n.sent, func(e sent) bool { return keySlot(e.channel) == slot })
+		i = slices.IndexFunc(n.sent, func(e sent) bool { return KeySlot(e.channel) == slot })
 	}
 	if i < 0 {
 		return // a late reply to a SUNSUBSCRIBE that the server's own crossed

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// keySlot returns the Redis Cluster slot of key: CRC16 (XMODEM) of its hash
+// KeySlot returns the Redis Cluster slot of key: CRC16 (XMODEM) of its hash
 // tag, the part between the first "{" and the next "}" when that is not
 // empty, or of the whole key, modulo 16384.
-func keySlot(key string) int {
+func KeySlot(key string) int {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			key = key[i+1 : i+1+j]
@@ -36,7 +36,7 @@ func (h *Hub) ownerOf(ctx context.Context, channel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	slot := keySlot(channel)
+	slot := KeySlot(channel)
 	for _, r := range slots {
 		if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
 			return r.Nodes[0].Addr, nil

@@ -1,0 +1,394 @@
+package rlock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/hub"
+	"github.com/redcoord/redcoord/internal/scripts"
+	"github.com/redcoord/redcoord/internal/wait"
+)
+
+// MaxMultiNames is the most names one MultiMutex locks.
+const MaxMultiNames = 64
+
+// MultiMutex is a handle on the locks of several names, taken all or none:
+// a transfer between two accounts, stock moved between two warehouses.
+// Each name's lock is an rlock lock (a Mutex of that name excludes it and
+// is excluded by it), held by a handle of the MultiMutex's own. It is safe
+// for concurrent use; a MultiMutex must not be copied after first use.
+type MultiMutex struct {
+	_ noCopy
+
+	err    error
+	s      *core.Session
+	ms     []*Mutex   // one per name, in lock order (see NewMulti)
+	groups [][]*Mutex // consecutive runs of ms, each taken by one script
+	turn   chan struct{}
+
+	mu    sync.Mutex
+	count int           // hold count: re-entries are counted here
+	lost  chan struct{} // the latest hold's (see Lost)
+	stop  chan struct{} // closed when the latest hold is released
+}
+
+// NewMulti returns a handle on the locks of names. It does no I/O; bad
+// input (a nil Client, no names, more than MaxMultiNames, a bad or
+// repeated name, a bad option) is reported by every method, as
+// ErrInvalidArgument naming it. The options are each name's, as for New.
+//
+// The names are locked in one order, the same for every MultiMutex: by
+// their Redis Cluster slot, then by name. Names that share a slot (on a
+// single server or through Sentinel: all of them) are taken by one script,
+// all or none; on a Cluster each slot's names are taken in turn, holding
+// the earlier slots' meanwhile.
+func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
+	mm := &MultiMutex{turn: make(chan struct{}, 1), lost: make(chan struct{})}
+	switch {
+	case c == nil:
+		mm.err = errs.Invalid("c", "nil *redcoord.Client")
+		return mm
+	case len(names) == 0:
+		mm.err = errs.Invalid("names", "must not be empty")
+		return mm
+	case len(names) > MaxMultiNames:
+		mm.err = errs.Invalid("names", "must be at most %d, got %d", MaxMultiNames, len(names))
+		return mm
+	}
+	seen := make(map[string]bool, len(names))
+	for i, name := range names {
+		if err := core.CheckName(name); err != nil {
+			mm.err = fmt.Errorf("names[%d]: %w", i, err)
+			return mm
+		}
+		if seen[name] {
+			mm.err = errs.Invalid("names", "%q appears more than once", name)
+			return mm
+		}
+		seen[name] = true
+	}
+	for _, name := range names {
+		m := New(c, name, opts...)
+		if m.h.Err != nil {
+			mm.err = m.h.Err
+			return mm
+		}
+		mm.ms = append(mm.ms, m)
+	}
+	mm.s = mm.ms[0].h.S
+	slot := func(m *Mutex) int { return hub.KeySlot(m.h.Lock.Lock) }
+	slices.SortFunc(mm.ms, func(a, b *Mutex) int {
+		return cmp.Or(cmp.Compare(slot(a), slot(b)), cmp.Compare(a.h.Name, b.h.Name))
+	})
+	if !mm.s.Cluster() {
+		mm.groups = [][]*Mutex{mm.ms}
+		return mm
+	}
+	for i := 0; i < len(mm.ms); {
+		j := i + 1
+		for j < len(mm.ms) && slot(mm.ms[j]) == slot(mm.ms[i]) {
+			j++
+		}
+		mm.groups = append(mm.groups, mm.ms[i:j])
+		i = j
+	}
+	return mm
+}
+
+// Names returns the names, in the order they are locked.
+func (mm *MultiMutex) Names() []string {
+	out := make([]string, len(mm.ms))
+	for i, m := range mm.ms {
+		out[i] = m.h.Name
+	}
+	return out
+}
+
+// Lock blocks until it holds every name's lock, or ctx is done. Names in
+// one slot are taken in one round trip when they are free. When one is
+// held by another owner, Lock keeps the names before it in lock order,
+// lets go of those after it, and waits for that one as Mutex.Lock does
+// (woken by its release, in its own process), then tries the rest again:
+// two MultiMutexes over overlapping names never wait for each other in a
+// circle. Each hold's lease is the Client's lease TTL, renewed by the
+// watchdog until Unlock. Locking a MultiMutex that holds its names
+// re-enters it at once, without I/O. A Lock that fails or ends with ctx
+// (an error matching ErrNotAcquired and ctx.Err()) releases what it took
+// and leaves Redis as it was.
+func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.acquire(ctx, 0, true) }
+
+// LockWithLease is Lock with a fixed lease for every name, which the
+// watchdog does not renew: the holds end at Unlock or when lease runs out;
+// Lost is closed then. A re-entry keeps the first hold's leases. lease must
+// be at least 1ms.
+func (mm *MultiMutex) LockWithLease(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return mm.acquire(ctx, lease, true)
+}
+
+// TryLock tries once, without waiting, and reports whether it holds every
+// name's lock: one round trip per slot. If any name is held by another
+// owner it takes none: (false, nil).
+func (mm *MultiMutex) TryLock(ctx context.Context) (bool, error) {
+	return hold.Tried(mm.acquire(ctx, 0, false))
+}
+
+func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	if err := mm.check(ctx); err != nil {
+		if mm.err == nil {
+			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		}
+		return err
+	}
+	if err := mm.take(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
+	defer mm.give()
+	mm.mu.Lock()
+	if mm.count > 0 {
+		mm.count++
+		mm.mu.Unlock()
+		return nil
+	}
+	mm.mu.Unlock()
+
+	held := make(map[*Mutex]bool, len(mm.ms))
+	err := mm.acquireAll(ctx, fixed, block, held)
+	if err != nil {
+		// Give back what was taken, latest first; a release that fails
+		// leaves its hold renewed, or reported lost once it is gone.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		defer cancel()
+		for i := len(mm.ms) - 1; i >= 0; i-- {
+			if held[mm.ms[i]] {
+				_ = mm.ms[i].Unlock(rctx)
+			}
+		}
+		return err
+	}
+	mm.held()
+	return nil
+}
+
+// acquireAll takes every group in turn, recording in held each name taken.
+func (mm *MultiMutex) acquireAll(ctx context.Context, fixed time.Duration, block bool, held map[*Mutex]bool) error {
+	for _, g := range mm.groups {
+		for {
+			busy, err := mm.tryGroup(ctx, g, fixed, held)
+			if err != nil || busy < 0 {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			if !block {
+				return wait.ErrBusy
+			}
+			// Wait for g[busy] holding only names before it in lock order.
+			for _, m := range g[busy+1:] {
+				if held[m] {
+					delete(held, m)
+					if err := m.Unlock(ctx); err != nil && !errors.Is(err, errs.ErrNotHeld) {
+						return err
+					}
+				}
+			}
+			if err := g[busy].acquire(ctx, fixed, true); err != nil {
+				return err
+			}
+			held[g[busy]] = true
+		}
+	}
+	return nil
+}
+
+// tryGroup sends one script that takes the names of g all or none, in each
+// name's turn (see hold.Tracker), and records the holds it took. It
+// returns -1 when every name is held, or the index in g of the first name
+// another owner holds.
+func (mm *MultiMutex) tryGroup(ctx context.Context, g []*Mutex, fixed time.Duration, held map[*Mutex]bool) (int, error) {
+	ops := make([]*hold.Op, len(g))
+	parts := make([]scripts.MultiPart, len(g))
+	defer func() {
+		for _, op := range ops {
+			if op != nil {
+				op.Stop()
+			}
+		}
+	}()
+	for i, m := range g {
+		ops[i] = m.h.Hold.Op()
+		b, err := ops[i].Start(ctx)
+		if err != nil {
+			return 0, err
+		}
+		parts[i] = scripts.MultiPart{Lock: m.h.Lock, Req: m.h.NextRequest(), Held: b.Arg}
+	}
+	sent := time.Now()
+	r, err := scripts.AcquireMulti(ctx, mm.s.Writer(), kind, parts, g[0].h.LeaseArg(fixed))
+	if err = core.AcquireErr(r.OK, err); err != nil {
+		mm.leave(ctx, g, parts) // undo what Redis may have applied
+		return 0, err
+	}
+	if !r.OK {
+		return r.Busy, nil
+	}
+	for i, m := range g {
+		held[m] = true
+		if r.Tokens[i] == 0 {
+			continue // held already, by a wait for this name alone
+		}
+		got := hold.Got{Acquired: scripts.Acquired{OK: true, Token: r.Tokens[i], Count: 1}, Since: sent}
+		if err := m.h.Took(ctx, got, fixed, leaver{m, parts[i].Req}); err != nil {
+			delete(held, m) // given back by Took, and the rest of g here
+			mm.leave(ctx, g[i+1:], parts[i+1:])
+			return 0, err
+		}
+	}
+	return -1, nil
+}
+
+// leave undoes a group's request on the names of g it may have taken.
+func (mm *MultiMutex) leave(ctx context.Context, g []*Mutex, parts []scripts.MultiPart) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+	defer cancel()
+	for i, m := range g {
+		if _, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req); err != nil {
+			mm.s.Config.Logger.Warn("redcoord: leave after a failed multi-lock", "name", m.h.Name, "err", err)
+		}
+	}
+}
+
+// leaver undoes one name's part of a group's request.
+type leaver struct {
+	m   *Mutex
+	req string
+}
+
+func (l leaver) Leave(ctx context.Context) error {
+	_, err := l.m.h.Lock.Leave(ctx, l.m.h.S.RDB, l.req)
+	return err
+}
+
+// held records a fresh hold of every name: its Lost watches them all.
+func (mm *MultiMutex) held() {
+	lost, stop := make(chan struct{}), make(chan struct{})
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(mm.s.Wait(0).Done)},
+	}
+	for _, m := range mm.ms {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.Lost())})
+	}
+	mm.mu.Lock()
+	mm.count, mm.lost, mm.stop = 1, lost, stop
+	mm.mu.Unlock()
+	// One goroutine per hold: it closes lost when any name's hold is lost,
+	// and ends then, at Unlock, or when the Client closes.
+	go func() {
+		if i, _, _ := reflect.Select(cases); i >= 2 {
+			close(lost)
+		}
+	}()
+}
+
+// Unlock releases one hold; the last releases every name's lock, each
+// waking a waiter of that name, latest in lock order first. A MultiMutex
+// that holds nothing gets ErrNotHeld. If any name's hold was lost, Unlock
+// releases the others and returns ErrLeaseLost (matching ErrNotHeld too),
+// naming it; an error releasing one name does not keep the others held.
+func (mm *MultiMutex) Unlock(ctx context.Context) error {
+	if err := mm.check(ctx); err != nil {
+		return err
+	}
+	notHeld := fmt.Errorf("%w: the locks of %q are not held by this MultiMutex", errs.ErrNotHeld, mm.Names())
+	mm.mu.Lock()
+	count := mm.count
+	mm.mu.Unlock()
+	if count == 0 { // at once, not after a Lock under way
+		return notHeld
+	}
+	if err := mm.take(ctx); err != nil {
+		return err
+	}
+	defer mm.give()
+	mm.mu.Lock()
+	switch mm.count {
+	case 0:
+		mm.mu.Unlock()
+		return notHeld
+	case 1:
+		mm.count = 0
+		close(mm.stop)
+	default:
+		mm.count--
+		mm.mu.Unlock()
+		return nil
+	}
+	mm.mu.Unlock()
+	var errList []error
+	for i := len(mm.ms) - 1; i >= 0; i-- {
+		if err := mm.ms[i].Unlock(ctx); err != nil {
+			errList = append(errList, err)
+		}
+	}
+	return errors.Join(errList...)
+}
+
+// Tokens returns the fencing token of each name's current hold, by name;
+// nil when the MultiMutex holds nothing.
+func (mm *MultiMutex) Tokens() map[string]uint64 {
+	mm.mu.Lock()
+	count := mm.count
+	mm.mu.Unlock()
+	if count == 0 {
+		return nil
+	}
+	out := make(map[string]uint64, len(mm.ms))
+	for _, m := range mm.ms {
+		out[m.h.Name] = m.Token()
+	}
+	return out
+}
+
+// Lost returns a channel that is closed when any name's lock of the
+// latest hold is found gone (its lease expired, or it was deleted). It
+// stays open when the hold is released by Unlock. Take it after Lock
+// returns; before the first hold it never closes.
+func (mm *MultiMutex) Lost() <-chan struct{} {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	return mm.lost
+}
+
+// check returns the first reason an operation must not start.
+func (mm *MultiMutex) check(ctx context.Context) error {
+	if mm.err != nil {
+		return mm.err
+	}
+	return mm.s.Check(ctx)
+}
+
+// take waits for the MultiMutex's turn, bounded by ctx.
+func (mm *MultiMutex) take(ctx context.Context) error {
+	select {
+	case mm.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another call on this MultiMutex: %w", ctx.Err())
+	}
+}
+
+func (mm *MultiMutex) give() { <-mm.turn }

@@ -75,6 +75,61 @@
 // releases every name, one round trip each. Re-entry is counted by the
 // MultiMutex, without I/O. At most MaxMultiNames names.
 //
+// # Several servers: RedLock
+//
+// NewRedLock returns a RedLock, one lock over several independent Redis
+// servers (not the nodes of one Cluster), one Client each: the Redlock
+// algorithm, as redsync has it. Each attempt asks every server at once,
+// each bounded by a tenth of the lease (at least 50ms); the lock is held
+// when a majority granted it and validity is left: the lease less the
+// attempt's time and the clock drift allowed (a hundredth of the lease,
+// and 2ms). A failed attempt gives back what it got, and the next follows
+// after a random back-off that doubles from 10ms up to the poll interval.
+// Each server's hold is an rlock hold, renewed by its Client's watchdog;
+// Lost closes when fewer than a majority may still hold it, and Validity
+// says how long a majority's leases run by this process's clock. With a
+// minority of the servers down it works on; with a majority down Lock
+// fails at once with their errors.
+//
+// What it assumes, as facts:
+//
+//   - Time: the lease is measured by this process's clock, each server's
+//     by its own; they must run at about the same rate (the drift
+//     allowed), but need not agree on the time. A process paused longer
+//     than the validity left (a stop-the-world pause, a stopped VM, a
+//     swapped-out page) resumes believing it holds the lock while another
+//     may hold it: Lost tells it on time only while it runs.
+//   - Memory: a server must not forget a grant while it is held. One
+//     restarted without persistence, or failed over to a replica that
+//     missed the grant, forgets it: if the hold stood on just a majority,
+//     another process can take the lock at once, and the holder learns it
+//     at its next renewal, up to a third of the lease later
+//     (TestRedLockRestartWithoutPersistence: with a 900ms lease, the other
+//     process took the lock, and the holder's Lost closed 264ms after the
+//     restart). Keep a restarted server out for a lease TTL, or persist
+//     with appendfsync always.
+//   - Fencing: Token is the largest of the granting servers' tokens. Any
+//     two holders' majorities share a server, on which the later token is
+//     higher (each server's tokens only grow), but the largest tokens may
+//     come from different servers, whose counters and clocks are
+//     independent: a server whose clock runs ahead can give an earlier
+//     holder a larger token than a later holder's largest. So the token is
+//     not guaranteed to increase across holders, and a store that fences
+//     by it can take a stale holder's write. It increases when the
+//     servers' clocks agree to within the time between two holds, which
+//     is usual but not promised.
+//
+// When correctness depends on the lock, prefer one Redis (with replicas,
+// redcoord.WithWaitReplicas, and a failover that waits a lease TTL) and
+// its single fencing token, with Mutex; RedLock buys availability while a
+// minority of independent servers is down, at N times the work per
+// acquisition and with the weaker token above. In BenchmarkRedLock (bench
+// module; 5 redis-servers on one 2-core machine, redsync in the same run)
+// an uncontended Lock+Unlock sent 10 round trips for both, at 1784-1906
+// against redsync's 2448-2634 per second; 8 processes taking turns made
+// 299-467 acquisitions/s at 12.4-12.7 round trips each, redsync 424-529
+// at 10.8-11.0.
+//
 // # Retries
 //
 // go-redis retries a command whose reply was lost on a broken connection,

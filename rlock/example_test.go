@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -123,4 +124,26 @@ func ExampleMultiMutex() {
 		log.Fatal(err)
 	}
 	// Output: 2 true true
+}
+
+// One lock over three independent Redis servers, held while a majority of
+// them hold it.
+func ExampleRedLock() {
+	var clients []*redcoord.Client
+	for range 3 { // one Client per server: redis.NewClient(&redis.Options{Addr: "redis-a:6379"}), ...
+		c, done := exampleClient()
+		defer done()
+		clients = append(clients, c)
+	}
+	ctx := context.Background()
+
+	rl := rlock.NewRedLock(clients, "nightly-report")
+	if err := rl.Lock(ctx); err != nil { // a majority granted it, with validity left
+		log.Fatal(err)
+	}
+	fmt.Println("valid for more than 20s:", rl.Validity() > 20*time.Second) // renewed by the watchdogs
+	if err := rl.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: valid for more than 20s: true
 }

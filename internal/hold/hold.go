@@ -371,6 +371,23 @@ func (t *Tracker) Forced() {
 	}
 }
 
+// Deadline returns when the current hold may be gone from Redis unless
+// renewed first, by this process's clock (when its Lost would close); ok
+// is false when the handle holds nothing, or its hold is being released.
+func (t *Tracker) Deadline() (d time.Time, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.count == 0:
+		return time.Time{}, false
+	case t.lease != nil:
+		return t.lease.Deadline(), true
+	case t.timer != nil:
+		return t.keep.Since.Add(t.keep.Fixed - lease.Margin(t.keep.Fixed)), true
+	}
+	return time.Time{}, false
+}
+
 // LostIf records that a request found the hold of token gone: a loss, if
 // that hold is still the handle's current one (a later hold is not).
 func (t *Tracker) LostIf(token uint64) {

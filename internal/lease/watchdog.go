@@ -145,6 +145,15 @@ func (l *Lease) Renewed() time.Time {
 	return l.lastOK
 }
 
+// Deadline returns when the lease may be gone from Redis unless renewed
+// first, by this process's clock: its last successful renewal + TTL -
+// Margin, when the watchdog reports it lost.
+func (l *Lease) Deadline() time.Time {
+	l.w.mu.Lock()
+	defer l.w.mu.Unlock()
+	return l.w.deadline(l)
+}
+
 // Len returns the number of watched leases.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()

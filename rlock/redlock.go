@@ -1,0 +1,445 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/wait"
+)
+
+// MaxRedLockInstances is the most Redis servers one RedLock spans.
+const MaxRedLockInstances = 16
+
+// RedLock is a lock over several independent Redis servers (not the nodes
+// of one Cluster), held while a majority of them hold it: the Redlock
+// algorithm. See "RedLock" in the package documentation for what it
+// assumes and when a single Redis is the better choice. It is safe for
+// concurrent use; a RedLock must not be copied after first use.
+type RedLock struct {
+	_ noCopy
+
+	err    error
+	name   string
+	ms     []*Mutex // one per server, each an owner of its own
+	quorum int
+	poll   time.Duration // the longest back-off between attempts
+	turn   chan struct{}
+
+	mu     sync.Mutex
+	count  int      // hold count: re-entries are counted here
+	grants []*Mutex // the servers that granted the current hold
+	length time.Duration
+	token  uint64
+	lost   chan struct{} // the latest hold's (see Lost)
+	stop   chan struct{} // closed when the latest hold is released
+}
+
+// NewRedLock returns a handle on the lock named name over the Redis
+// servers of clients, one Client each. It does no I/O; bad input (no
+// Client or more than MaxRedLockInstances, a nil or repeated Client, a bad
+// name or option) is reported by every method, as ErrInvalidArgument
+// naming it. The options are each server's, as for New;
+// WithMaxPollInterval also bounds the back-off between two attempts.
+func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLock {
+	rl := &RedLock{name: name, turn: make(chan struct{}, 1), lost: make(chan struct{})}
+	switch {
+	case len(clients) == 0:
+		rl.err = errs.Invalid("clients", "must not be empty")
+		return rl
+	case len(clients) > MaxRedLockInstances:
+		rl.err = errs.Invalid("clients", "must be at most %d, got %d", MaxRedLockInstances, len(clients))
+		return rl
+	}
+	for i, c := range clients {
+		if c == nil {
+			rl.err = errs.Invalid("clients", "clients[%d] is nil", i)
+			return rl
+		}
+		if j := slices.Index(clients, c); j < i {
+			rl.err = errs.Invalid("clients", "clients[%d] and clients[%d] are the same Client", j, i)
+			return rl
+		}
+	}
+	for _, c := range clients {
+		m := New(c, name, opts...)
+		if m.h.Err != nil {
+			rl.err = m.h.Err
+			return rl
+		}
+		rl.ms = append(rl.ms, m)
+	}
+	rl.quorum = len(rl.ms)/2 + 1
+	rl.poll = rl.ms[0].h.S.Wait(rl.ms[0].h.MaxPoll).MaxPoll
+	return rl
+}
+
+// Name returns the lock's name.
+func (rl *RedLock) Name() string { return rl.name }
+
+// Lock blocks until a majority of the servers hold the lock for this
+// handle, or ctx is done. Each attempt asks every server at once, each
+// bounded by a tenth of the lease (at least 50ms), and succeeds when a
+// majority granted it with validity left: the lease less the attempt's
+// time and the clock drift allowed (a hundredth of the lease, and 2ms).
+// A failed attempt gives back what it got and the next follows after a
+// random back-off that doubles from 10ms up to the poll interval. Each
+// server's hold is renewed by its Client's watchdog until Unlock. If more
+// than a minority of the servers fail (down, refusing, or holding another
+// primitive's data under the name), Lock returns at once with an error
+// that matches ErrNotAcquired and names their errors. Locking a RedLock
+// that holds the lock re-enters it at once, without I/O. A Lock that ends
+// with ctx matches ErrNotAcquired and ctx.Err(), and gives back what it
+// got.
+func (rl *RedLock) Lock(ctx context.Context) error { return rl.acquire(ctx, 0, true) }
+
+// LockWithLease is Lock with a fixed lease, which no watchdog renews: the
+// lock is held for Validity, counted from the attempt that took it; Lost
+// closes when a majority's leases may have ended. lease must be at least
+// 1ms.
+func (rl *RedLock) LockWithLease(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return rl.acquire(ctx, lease, true)
+}
+
+// TryLock makes one attempt, asking every server at once, and reports
+// whether a majority granted the lock; if not it gives back what it got:
+// (false, nil). A majority of failed servers is an error, as for Lock.
+func (rl *RedLock) TryLock(ctx context.Context) (bool, error) {
+	return hold.Tried(rl.acquire(ctx, 0, false))
+}
+
+func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	if err := rl.check(ctx); err != nil {
+		if rl.err == nil {
+			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		}
+		return err
+	}
+	if err := rl.take(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+	}
+	defer rl.give()
+	rl.mu.Lock()
+	if rl.count > 0 {
+		rl.count++
+		rl.mu.Unlock()
+		return nil
+	}
+	rl.mu.Unlock()
+	backoff := 10 * time.Millisecond
+	for {
+		ok, err := rl.attempt(ctx, fixed)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			return nil
+		case !block:
+			return wait.ErrBusy
+		}
+		t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(2*backoff, rl.poll)
+	}
+}
+
+// lease returns the length of a hold: fixed, or the shortest lease TTL of
+// the servers' Clients.
+func (rl *RedLock) lease(fixed time.Duration) time.Duration {
+	if fixed > 0 {
+		return fixed
+	}
+	l := rl.ms[0].h.S.Config.TTL
+	for _, m := range rl.ms[1:] {
+		l = min(l, m.h.S.Config.TTL)
+	}
+	return l
+}
+
+// drift is the clock drift allowed for a lease of length l: servers'
+// clocks may run at slightly different rates while it runs.
+func drift(l time.Duration) time.Duration { return l/100 + 2*time.Millisecond }
+
+// attempt asks every server at once and reports whether a majority
+// granted the lock with validity left; if not, it gives back what was
+// granted. It waits for every server's answer, up to the per-server bound,
+// unless a majority can no longer grant it: answers that come after the
+// attempt has decided are given back as they come.
+func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (bool, error) {
+	length := rl.lease(fixed)
+	per := max(length/10, 50*time.Millisecond)
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, per)
+	defer cancel()
+	answers := make(chan answer, len(rl.ms))
+	for i, m := range rl.ms {
+		go func() { // each ends with its acquire, bounded by actx or by go-redis's timeouts
+			ok, err := hold.Tried(m.acquire(actx, fixed, false))
+			answers <- answer{i, m, ok, err}
+		}()
+	}
+	var granted []*Mutex
+	var failed []error
+	answered := make([]bool, len(rl.ms))
+	pending := len(rl.ms)
+	// A server that does not answer in time counts as failed, whatever its
+	// connection does (go-redis may wait for its read timeout, past ctx).
+	timer := time.NewTimer(per)
+	defer timer.Stop()
+collect:
+	for pending > 0 && len(granted)+pending >= rl.quorum { // every server that answers in time holds it
+		select {
+		case a := <-answers:
+			pending--
+			answered[a.i] = true
+			switch {
+			case a.err != nil:
+				failed = append(failed, fmt.Errorf("clients[%d]: %w", a.i, a.err))
+			case a.ok:
+				granted = append(granted, a.m)
+			}
+		case <-timer.C:
+			for i, ok := range answered {
+				if !ok {
+					failed = append(failed, fmt.Errorf("clients[%d]: no answer within %v", i, per))
+				}
+			}
+			break collect
+		}
+	}
+	if pending > 0 {
+		go giveBackLate(answers, pending) // bounded by the acquires' own timeouts
+	}
+
+	validity := length - time.Since(start) - drift(length)
+	if len(granted) >= rl.quorum && validity > 0 {
+		rl.held(granted, length)
+		return true, nil
+	}
+	giveBack(granted)
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
+	}
+	if len(failed) > len(rl.ms)-rl.quorum {
+		return false, fmt.Errorf("%w: redlock %q: %d of %d servers failed, so no majority can grant it: %w",
+			errs.ErrNotAcquired, rl.name, len(failed), len(rl.ms), errors.Join(failed...))
+	}
+	return false, nil
+}
+
+// giveBack releases the holds of ms, all at once, and waits for them.
+func giveBack(ms []*Mutex) {
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+			defer cancel()
+			_ = m.Unlock(ctx) // a failure leaves the hold renewed, or reported lost once gone
+		})
+	}
+	wg.Wait()
+}
+
+// answer is one server's answer to an attempt.
+type answer struct {
+	i   int // the server's index in the Clients given
+	m   *Mutex
+	ok  bool
+	err error
+}
+
+// giveBackLate releases the holds granted by the n answers still to come
+// on answers, after their attempt decided without them.
+func giveBackLate(answers <-chan answer, n int) {
+	for range n {
+		if a := <-answers; a.ok {
+			giveBack([]*Mutex{a.m})
+		}
+	}
+}
+
+// held records a fresh hold by the servers of granted, of lease length.
+func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
+	lost, stop := make(chan struct{}), make(chan struct{})
+	var token uint64
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
+	for _, m := range granted {
+		token = max(token, m.Token())
+		cases = append(cases,
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.Lost())},
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.h.S.Wait(0).Done)})
+	}
+	rl.mu.Lock()
+	rl.count, rl.grants, rl.length, rl.token, rl.lost, rl.stop = 1, granted, length, token, lost, stop
+	rl.mu.Unlock()
+	// One goroutine per hold: it closes lost once fewer than a majority of
+	// the servers still hold it (each server's hold lost, or its Client
+	// closed), and ends then or at Unlock.
+	go func() {
+		alive := len(granted)
+		for {
+			i, _, _ := reflect.Select(cases)
+			if i == 0 {
+				return
+			}
+			k := (i - 1) / 2 // the server's two cases go quiet
+			cases[1+2*k].Chan = reflect.ValueOf((<-chan struct{})(nil))
+			cases[2+2*k].Chan = reflect.ValueOf((<-chan struct{})(nil))
+			if alive--; alive < rl.quorum {
+				close(lost)
+				return
+			}
+		}
+	}()
+}
+
+// Unlock releases one hold; the last releases the lock on every server
+// that granted it, all at once, each waking a waiter of its own. A RedLock
+// that holds nothing gets ErrNotHeld. The release stands when a majority
+// of the servers released it; otherwise Unlock returns their errors, and
+// ErrLeaseLost (matching ErrNotHeld too) if the lock was lost before it.
+func (rl *RedLock) Unlock(ctx context.Context) error {
+	if err := rl.check(ctx); err != nil {
+		return err
+	}
+	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
+	rl.mu.Lock()
+	count := rl.count
+	rl.mu.Unlock()
+	if count == 0 { // at once, not after a Lock under way
+		return notHeld
+	}
+	if err := rl.take(ctx); err != nil {
+		return err
+	}
+	defer rl.give()
+	rl.mu.Lock()
+	switch rl.count {
+	case 0:
+		rl.mu.Unlock()
+		return notHeld
+	case 1:
+	default:
+		rl.count--
+		rl.mu.Unlock()
+		return nil
+	}
+	rl.count = 0
+	grants, lost := rl.grants, rl.lost
+	rl.grants = nil
+	close(rl.stop)
+	rl.mu.Unlock()
+
+	errList := make([]error, len(grants))
+	var wg sync.WaitGroup
+	for i, m := range grants {
+		wg.Go(func() { errList[i] = m.Unlock(ctx) })
+	}
+	wg.Wait()
+	released := 0
+	for _, err := range errList {
+		if err == nil {
+			released++
+		}
+	}
+	if released >= rl.quorum {
+		return nil
+	}
+	err := fmt.Errorf("redlock %q: released by %d of %d servers, a majority needs %d: %w",
+		rl.name, released, len(rl.ms), rl.quorum, errors.Join(errList...))
+	select {
+	case <-lost:
+		return fmt.Errorf("%w: %w: %w", errs.ErrLeaseLost, errs.ErrNotHeld, err)
+	default:
+		return err
+	}
+}
+
+// Validity returns how long the current hold stays valid by this process's
+// clock, unless renewed: until fewer than a majority of the servers' leases
+// may still run, less the clock drift allowed; 0 when the RedLock holds
+// nothing. With Lock, the watchdog renews every server's lease, so it
+// stays about a lease TTL; with LockWithLease it runs down from the lease
+// less the attempt's time.
+func (rl *RedLock) Validity() time.Duration {
+	rl.mu.Lock()
+	grants, length := rl.grants, rl.length
+	rl.mu.Unlock()
+	var deadlines []time.Time
+	for _, m := range grants {
+		if d, ok := m.h.Hold.Deadline(); ok {
+			deadlines = append(deadlines, d)
+		}
+	}
+	if len(deadlines) < rl.quorum {
+		return 0
+	}
+	slices.SortFunc(deadlines, func(a, b time.Time) int { return b.Compare(a) })
+	return max(0, time.Until(deadlines[rl.quorum-1])-drift(length))
+}
+
+// Token returns the largest of the fencing tokens that the servers which
+// granted the current hold gave it, 0 when the RedLock holds nothing. See
+// "RedLock" in the package documentation for what it guarantees: less
+// than a single server's token does.
+func (rl *RedLock) Token() uint64 {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.count == 0 {
+		return 0
+	}
+	return rl.token
+}
+
+// Lost returns a channel that is closed when fewer than a majority of the
+// servers that granted the latest hold may still hold it (each server's
+// hold found gone, or its Client closed). It stays open when the hold is
+// released by Unlock. Take it after Lock returns; before the first hold it
+// never closes.
+func (rl *RedLock) Lost() <-chan struct{} {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.lost
+}
+
+// check returns the first reason an operation must not start.
+func (rl *RedLock) check(ctx context.Context) error {
+	if rl.err != nil {
+		return rl.err
+	}
+	for _, m := range rl.ms {
+		if err := m.h.S.Check(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take waits for the RedLock's turn, bounded by ctx.
+func (rl *RedLock) take(ctx context.Context) error {
+	select {
+	case rl.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another call on this RedLock: %w", ctx.Err())
+	}
+}
+
+func (rl *RedLock) give() { <-rl.turn }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -34,12 +32,7 @@ type MultiMutex struct {
 	s      *core.Session
 	ms     []*Mutex   // one per name, in lock order (see NewMulti)
 	groups [][]*Mutex // consecutive runs of ms, each taken by one script
-	turn   chan struct{}
-
-	mu    sync.Mutex
-	count int           // hold count: re-entries are counted here
-	lost  chan struct{} // the latest hold's (see Lost)
-	stop  chan struct{} // closed when the latest hold is released
+	c      compound
 }
 
 // NewMulti returns a handle on the locks of names. It does no I/O; bad
@@ -53,7 +46,7 @@ type MultiMutex struct {
 // all or none; on a Cluster each slot's names are taken in turn, holding
 // the earlier slots' meanwhile.
 func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
-	mm := &MultiMutex{turn: make(chan struct{}, 1), lost: make(chan struct{})}
+	mm := &MultiMutex{c: newCompound()}
 	switch {
 	case c == nil:
 		mm.err = errs.Invalid("c", "nil *redcoord.Client")
@@ -146,26 +139,16 @@ func (mm *MultiMutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	if err := mm.check(ctx); err != nil {
-		if mm.err == nil {
-			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-		}
+	reentered, err := mm.c.start(ctx, mm.check, mm.err)
+	if err != nil {
 		return err
 	}
-	if err := mm.take(ctx); err != nil {
-		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-	}
-	defer mm.give()
-	mm.mu.Lock()
-	if mm.count > 0 {
-		mm.count++
-		mm.mu.Unlock()
+	defer mm.c.give()
+	if reentered {
 		return nil
 	}
-	mm.mu.Unlock()
-
 	held := make(map[*Mutex]bool, len(mm.ms))
-	err := mm.acquireAll(ctx, fixed, block, held)
+	err = mm.acquireAll(ctx, fixed, block, held)
 	if err != nil {
 		// Give back what was taken, latest first; a release that fails
 		// leaves its hold renewed, or reported lost once it is gone.
@@ -178,7 +161,7 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 		}
 		return err
 	}
-	mm.held()
+	mm.c.held(mm.ms, len(mm.ms), false)
 	return nil
 }
 
@@ -282,28 +265,6 @@ func (l leaver) Leave(ctx context.Context) error {
 	return err
 }
 
-// held records a fresh hold of every name: its Lost watches them all.
-func (mm *MultiMutex) held() {
-	lost, stop := make(chan struct{}), make(chan struct{})
-	cases := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(mm.s.Wait(0).Done)},
-	}
-	for _, m := range mm.ms {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.Lost())})
-	}
-	mm.mu.Lock()
-	mm.count, mm.lost, mm.stop = 1, lost, stop
-	mm.mu.Unlock()
-	// One goroutine per hold: it closes lost when any name's hold is lost,
-	// and ends then, at Unlock, or when the Client closes.
-	go func() {
-		if i, _, _ := reflect.Select(cases); i >= 2 {
-			close(lost)
-		}
-	}()
-}
-
 // Unlock releases one hold; the last releases every name's lock, each
 // waking a waiter of that name, latest in lock order first. A MultiMutex
 // that holds nothing gets ErrNotHeld. If any name's hold was lost, Unlock
@@ -314,30 +275,11 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 		return err
 	}
 	notHeld := fmt.Errorf("%w: the locks of %q are not held by this MultiMutex", errs.ErrNotHeld, mm.Names())
-	mm.mu.Lock()
-	count := mm.count
-	mm.mu.Unlock()
-	if count == 0 { // at once, not after a Lock under way
-		return notHeld
-	}
-	if err := mm.take(ctx); err != nil {
+	last, _, err := mm.c.release(ctx, notHeld)
+	if err != nil || !last {
 		return err
 	}
-	defer mm.give()
-	mm.mu.Lock()
-	switch mm.count {
-	case 0:
-		mm.mu.Unlock()
-		return notHeld
-	case 1:
-		mm.count = 0
-		close(mm.stop)
-	default:
-		mm.count--
-		mm.mu.Unlock()
-		return nil
-	}
-	mm.mu.Unlock()
+	defer mm.c.give()
 	var errList []error
 	for i := len(mm.ms) - 1; i >= 0; i-- {
 		if err := mm.ms[i].Unlock(ctx); err != nil {
@@ -350,10 +292,7 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 // Tokens returns the fencing token of each name's current hold, by name;
 // nil when the MultiMutex holds nothing.
 func (mm *MultiMutex) Tokens() map[string]uint64 {
-	mm.mu.Lock()
-	count := mm.count
-	mm.mu.Unlock()
-	if count == 0 {
+	if !mm.c.holding() {
 		return nil
 	}
 	out := make(map[string]uint64, len(mm.ms))
@@ -367,28 +306,7 @@ func (mm *MultiMutex) Tokens() map[string]uint64 {
 // latest hold is found gone (its lease expired, or it was deleted). It
 // stays open when the hold is released by Unlock. Take it after Lock
 // returns; before the first hold it never closes.
-func (mm *MultiMutex) Lost() <-chan struct{} {
-	mm.mu.Lock()
-	defer mm.mu.Unlock()
-	return mm.lost
-}
+func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
 
 // check returns the first reason an operation must not start.
-func (mm *MultiMutex) check(ctx context.Context) error {
-	if mm.err != nil {
-		return mm.err
-	}
-	return mm.s.Check(ctx)
-}
-
-// take waits for the MultiMutex's turn, bounded by ctx.
-func (mm *MultiMutex) take(ctx context.Context) error {
-	select {
-	case mm.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for another call on this MultiMutex: %w", ctx.Err())
-	}
-}
-
-func (mm *MultiMutex) give() { <-mm.turn }
+func (mm *MultiMutex) check(ctx context.Context) error { return checkAll(ctx, mm.err, mm.ms) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -33,15 +32,12 @@ type RedLock struct {
 	ms     []*Mutex // one per server, each an owner of its own
 	quorum int
 	poll   time.Duration // the longest back-off between attempts
-	turn   chan struct{}
+	c      compound
 
-	mu     sync.Mutex
-	count  int      // hold count: re-entries are counted here
-	grants []*Mutex // the servers that granted the current hold
-	length time.Duration
-	token  uint64
-	lost   chan struct{} // the latest hold's (see Lost)
-	stop   chan struct{} // closed when the latest hold is released
+	mu     sync.Mutex    // guards the current hold's
+	grants []*Mutex      // servers,
+	length time.Duration // lease
+	token  uint64        // and largest token
 }
 
 // NewRedLock returns a handle on the lock named name over the Redis
@@ -51,7 +47,7 @@ type RedLock struct {
 // naming it. The options are each server's, as for New;
 // WithMaxPollInterval also bounds the back-off between two attempts.
 func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLock {
-	rl := &RedLock{name: name, turn: make(chan struct{}, 1), lost: make(chan struct{})}
+	rl := &RedLock{name: name, c: newCompound()}
 	switch {
 	case len(clients) == 0:
 		rl.err = errs.Invalid("clients", "must not be empty")
@@ -121,23 +117,14 @@ func (rl *RedLock) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	if err := rl.check(ctx); err != nil {
-		if rl.err == nil {
-			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-		}
+	reentered, err := rl.c.start(ctx, rl.check, rl.err)
+	if err != nil {
 		return err
 	}
-	if err := rl.take(ctx); err != nil {
-		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
-	}
-	defer rl.give()
-	rl.mu.Lock()
-	if rl.count > 0 {
-		rl.count++
-		rl.mu.Unlock()
+	defer rl.c.give()
+	if reentered {
 		return nil
 	}
-	rl.mu.Unlock()
 	backoff := 10 * time.Millisecond
 	for {
 		ok, err := rl.attempt(ctx, fixed)
@@ -277,37 +264,14 @@ func giveBackLate(answers <-chan answer, n int) {
 
 // held records a fresh hold by the servers of granted, of lease length.
 func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
-	lost, stop := make(chan struct{}), make(chan struct{})
 	var token uint64
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
 	for _, m := range granted {
 		token = max(token, m.Token())
-		cases = append(cases,
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.Lost())},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.h.S.Wait(0).Done)})
 	}
 	rl.mu.Lock()
-	rl.count, rl.grants, rl.length, rl.token, rl.lost, rl.stop = 1, granted, length, token, lost, stop
+	rl.grants, rl.length, rl.token = granted, length, token
 	rl.mu.Unlock()
-	// One goroutine per hold: it closes lost once fewer than a majority of
-	// the servers still hold it (each server's hold lost, or its Client
-	// closed), and ends then or at Unlock.
-	go func() {
-		alive := len(granted)
-		for {
-			i, _, _ := reflect.Select(cases)
-			if i == 0 {
-				return
-			}
-			k := (i - 1) / 2 // the server's two cases go quiet
-			cases[1+2*k].Chan = reflect.ValueOf((<-chan struct{})(nil))
-			cases[2+2*k].Chan = reflect.ValueOf((<-chan struct{})(nil))
-			if alive--; alive < rl.quorum {
-				close(lost)
-				return
-			}
-		}
-	}()
+	rl.c.held(granted, rl.quorum, true)
 }
 
 // Unlock releases one hold; the last releases the lock on every server
@@ -320,31 +284,14 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		return err
 	}
 	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
-	rl.mu.Lock()
-	count := rl.count
-	rl.mu.Unlock()
-	if count == 0 { // at once, not after a Lock under way
-		return notHeld
-	}
-	if err := rl.take(ctx); err != nil {
+	last, lost, err := rl.c.release(ctx, notHeld)
+	if err != nil || !last {
 		return err
 	}
-	defer rl.give()
+	defer rl.c.give()
 	rl.mu.Lock()
-	switch rl.count {
-	case 0:
-		rl.mu.Unlock()
-		return notHeld
-	case 1:
-	default:
-		rl.count--
-		rl.mu.Unlock()
-		return nil
-	}
-	rl.count = 0
-	grants, lost := rl.grants, rl.lost
+	grants := rl.grants
 	rl.grants = nil
-	close(rl.stop)
 	rl.mu.Unlock()
 
 	errList := make([]error, len(grants))
@@ -362,7 +309,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	if released >= rl.quorum {
 		return nil
 	}
-	err := fmt.Errorf("redlock %q: released by %d of %d servers, a majority needs %d: %w",
+	err = fmt.Errorf("redlock %q: released by %d of %d servers, a majority needs %d: %w",
 		rl.name, released, len(rl.ms), rl.quorum, errors.Join(errList...))
 	select {
 	case <-lost:
@@ -400,11 +347,11 @@ func (rl *RedLock) Validity() time.Duration {
 // "RedLock" in the package documentation for what it guarantees: less
 // than a single server's token does.
 func (rl *RedLock) Token() uint64 {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if rl.count == 0 {
+	if !rl.c.holding() {
 		return 0
 	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	return rl.token
 }
 
@@ -413,33 +360,7 @@ func (rl *RedLock) Token() uint64 {
 // hold found gone, or its Client closed). It stays open when the hold is
 // released by Unlock. Take it after Lock returns; before the first hold it
 // never closes.
-func (rl *RedLock) Lost() <-chan struct{} {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.lost
-}
+func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 
 // check returns the first reason an operation must not start.
-func (rl *RedLock) check(ctx context.Context) error {
-	if rl.err != nil {
-		return rl.err
-	}
-	for _, m := range rl.ms {
-		if err := m.h.S.Check(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// take waits for the RedLock's turn, bounded by ctx.
-func (rl *RedLock) take(ctx context.Context) error {
-	select {
-	case rl.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for another call on this RedLock: %w", ctx.Err())
-	}
-}
-
-func (rl *RedLock) give() { <-rl.turn }
+func (rl *RedLock) check(ctx context.Context) error { return checkAll(ctx, rl.err, rl.ms) }

@@ -28,13 +28,15 @@ func newCandidate(c *redcoord.Client, name string) locktest.Exclusive {
 
 // handOff runs, on each name, a leader in cs[0] and a candidate in cs[1]
 // while an observer in cs[1] polls once an hour: the Resign hands the lead
-// on, and the observer sees both leaders, woken by pub/sub.
+// on, and the observer sees nobody, both leaders, then nobody, woken by
+// pub/sub.
 func handOff(t *testing.T, cs []*redcoord.Client, names []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, name := range names {
 		seen := relection.New(cs[1], name, relection.WithMaxPollInterval(time.Hour)).Observe(ctx)
+		assert.Zero(t, (<-seen).Term, "nobody leads yet")
 		first := relection.New(cs[0], name)
 		require.NoError(t, first.Campaign(ctx, "a"), name)
 		next := relection.New(cs[1], name, relection.WithMaxPollInterval(time.Hour))
@@ -49,6 +51,7 @@ func handOff(t *testing.T, cs []*redcoord.Client, names []string) {
 		assert.Equal(t, next.Token(), l.Term, name)
 		assert.Greater(t, l.Term, first.Token(), name)
 		require.NoError(t, next.Resign(ctx), name)
+		assert.Zero(t, (<-seen).Term, "nobody leads after the last Resign")
 	}
 }
 

@@ -43,37 +43,43 @@
 // While a handle leads, the Client's watchdog renews its lease every third
 // of the lease TTL (redcoord.WithLeaseTTL, 30s by default). If the lease
 // cannot be renewed in time (the process is cut off from Redis, or Redis
-// lost the key), Lost is closed and contexts from Context are cancelled
-// with the cause ErrLeaseLost, by the watchdog's clock, before Redis can
-// have let the lease run out: so the old leader learns it no longer leads
-// before another can lead. A leader that dies without Resign is replaced
-// when its lease runs out, at most a lease TTL after its last renewal: the
-// first live candidate's timer is set to the leader's remaining lease, and
-// the candidates' heartbeats hand on a lead whose lease ran out. A
-// candidate that dies while it waits is skipped once its heartbeat lapses
-// (a lease TTL), and a Campaign whose context ends leaves the queue, or
-// passes on a lead granted meanwhile, leaving no trace.
+// stalls), Lost is closed and contexts from Context are cancelled with the
+// cause ErrLeaseLost, by the watchdog's clock, before Redis can have let
+// the lease run out: the old leader learns it no longer leads before
+// another can lead. If Redis loses the lead instead (the key deleted or
+// evicted, a restart without persistence, a failover to a replica that
+// missed it), a candidate can lead at once, and the old leader learns it
+// at its next renewal, up to a third of the lease TTL later: only the
+// term, checked by the store, keeps its writes out meanwhile. A leader
+// that dies without Resign is replaced when its lease runs out, at most a
+// lease TTL after its last renewal: the first live candidate's timer is
+// set to the leader's remaining lease, and the candidates' heartbeats hand
+// on a lead whose lease ran out. A candidate that dies while it waits is
+// skipped once its heartbeat lapses (a lease TTL), and a Campaign whose
+// context ends leaves the queue, or passes on a lead granted meanwhile.
 //
 // # Observing
 //
 // Leader returns who leads now: the value, the term and when it began.
-// Observe returns a channel of every change of leader, in order: first
-// the current leader, then each new term and each value a leader
-// proclaims (Proclaim, which changes the value without a new term). Each
+// Observe returns a channel of every change, in order: first the current
+// leader, then each new term, each value a leader proclaims (Proclaim,
+// which changes the value without a new term), and each end of a lead that
+// no candidate follows, sent as a Leader with Term 0 (nobody leads). Each
 // change is appended to a log in Redis (a stream that keeps at least the
 // latest 128) by the script that makes it, and published on the name's
 // channel; each process with observers hears it once and its observers
 // read the log from where they are, so every observer sees the same
 // sequence, and a lost message costs at most one poll interval
-// (WithMaxPollInterval). Nobody leading is not a change: a leader that
-// resigns or dies with no candidate to follow it is not reported, and
-// Leader then says nobody leads.
+// (WithMaxPollInterval). A lead whose lease ran out runs no script, so its
+// end is not logged: the next leader's term follows it in the log, and
+// Leader says whether anyone leads meanwhile.
 //
 // # Handles and their calls
 //
 // A handle (New) is one candidate. Campaign on a handle that leads
 // proclaims the new value; a second Campaign on a handle whose first still
-// waits waits for it. Give each candidate its own handle; one Client per
+// waits waits for it; Resign and Proclaim on a handle that does not lead
+// report it at once, even while a Campaign of it waits. Give each candidate its own handle; one Client per
 // process is enough for any number of them. Every wait is bounded by its
 // context, and by the Client's Close.
 //

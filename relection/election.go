@@ -27,7 +27,8 @@ const MaxValueLen = 64 << 10
 var ErrResigned = fmt.Errorf("relection: resigned: %w", errs.ErrNotHeld)
 
 // Leader is who leads an election: the value it campaigned with or
-// proclaimed last, its term and when the term began.
+// proclaimed last, its term and when the term began. Observe sends one
+// with Term 0 when nobody leads.
 type Leader struct {
 	Value string
 	// Term is the leader's fencing token: terms strictly increase across
@@ -86,8 +87,10 @@ func (e *Election) Name() string { return e.h.Name }
 // lease; Lost closes if it is lost.
 //
 // A Campaign that ends with ctx returns an error matching
-// redcoord.ErrNotAcquired and ctx.Err(), and leaves no trace in Redis (a
-// lead granted meanwhile is passed on). Campaign on a handle that leads
+// redcoord.ErrNotAcquired and ctx.Err(), and leaves the queue (a lead
+// granted meanwhile is passed on, or, with no candidate to follow, ended:
+// observers see it end); only its leave marker stays, a minute, so that a
+// late copy of its request is refused. Campaign on a handle that leads
 // proclaims value and returns (if it finds that the term has ended, it
 // campaigns afresh); a Campaign while another of the same handle
 // waits waits for it first.
@@ -102,10 +105,10 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
 	}
 	defer e.give()
-	if e.h.Hold.Count() > 0 {
+	if token := e.h.Hold.Token(); token != 0 {
 		// It leads: it proclaims, unless its term ended meanwhile (then
 		// it campaigns afresh).
-		if err := e.proclaim(ctx, value); !errors.Is(err, errs.ErrLeaseLost) {
+		if err := e.proclaim(ctx, token, value); !errors.Is(err, errs.ErrLeaseLost) {
 			return err
 		}
 	}
@@ -126,20 +129,25 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // candidate nobody leads. Contexts from Context are cancelled with the
 // cause ErrResigned. A handle that does not lead gets ErrNotHeld, and one
 // whose lead was lost (Lost is closed) ErrLeaseLost, which matches
-// ErrNotHeld too. A Resign that go-redis retries after a lost reply is
-// applied once. If Resign fails for another reason, the handle may still
-// lead: its lease is renewed while Redis has it.
+// ErrNotHeld too, at once, even while a Campaign of the handle waits
+// (Resign does not end it: cancel its context). A Resign that go-redis
+// retries after a lost reply is applied once. If Resign fails for another
+// reason, the handle may still lead: its lease is renewed while Redis has
+// it.
 func (e *Election) Resign(ctx context.Context) error {
 	if err := e.h.Check(ctx); err != nil {
 		return err
+	}
+	if e.h.Hold.Count() == 0 {
+		// Not leading: report it (or a loss) now, not after a Campaign
+		// of this handle that waits.
+		return e.h.Unlock(ctx, e.releaseAll)
 	}
 	if err := e.take(ctx); err != nil {
 		return err
 	}
 	defer e.give()
-	err := e.h.Unlock(ctx, func(ctx context.Context, rdb redis.Scripter, req string, _ bool) (int64, error) {
-		return e.fair.Release(ctx, rdb, req, true)
-	})
+	err := e.h.Unlock(ctx, e.releaseAll)
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()
@@ -151,6 +159,11 @@ func (e *Election) Resign(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// releaseAll releases every hold of the owner: it leads with one.
+func (e *Election) releaseAll(ctx context.Context, rdb redis.Scripter, req string, _ bool) (int64, error) {
+	return e.fair.Release(ctx, rdb, req, true)
 }
 
 // Proclaim says a new value as the leader, without a new term: observers
@@ -165,19 +178,23 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	if err := checkValue(value); err != nil {
 		return err
 	}
+	notLed := fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name)
+	if e.h.Hold.Token() == 0 { // now, not after a Campaign of this handle that waits
+		return notLed
+	}
 	if err := e.take(ctx); err != nil {
 		return err
 	}
 	defer e.give()
-	return e.proclaim(ctx, value)
-}
-
-// proclaim is Proclaim in the handle's turn.
-func (e *Election) proclaim(ctx context.Context, value string) error {
 	token := e.h.Hold.Token()
 	if token == 0 {
-		return fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name)
+		return notLed
 	}
+	return e.proclaim(ctx, token, value)
+}
+
+// proclaim is Proclaim of the term token in the handle's turn.
+func (e *Election) proclaim(ctx context.Context, token uint64, value string) error {
 	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), scripts.TokenArg(token), value)
 	if errors.Is(err, errs.ErrNotReplicated) && ok {
 		return fmt.Errorf("relection: %q: the value was proclaimed on the primary, but too few replicas confirmed it: %w", e.h.Name, err)
@@ -208,7 +225,9 @@ func (e *Election) Leader(ctx context.Context) (l Leader, ok bool, err error) {
 // Token returns the term of this handle's leadership, 0 when it does not
 // lead. Pass it to a store that refuses writes with a lower token than the
 // highest it has seen: a leader paused past its lease cannot then
-// overwrite its successor's work.
+// overwrite its successor's work. After the Client is closed, Token and
+// Lost stay as they were (the lead lapses with its lease); Context is
+// cancelled then.
 func (e *Election) Token() uint64 { return e.h.Hold.Token() }
 
 // Lost returns a channel that is closed when this handle's latest

@@ -28,8 +28,9 @@ func candidates(ctx context.Context, rdb *redis.Client, name string) int64 {
 
 // Candidates lead in the order they campaigned; each Resign hands the lead
 // to the next at once, in a later term, with the value it campaigned with;
-// an observer sees every leader, in order; the last Resign leaves nobody
-// leading and nothing in Redis but the log and the fence.
+// an observer sees nobody, then every leader, in order, then nobody again
+// after the last Resign, which leaves nothing in Redis but the log and the
+// fence.
 func TestResignHandsOnInOrder(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -44,6 +45,7 @@ func TestResignHandsOnInOrder(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok, "nobody leads yet")
 		seen := watcher.Observe(ctx)
+		assert.Equal(t, relection.Leader{}, <-seen, "nobody leads yet")
 
 		require.NoError(t, es[0].Campaign(ctx, "node-0"))
 		done := make([]chan error, 3)
@@ -74,6 +76,9 @@ func TestResignHandsOnInOrder(t *testing.T) {
 		_, ok, err = watcher.Leader(ctx)
 		require.NoError(t, err)
 		assert.False(t, ok, "nobody leads after the last Resign")
+		nobody := <-seen
+		assert.Zero(t, nobody.Term, "the observer sees that nobody leads")
+		assert.WithinDuration(t, time.Now(), nobody.Since, 10*time.Second)
 		assert.ErrorIs(t, es[0].Resign(ctx), redcoord.ErrNotHeld)
 		cancel()
 		for range seen {
@@ -128,6 +133,7 @@ func TestProclaim(t *testing.T) {
 		e := relection.New(locktest.NewClient(t, rdb), "svc")
 		other := relection.New(locktest.NewClient(t, rdb), "svc")
 		seen := other.Observe(ctx)
+		assert.Zero(t, (<-seen).Term, "nobody leads yet")
 
 		assert.ErrorIs(t, e.Proclaim(ctx, "x"), redcoord.ErrNotHeld)
 		require.NoError(t, e.Campaign(ctx, "10.0.0.1:80"))
@@ -153,8 +159,8 @@ func TestProclaim(t *testing.T) {
 	})
 }
 
-// A new observer first receives the current leader; observers on a name
-// nobody leads receive nothing until someone does.
+// A new observer first receives the current leader (nobody, before the
+// first Campaign); a Resign with nobody to follow is sent as nobody.
 func TestObserveStartsWithTheLeader(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -163,6 +169,7 @@ func TestObserveStartsWithTheLeader(t *testing.T) {
 		c := locktest.NewClient(t, rdb)
 		e := relection.New(c, "svc")
 		early := relection.New(c, "svc").Observe(ctx)
+		assert.Equal(t, relection.Leader{}, <-early)
 		require.NoError(t, e.Campaign(ctx, "a"))
 		require.NoError(t, e.Proclaim(ctx, "b"))
 		assert.Equal(t, "a", (<-early).Value)
@@ -173,11 +180,8 @@ func TestObserveStartsWithTheLeader(t *testing.T) {
 		assert.Equal(t, "b", l.Value, "the current leader first, not the log's history")
 		assert.Equal(t, e.Token(), l.Term)
 		require.NoError(t, e.Resign(ctx))
-		select {
-		case l, ok := <-late:
-			t.Fatalf("a Resign with nobody to follow is no change, got %v %v", l, ok)
-		case <-time.After(50 * time.Millisecond):
-		}
+		assert.Zero(t, (<-late).Term, "nobody leads")
+		assert.Zero(t, (<-early).Term, "nobody leads")
 		cancel()
 		_, open := <-late
 		assert.False(t, open, "closed when ctx ends")

@@ -30,8 +30,6 @@ func Example() {
 	}
 	defer c.Close(ctx)
 
-	leaders := relection.New(c, "scheduler").Observe(ctx) // every change of leader, in order
-
 	e := relection.New(c, "scheduler")
 	if err := e.Campaign(ctx, "worker-1"); err != nil { // blocks until this handle leads
 		log.Fatal(err)
@@ -39,6 +37,8 @@ func Example() {
 	work, stop := e.Context(ctx) // cancelled if the lead is lost, or at Resign
 	defer stop()
 	_ = work // run the leader's work under it; pass e.Token() to what it writes
+
+	leaders := relection.New(c, "scheduler").Observe(ctx) // the leader, then every change, in order
 
 	next := relection.New(c, "scheduler")
 	led := make(chan error, 1)

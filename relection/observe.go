@@ -15,11 +15,14 @@ import (
 const observeBatch = 32
 
 // Observe returns a channel that receives the election's leaders as they
-// change, in the order they changed: first the current leader, if anyone
-// leads, then each new term and each value a leader proclaims, once each.
-// Every observer of a name receives the same sequence. A leader that
-// resigns or dies with no candidate to follow it is not a change (nobody
-// new leads): Leader reports that nobody does.
+// change, in the order they changed: first the current leader, then each
+// new term, each value a leader proclaims, and each end of a lead that no
+// candidate follows, once each. A Leader whose Term is 0 says that nobody
+// leads (since Since, when it is known). Every observer of a name receives
+// the same sequence. A lead ended by a script is reported at once (a
+// Resign, a grant given back by a candidate whose Campaign ended before it
+// saw it); one whose lease ran out runs no script, and is reported only by
+// the next leader's term, if any: Leader tells whether anyone leads.
 //
 // Observe subscribes and reads the current leader before it returns (the
 // subscription bounded by the poll interval, both by ctx): every change
@@ -92,7 +95,7 @@ func (o *observer) run(start scripts.Term, ok bool) {
 		}
 		if ok && last == "" {
 			last = start.ID
-			if start.Term != 0 && !o.send(start) {
+			if !o.send(start) {
 				return
 			}
 		}

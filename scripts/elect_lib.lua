@@ -12,9 +12,10 @@
 --           t  the term, a decimal string
 --           v  the value the leader proclaimed
 --           a  when the term began, server time in ms
--- A new term, and a new value within a term (elect_proclaim), append one
--- entry and publish "*" on the name's channel (ARGV[3]), where observers
--- wait; candidates wait on their clients' channels, so they do not hear it.
+-- A new term, a new value within a term (elect_proclaim), and the end of a
+-- lead that no candidate follows (term 0) append one entry and publish "*"
+-- on the name's channel (ARGV[3]), where observers wait; candidates wait on
+-- their clients' channels, so they do not hear it.
 
 -- LOG_KEEP is how many of the latest changes the log keeps at least (XADD
 -- trims it by whole nodes, MAXLEN ~, so it may hold up to a node more):
@@ -39,4 +40,11 @@ end
 -- on_take is called by take when a candidate takes the lead: a new term.
 local function on_take(token, meta, now)
   log_leader(token, meta, now)
+end
+
+-- on_vacant is called when a script ends the lead (a Resign, a grant given
+-- back, a forced end) and no candidate follows: nobody leads, logged as
+-- term 0. A lead whose lease ran out runs no script: it is not logged.
+local function on_vacant(now)
+  log_leader('0', '', now)
 end

@@ -5,5 +5,9 @@
 local queued = check_keys(redis.call('HGET', KEYS[1], 'k'), true)
 check_fence(queued)
 local held = redis.call('DEL', KEYS[1])
-hand_on(now_ms())
+if held == 1 then
+  hand_on_or_vacate(queued, now_ms())
+else
+  hand_on(now_ms())
+end
 return held

@@ -74,13 +74,13 @@ end
 -- publishes the grant to it alone, on its client's channel (see
 -- client_channel in lib.lua), which only its process hears: "@<req>
 -- <token> <now>" (see To in internal/hub; now is the server's clock in ms,
--- from which the grantee dates its lease).
+-- from which the grantee dates its lease). It reports whether it granted.
 -- A retried acquire with the same request id then finds r == req.
 local function hand_on(now)
   while true do
     local req = live_head(now)
     if not req then
-      return
+      return false
     end
     local w = redis.call('HGET', KEYS[5], req)
     local sp = w and string.find(w, ' ', 1, true)
@@ -88,8 +88,17 @@ local function hand_on(now)
     if sp then
       local token = take(req, string.sub(w, 1, sp - 1), string.sub(w, sp + 1), now)
       notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ' .. token .. ' ' .. now)
-      return
+      return true
     end
+  end
+end
+
+-- hand_on_or_vacate hands the lock that this script freed (its holder
+-- released it, or gave back a grant, or it was forced) to the first live
+-- waiter, or says nobody holds it now (on_vacant).
+local function hand_on_or_vacate(queued, now)
+  if not (queued > 0 and hand_on(now)) then
+    on_vacant(now)
   end
 end
 

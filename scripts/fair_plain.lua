@@ -7,3 +7,6 @@ local function check_more() end
 
 -- on_take is called by take when an owner takes a fresh hold.
 local function on_take() end
+
+-- on_vacant is called when a script frees the lock and nobody takes it.
+local function on_vacant() end

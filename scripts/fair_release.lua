@@ -26,7 +26,5 @@ end
 check_fence(queued)
 redis.call('SET', KEYS[6], req, 'PX', ARGV[6])
 redis.call('DEL', KEYS[1])
-if queued > 0 then
-  hand_on(now_ms())
-end
+hand_on_or_vacate(queued, now_ms())
 return 0

@@ -179,3 +179,41 @@ func TestElectWrongType(t *testing.T) {
 		assert.Zero(t, rdb.Exists(ctx, a.Log).Val())
 	})
 }
+
+// A lead that a script ends with no candidate to follow is logged as term
+// 0 (nobody leads): a grant given back by a candidate that left before it
+// saw it, a Resign, a forced end.
+func TestElectVacancy(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a, b := testElect("a"), testElect("b")
+		lease := NewLease(time.Minute, []byte("v"))
+		_, err := a.Acquire(ctx, rdb, "a:1", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		_, err = b.Acquire(ctx, rdb, "b:1", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		_, err = a.Release(ctx, rdb, "a:2", true) // granted to b:1
+		require.NoError(t, err)
+		_, err = b.Leave(ctx, rdb, "b:1") // b gave up before it saw the grant
+		require.NoError(t, err)
+		_, err = a.Acquire(ctx, rdb, "a:3", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		_, err = a.Release(ctx, rdb, "a:4", true)
+		require.NoError(t, err)
+		_, err = a.Acquire(ctx, rdb, "a:5", NoToken, lease, true, time.Minute)
+		require.NoError(t, err)
+		_, err = b.Force(ctx, rdb)
+		require.NoError(t, err)
+
+		log, err := a.Changes(ctx, rdb, "0-0", 10)
+		require.NoError(t, err)
+		var terms []bool
+		for _, e := range log {
+			terms = append(terms, e.Term != 0)
+		}
+		assert.Equal(t, []bool{true, true, false, true, false, true, false}, terms,
+			"a, b, nobody (b left), a, nobody (resigned), a, nobody (forced)")
+
+	})
+}

@@ -152,7 +152,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	t := e.term
 	e.mu.Unlock()
 	if t != nil && e.h.Hold.Token() != t.token {
-		if isClosed(e.h.Hold.Lost()) {
+		if hold.Closed(e.h.Hold.Lost()) {
 			t.end(lostCause(e.h.Name))
 		} else {
 			t.end(ErrResigned)

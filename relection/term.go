@@ -77,13 +77,3 @@ func (t *term) add(ctx context.Context, cancel context.CancelCauseFunc) {
 func lostCause(name string) error {
 	return fmt.Errorf("%w: election %q: the lead was lost", errs.ErrLeaseLost, name)
 }
-
-// isClosed reports whether ch is closed, without waiting.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}

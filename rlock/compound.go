@@ -2,11 +2,13 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 )
 
 // compound is what a handle over several Mutexes is made of (MultiMutex,
@@ -41,8 +43,13 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.count > 0 {
-		c.count++
-		return true, nil
+		select {
+		case <-c.lost: // the hold is lost: acquire afresh
+			c.count = 0
+		default:
+			c.count++
+			return true, nil
+		}
 	}
 	return false, nil
 }
@@ -90,9 +97,10 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 }
 
 // release begins an Unlock: it reports notHeld for a handle that holds
-// nothing (at once, not after an acquire under way), counts a re-entry's
-// release, and for the last hold ends it, returning its Lost channel, with
-// the handle's turn, which the caller gives back when done (last is true).
+// nothing (at once, not after an acquire under way), and counts a
+// re-entry's release. For the last hold it returns last, its Lost channel
+// and the handle's turn: the caller releases the parts, calls ended, and
+// gives the turn back.
 func (c *compound) release(ctx context.Context, notHeld error) (last bool, lost <-chan struct{}, err error) {
 	c.mu.Lock()
 	count := c.count
@@ -110,14 +118,56 @@ func (c *compound) release(ctx context.Context, notHeld error) (last bool, lost 
 		c.give()
 		return false, nil, notHeld
 	case 1:
-		c.count = 0
-		close(c.stop)
 		return true, c.lost, nil
 	}
 	c.count--
 	c.give()
 	return false, nil, nil
 }
+
+// ended records the release of the last hold's parts: the hold ends, unless
+// some part's release failed (all is false): the handle then still holds
+// it, so that Unlock again releases what is left.
+func (c *compound) ended(all bool) {
+	if !all {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.count = 0
+	close(c.stop)
+}
+
+// releaseFully releases every hold m's handle has. A hold found gone
+// (ErrNotHeld, ErrLeaseLost) or whose Client is closed (it lapses with its
+// lease) is done with; lost reports a hold found lost. err is a failure
+// that may leave the hold standing: it is still renewed, or reported lost
+// once gone, and releaseFully again releases it. A part of a hold that
+// closed its Lost is released too (its Unlock deletes what Redis may still
+// have of it) when wasHeld is set.
+func releaseFully(ctx context.Context, m *Mutex, wasHeld bool) (lost bool, err error) {
+	if m.h.Hold.Count() == 0 && !(wasHeld && hold.Closed(m.Lost())) {
+		return false, nil
+	}
+	for range maxReleases {
+		err := m.Unlock(ctx)
+		switch {
+		case errors.Is(err, errs.ErrLeaseLost):
+			return true, nil
+		case errors.Is(err, errs.ErrNotHeld), errors.Is(err, errs.ErrClosed):
+			return false, nil
+		case err != nil:
+			return false, err
+		case m.h.Hold.Count() == 0:
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("lock %q: still held after %d releases", m.h.Name, maxReleases)
+}
+
+// maxReleases bounds releaseFully: a part's hold count is 1, or 2 while a
+// late grant and a new attempt meet.
+const maxReleases = 8
 
 // holding reports whether the handle holds.
 func (c *compound) holding() bool {
@@ -131,6 +181,32 @@ func (c *compound) Lost() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lost
+}
+
+// sweep releases, in the handle's turn, the holds that parts' handles have
+// while the compound holds nothing: left by a release that failed while an
+// acquire gave back what it took. It reports the parts it could not
+// release.
+func (c *compound) sweep(ctx context.Context, parts []*Mutex) []*Mutex {
+	if err := c.take(ctx); err != nil {
+		return nil
+	}
+	defer c.give()
+	if c.holding() {
+		return nil
+	}
+	return c.sweepLocked(ctx, parts)
+}
+
+// sweepLocked is sweep in the handle's turn, while it holds nothing.
+func (c *compound) sweepLocked(ctx context.Context, parts []*Mutex) []*Mutex {
+	var failed []*Mutex
+	for _, m := range parts {
+		if _, err := releaseFully(ctx, m, false); err != nil {
+			failed = append(failed, m)
+		}
+	}
+	return failed
 }
 
 // checkAll returns the first reason an operation of a handle over ms must

@@ -114,16 +114,20 @@ func (mm *MultiMutex) Names() []string {
 // (woken by its release, in its own process), then tries the rest again:
 // two MultiMutexes over overlapping names never wait for each other in a
 // circle. Each hold's lease is the Client's lease TTL, renewed by the
-// watchdog until Unlock. Locking a MultiMutex that holds its names
-// re-enters it at once, without I/O. A Lock that fails or ends with ctx
+// watchdog until Unlock. A name taken early that is lost before the last
+// is taken (on a Cluster, its slot failed over meanwhile) makes Lock start
+// again. Locking a MultiMutex that holds its names re-enters it at once,
+// without I/O; one whose hold was lost (Lost is closed) locks afresh. A Lock that fails or ends with ctx
 // (an error matching ErrNotAcquired and ctx.Err()) releases what it took
 // and leaves Redis as it was.
 func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.acquire(ctx, 0, true) }
 
 // LockWithLease is Lock with a fixed lease for every name, which the
 // watchdog does not renew: the holds end at Unlock or when lease runs out;
-// Lost is closed then. A re-entry keeps the first hold's leases. lease must
-// be at least 1ms.
+// Lost is closed then. Each name's lease runs from when that name was
+// taken: a name waited for alone while others were busy runs from then,
+// so the first to end closes Lost. A re-entry keeps the first hold's
+// leases. lease must be at least 1ms.
 func (mm *MultiMutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
 		return err
@@ -147,23 +151,46 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 	if reentered {
 		return nil
 	}
-	held := make(map[*Mutex]bool, len(mm.ms))
-	err = mm.acquireAll(ctx, fixed, block, held)
-	if err != nil {
-		// Give back what was taken, latest first; a release that fails
-		// leaves its hold renewed, or reported lost once it is gone.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
-		defer cancel()
-		for i := len(mm.ms) - 1; i >= 0; i-- {
-			if held[mm.ms[i]] {
-				_ = mm.ms[i].Unlock(rctx)
+	for {
+		held := make(map[*Mutex]bool, len(mm.ms))
+		err = mm.acquireAll(ctx, fixed, block, held)
+		if err == nil {
+			for _, m := range mm.ms {
+				if hold.Closed(m.Lost()) {
+					// Lost while the names after it were waited for (on a
+					// Cluster: its slot failed over, or its fixed lease
+					// ran out): start again.
+					err = errRetake
+					break
+				}
 			}
 		}
-		return err
+		if err == nil {
+			mm.c.held(mm.ms, len(mm.ms), false)
+			return nil
+		}
+		// Give back what was taken, latest first. A release that fails
+		// leaves its hold with its name's handle, renewed: the next Lock
+		// keeps it, the next Unlock releases it.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		for i := len(mm.ms) - 1; i >= 0; i-- {
+			if held[mm.ms[i]] {
+				_, _ = releaseFully(rctx, mm.ms[i], true)
+			}
+		}
+		cancel()
+		switch {
+		case err != errRetake:
+			return err
+		case !block:
+			return wait.ErrBusy
+		}
 	}
-	mm.c.held(mm.ms, len(mm.ms), false)
-	return nil
 }
+
+// errRetake says that a name taken earlier in an acquire was lost before
+// it ended: the acquire starts again.
+var errRetake = errors.New("rlock: a name was lost during the acquire")
 
 // acquireAll takes every group in turn, recording in held each name taken.
 func (mm *MultiMutex) acquireAll(ctx context.Context, fixed time.Duration, block bool, held map[*Mutex]bool) error {
@@ -182,10 +209,10 @@ func (mm *MultiMutex) acquireAll(ctx context.Context, fixed time.Duration, block
 			// Wait for g[busy] holding only names before it in lock order.
 			for _, m := range g[busy+1:] {
 				if held[m] {
-					delete(held, m)
-					if err := m.Unlock(ctx); err != nil && !errors.Is(err, errs.ErrNotHeld) {
-						return err
+					if _, err := releaseFully(ctx, m, true); err != nil {
+						return err // m stays in held: the acquire's clean-up releases it
 					}
+					delete(held, m)
 				}
 			}
 			if err := g[busy].acquire(ctx, fixed, true); err != nil {
@@ -222,7 +249,11 @@ func (mm *MultiMutex) tryGroup(ctx context.Context, g []*Mutex, fixed time.Durat
 	sent := time.Now()
 	r, err := scripts.AcquireMulti(ctx, mm.s.Writer(), kind, parts, g[0].h.LeaseArg(fixed))
 	if err = core.AcquireErr(r.OK, err); err != nil {
-		mm.leave(ctx, g, parts) // undo what Redis may have applied
+		// Undo what Redis may have applied; a bad argument or a key of
+		// another type was found before any write.
+		if !errors.Is(err, errs.ErrWrongType) && !errors.Is(err, errs.ErrInvalidArgument) {
+			mm.leave(ctx, g, parts)
+		}
 		return 0, err
 	}
 	if !r.OK {
@@ -269,24 +300,45 @@ func (l leaver) Leave(ctx context.Context) error {
 // waking a waiter of that name, latest in lock order first. A MultiMutex
 // that holds nothing gets ErrNotHeld. If any name's hold was lost, Unlock
 // releases the others and returns ErrLeaseLost (matching ErrNotHeld too),
-// naming it; an error releasing one name does not keep the others held.
+// naming it. A name whose release fails keeps its hold, renewed, and the
+// MultiMutex still holds it: Unlock returns the failure, releases the
+// others, and Unlock again releases the rest.
 func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	if err := mm.check(ctx); err != nil {
 		return err
 	}
 	notHeld := fmt.Errorf("%w: the locks of %q are not held by this MultiMutex", errs.ErrNotHeld, mm.Names())
 	last, _, err := mm.c.release(ctx, notHeld)
+	if errors.Is(err, errs.ErrNotHeld) {
+		mm.c.sweep(ctx, mm.ms)
+	}
 	if err != nil || !last {
 		return err
 	}
 	defer mm.c.give()
+	var failed, lost []string
 	var errList []error
 	for i := len(mm.ms) - 1; i >= 0; i-- {
-		if err := mm.ms[i].Unlock(ctx); err != nil {
+		m := mm.ms[i]
+		l, err := releaseFully(ctx, m, true)
+		if l {
+			lost = append(lost, m.h.Name)
+		}
+		if err != nil {
+			failed = append(failed, m.h.Name)
 			errList = append(errList, err)
 		}
 	}
-	return errors.Join(errList...)
+	mm.c.ended(len(failed) == 0)
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("rlock: the locks of %q were not released (call Unlock again to release them): %w",
+			failed, errors.Join(errList...))
+	case len(lost) > 0:
+		return fmt.Errorf("%w: %w: the locks of %q were lost before Unlock; the others are released",
+			errs.ErrLeaseLost, errs.ErrNotHeld, lost)
+	}
+	return nil
 }
 
 // Tokens returns the fencing token of each name's current hold, by name;

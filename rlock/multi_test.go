@@ -230,8 +230,10 @@ func TestMultiBadInput(t *testing.T) {
 
 		f := rfairlock.New(c, "b")
 		require.NoError(t, f.Lock(ctx))
+		before := rdb.Keys(ctx, "*").Val()
 		err := mm.Lock(ctx)
 		assert.ErrorIs(t, err, redcoord.ErrWrongType)
+		assert.ElementsMatch(t, before, rdb.Keys(ctx, "*").Val(), "nothing written, not even a leave marker")
 		assert.True(t, strings.Contains(err.Error(), "rfairlock"), err)
 		held, err := rlock.New(c, "a").IsLocked(ctx)
 		require.NoError(t, err)

@@ -92,8 +92,10 @@ func (rl *RedLock) Name() string { return rl.name }
 // server's hold is renewed by its Client's watchdog until Unlock. If more
 // than a minority of the servers fail (down, refusing, or holding another
 // primitive's data under the name), Lock returns at once with an error
-// that matches ErrNotAcquired and names their errors. Locking a RedLock
-// that holds the lock re-enters it at once, without I/O. A Lock that ends
+// that matches ErrNotAcquired and names their errors; a closed Client
+// counts as a failed server. Locking a RedLock that holds the lock
+// re-enters it at once, without I/O; one whose hold was lost (Lost is
+// closed) locks afresh. A Lock that ends
 // with ctx matches ErrNotAcquired and ctx.Err(), and gives back what it
 // got.
 func (rl *RedLock) Lock(ctx context.Context) error { return rl.acquire(ctx, 0, true) }
@@ -172,12 +174,19 @@ func drift(l time.Duration) time.Duration { return l/100 + 2*time.Millisecond }
 func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (bool, error) {
 	length := rl.lease(fixed)
 	per := max(length/10, 50*time.Millisecond)
+	// A server whose handle still holds a grant that could not be given
+	// back is released first; if that fails again it sits this attempt out.
+	stuck := rl.c.sweepLocked(ctx, rl.ms)
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, per)
 	defer cancel()
 	answers := make(chan answer, len(rl.ms))
 	for i, m := range rl.ms {
 		go func() { // each ends with its acquire, bounded by actx or by go-redis's timeouts
+			if slices.Contains(stuck, m) {
+				answers <- answer{i, m, false, fmt.Errorf("an earlier grant could not be released")}
+				return
+			}
 			ok, err := hold.Tried(m.acquire(actx, fixed, false))
 			answers <- answer{i, m, ok, err}
 		}()
@@ -231,14 +240,16 @@ collect:
 	return false, nil
 }
 
-// giveBack releases the holds of ms, all at once, and waits for them.
+// giveBack releases the holds of ms, all at once, and waits for them. A
+// release that fails leaves its hold with its server's handle, renewed:
+// the next attempt, or Unlock, releases it.
 func giveBack(ms []*Mutex) {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
 			defer cancel()
-			_ = m.Unlock(ctx) // a failure leaves the hold renewed, or reported lost once gone
+			_, _ = releaseFully(ctx, m, true)
 		})
 	}
 	wg.Wait()
@@ -276,47 +287,56 @@ func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
 
 // Unlock releases one hold; the last releases the lock on every server
 // that granted it, all at once, each waking a waiter of its own. A RedLock
-// that holds nothing gets ErrNotHeld. The release stands when a majority
-// of the servers released it; otherwise Unlock returns their errors, and
-// ErrLeaseLost (matching ErrNotHeld too) if the lock was lost before it.
+// that holds nothing gets ErrNotHeld. A server whose release fails keeps
+// its grant, renewed, and the RedLock still holds what is left: Unlock
+// returns the failures, and Unlock again releases the rest. If the lock
+// was lost before Unlock (fewer than a majority held it), Unlock releases
+// what is left and returns ErrLeaseLost, matching ErrNotHeld too. A server
+// whose Client is closed is left to its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
 	if err := rl.check(ctx); err != nil {
 		return err
 	}
 	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
 	last, lost, err := rl.c.release(ctx, notHeld)
+	if errors.Is(err, errs.ErrNotHeld) {
+		rl.c.sweep(ctx, rl.ms)
+	}
 	if err != nil || !last {
 		return err
 	}
 	defer rl.c.give()
 	rl.mu.Lock()
 	grants := rl.grants
-	rl.grants = nil
 	rl.mu.Unlock()
 
 	errList := make([]error, len(grants))
 	var wg sync.WaitGroup
 	for i, m := range grants {
-		wg.Go(func() { errList[i] = m.Unlock(ctx) })
+		wg.Go(func() { _, errList[i] = releaseFully(ctx, m, true) })
 	}
 	wg.Wait()
-	released := 0
-	for _, err := range errList {
-		if err == nil {
-			released++
+	var left []*Mutex
+	var failed []error
+	for i, err := range errList {
+		if err != nil {
+			left = append(left, grants[i])
+			failed = append(failed, fmt.Errorf("clients[%d]: %w", slices.Index(rl.ms, grants[i]), err))
 		}
 	}
-	if released >= rl.quorum {
-		return nil
+	rl.mu.Lock()
+	rl.grants = left
+	rl.mu.Unlock()
+	rl.c.ended(len(left) == 0)
+	switch {
+	case len(left) > 0:
+		return fmt.Errorf("redlock %q: %d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
+			rl.name, len(left), len(grants), errors.Join(failed...))
+	case hold.Closed(lost):
+		return fmt.Errorf("%w: %w: redlock %q was lost before Unlock (fewer than %d of %d servers held it)",
+			errs.ErrLeaseLost, errs.ErrNotHeld, rl.name, rl.quorum, len(rl.ms))
 	}
-	err = fmt.Errorf("redlock %q: released by %d of %d servers, a majority needs %d: %w",
-		rl.name, released, len(rl.ms), rl.quorum, errors.Join(errList...))
-	select {
-	case <-lost:
-		return fmt.Errorf("%w: %w: %w", errs.ErrLeaseLost, errs.ErrNotHeld, err)
-	default:
-		return err
-	}
+	return nil
 }
 
 // Validity returns how long the current hold stays valid by this process's
@@ -362,5 +382,27 @@ func (rl *RedLock) Token() uint64 {
 // never closes.
 func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 
-// check returns the first reason an operation must not start.
-func (rl *RedLock) check(ctx context.Context) error { return checkAll(ctx, rl.err, rl.ms) }
+// check returns the first reason an operation must not start: a bad
+// argument to NewRedLock, a done ctx, or fewer than a majority of the
+// Clients open (a closed one's server counts as failed).
+func (rl *RedLock) check(ctx context.Context) error {
+	if rl.err != nil {
+		return rl.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	open := 0
+	var closed error
+	for _, m := range rl.ms {
+		if err := m.h.S.Err(); err != nil {
+			closed = err
+		} else {
+			open++
+		}
+	}
+	if open < rl.quorum {
+		return fmt.Errorf("redlock %q: %d of %d Clients are closed: %w", rl.name, len(rl.ms)-open, len(rl.ms), closed)
+	}
+	return nil
+}

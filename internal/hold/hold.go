@@ -425,6 +425,16 @@ func (t *Tracker) dropLocked() {
 	t.count, t.token, t.arg = 0, 0, nil
 }
 
+// Closed reports whether ch (a Lost channel) is closed, without waiting.
+func Closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // Holder turns a lock's state into the public Holder.
 func Holder(st scripts.State) redcoord.Holder {
 	m := core.DecodeMeta(st.Meta)

@@ -52,6 +52,9 @@ func Example() {
 		log.Fatal(err)
 	}
 	l := <-leaders
+	for l.Term == 0 { // nobody leads: worker-2 had not queued yet when worker-1 resigned
+		l = <-leaders
+	}
 	fmt.Println(l.Value, l.Term > 0, context.Cause(work))
 	// Output:
 	// worker-1

@@ -244,16 +244,13 @@ func (e *Election) Lost() <-chan struct{} { return e.h.Hold.Lost() }
 // once with the cause ErrNotHeld. Run the leader's work under it, so that
 // the work stops with the lead; call the CancelFunc when the work is done.
 func (e *Election) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()
 	if t == nil || e.h.Hold.Token() != t.token {
-		cancel(fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name))
-	} else {
-		t.add(ctx, cancel)
+		return hold.Ended(parent, fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name))
 	}
-	return ctx, func() { cancel(context.Canceled) }
+	return t.context(parent, e.h.Name)
 }
 
 // take waits for the handle's turn, bounded by ctx.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/hold"
 )
 
 // term is one leadership of a handle, and the contexts (Context) that end
@@ -13,14 +14,14 @@ import (
 type term struct {
 	token uint64
 
-	mu      sync.Mutex
-	cause   error                                        // why the term ended; nil while it lasts
-	ended   chan struct{}                                // closed when it ends
-	cancels map[*context.Context]context.CancelCauseFunc // the live contexts of the term
+	mu     sync.Mutex
+	cause  error         // why the term ended; nil while it lasts
+	ended  chan struct{} // closed when it ends
+	scoped hold.Scopes   // the live contexts of the term
 }
 
 func newTerm(token uint64) *term {
-	return &term{token: token, ended: make(chan struct{}), cancels: map[*context.Context]context.CancelCauseFunc{}}
+	return &term{token: token, ended: make(chan struct{})}
 }
 
 // watch ends the term when the lead is lost (lost closes) or the Client
@@ -40,37 +41,24 @@ func (t *term) watch(lost, done <-chan struct{}, name string) {
 // the first cause stays.
 func (t *term) end(cause error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.cause != nil {
-		t.mu.Unlock()
 		return
 	}
 	t.cause = cause
 	close(t.ended)
-	cancels := t.cancels
-	t.cancels = nil
-	t.mu.Unlock()
-	for _, cancel := range cancels {
-		cancel(cause)
-	}
+	t.scoped.End(func(string) error { return cause })
 }
 
-// add makes ctx end with the term: cancel is called with the term's cause,
-// at once if it has ended. ctx leaves the term when it is done.
-func (t *term) add(ctx context.Context, cancel context.CancelCauseFunc) {
+// context returns a copy of parent that ends with the term: cancelled with
+// the term's cause, at once if it has ended.
+func (t *term) context(parent context.Context, name string) (context.Context, context.CancelFunc) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.cause != nil {
-		t.mu.Unlock()
-		cancel(t.cause)
-		return
+		return hold.Ended(parent, t.cause)
 	}
-	key := &ctx
-	t.cancels[key] = cancel
-	t.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		t.mu.Lock()
-		delete(t.cancels, key)
-		t.mu.Unlock()
-	})
+	return t.scoped.Add(parent, &t.mu, name)
 }
 
 // lostCause is the cause of a term that ended by loss.

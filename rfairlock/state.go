@@ -2,6 +2,7 @@ package rfairlock
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/scripts"
@@ -52,6 +53,16 @@ func (m *Mutex) queue(ctx context.Context) (scripts.Queue, error) {
 		return scripts.Queue{}, err
 	}
 	return m.fair.QueueState(ctx, m.h.S.RDB)
+}
+
+// Context returns a copy of parent that is cancelled when the handle's
+// current hold ends, so that the work it guards stops with it: when the
+// hold is lost (the cause matches ErrLeaseLost and names the lock) or
+// released by the Unlock that drops the last re-entry (ErrNotHeld), before
+// that call returns; at once, with ErrNotHeld, when the handle holds
+// nothing. Call the CancelFunc when the work is done.
+func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.h.Hold.Context(parent, "lock "+strconv.Quote(m.h.Name))
 }
 
 // noCopy lets go vet's copylocks check report copies of a Mutex.

@@ -17,14 +17,16 @@ import (
 type compound struct {
 	turn chan struct{} // one call at a time, from its start to its reply
 
-	mu    sync.Mutex
-	count int           // hold count: re-entries are counted here
-	lost  chan struct{} // the latest hold's (see Lost)
-	stop  chan struct{} // closed when the latest hold is released
+	mu     sync.Mutex
+	count  int           // hold count: re-entries are counted here
+	lost   chan struct{} // the latest hold's (see Lost)
+	stop   chan struct{} // closed when the latest hold is released
+	what   string        // names the handle in the causes of its contexts
+	scoped hold.Scopes   // the current hold's contexts
 }
 
-func newCompound() compound {
-	return compound{turn: make(chan struct{}, 1), lost: make(chan struct{})}
+func newCompound(what string) compound {
+	return compound{turn: make(chan struct{}, 1), lost: make(chan struct{}), what: what}
 }
 
 // start begins an acquire: it checks with check, waits for the handle's
@@ -83,7 +85,10 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet
 			if !closed || closedIsLost {
 				if alive--; alive < need {
+					c.mu.Lock()
 					close(lost)
+					c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+					c.mu.Unlock()
 					return
 				}
 			}
@@ -136,6 +141,25 @@ func (c *compound) ended(all bool) {
 	defer c.mu.Unlock()
 	c.count = 0
 	close(c.stop)
+	c.endScopedLocked(fmt.Errorf("%w: %s was released", errs.ErrNotHeld, c.what))
+}
+
+// Context returns a copy of parent that is cancelled when the current hold
+// ends: lost (ErrLeaseLost) or released (ErrNotHeld), at once with
+// ErrNotHeld when the handle holds nothing or its hold was lost.
+func (c *compound) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.count == 0 || hold.Closed(c.lost) {
+		return hold.Ended(parent, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, c.what))
+	}
+	return c.scoped.Add(parent, &c.mu, c.what)
+}
+
+// endScopedLocked cancels the current hold's contexts with cause; the
+// caller holds mu.
+func (c *compound) endScopedLocked(cause error) {
+	c.scoped.End(func(string) error { return cause })
 }
 
 // releaseFully releases every hold m's handle has. A hold found gone

@@ -147,3 +147,22 @@ func ExampleRedLock() {
 	}
 	// Output: valid for more than 20s: true
 }
+
+// Context ends with the hold: run the guarded work under it, and it stops
+// when the lock is lost (or released).
+func ExampleMutex_Context() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	mu := rlock.New(c, "invoices")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	work, stop := mu.Context(ctx) // cancelled when the hold is lost or released
+	defer stop()
+	// ... do the guarded work with work; check work.Err() between steps ...
+	_ = mu.Unlock(ctx)
+	fmt.Println(context.Cause(work))
+	// Output: redcoord: not held: lock "invoices" was released
+}

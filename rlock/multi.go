@@ -46,7 +46,7 @@ type MultiMutex struct {
 // all or none; on a Cluster each slot's names are taken in turn, holding
 // the earlier slots' meanwhile.
 func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
-	mm := &MultiMutex{c: newCompound()}
+	mm := &MultiMutex{c: newCompound(fmt.Sprintf("the locks of %q", names))}
 	switch {
 	case c == nil:
 		mm.err = errs.Invalid("c", "nil *redcoord.Client")
@@ -359,6 +359,15 @@ func (mm *MultiMutex) Tokens() map[string]uint64 {
 // stays open when the hold is released by Unlock. Take it after Lock
 // returns; before the first hold it never closes.
 func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
+
+// Context returns a copy of parent that is cancelled when the current hold
+// ends, so that the work it guards stops with it: when any name's hold is
+// lost (the cause matches ErrLeaseLost) or the last Unlock releases them
+// (ErrNotHeld), before that call returns; at once, with ErrNotHeld, when
+// the MultiMutex holds nothing. Call the CancelFunc when the work is done.
+func (mm *MultiMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return mm.c.Context(parent)
+}
 
 // check returns the first reason an operation must not start.
 func (mm *MultiMutex) check(ctx context.Context) error { return checkAll(ctx, mm.err, mm.ms) }

@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -203,6 +204,16 @@ func (m *Mutex) Token() uint64 { return m.h.Hold.Token() }
 // it. It stays open when the hold is released by Unlock. Take it after Lock
 // returns; before the first hold it never closes.
 func (m *Mutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
+
+// Context returns a copy of parent that is cancelled when the handle's
+// current hold ends, so that the work it guards stops with it: when the
+// hold is lost (the cause matches ErrLeaseLost and names the lock) or
+// released by the Unlock that drops the last re-entry (ErrNotHeld), before
+// that call returns; at once, with ErrNotHeld, when the handle holds
+// nothing. Call the CancelFunc when the work is done.
+func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.h.Hold.Context(parent, "lock "+strconv.Quote(m.h.Name))
+}
 
 // noCopy lets go vet's copylocks check report copies of a Mutex.
 type noCopy struct{}

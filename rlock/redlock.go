@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,7 +48,7 @@ type RedLock struct {
 // naming it. The options are each server's, as for New;
 // WithMaxPollInterval also bounds the back-off between two attempts.
 func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLock {
-	rl := &RedLock{name: name, c: newCompound()}
+	rl := &RedLock{name: name, c: newCompound("redlock " + strconv.Quote(name))}
 	switch {
 	case len(clients) == 0:
 		rl.err = errs.Invalid("clients", "must not be empty")
@@ -381,6 +382,16 @@ func (rl *RedLock) Token() uint64 {
 // released by Unlock. Take it after Lock returns; before the first hold it
 // never closes.
 func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
+
+// Context returns a copy of parent that is cancelled when the current hold
+// ends, so that the work it guards stops with it: when fewer than a
+// majority may still hold it (the cause matches ErrLeaseLost) or the last
+// Unlock releases it (ErrNotHeld), before that call returns; at once, with
+// ErrNotHeld, when the RedLock holds nothing. Call the CancelFunc when the
+// work is done.
+func (rl *RedLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return rl.c.Context(parent)
+}
 
 // check returns the first reason an operation must not start: a bad
 // argument to NewRedLock, a done ctx, or fewer than a majority of the

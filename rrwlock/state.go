@@ -2,6 +2,7 @@ package rrwlock
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -81,6 +82,22 @@ func (m *RWMutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
 
 // RLost is Lost for the handle's most recent read hold.
 func (m *RWMutex) RLost() <-chan struct{} { return m.read.Lost() }
+
+// Context returns a copy of parent that is cancelled when the handle's
+// current write hold ends, so that the work it guards stops with it: when
+// the hold is lost (the cause matches ErrLeaseLost and names the lock) or
+// released by the Unlock that drops the last re-entry (ErrNotHeld), before
+// that call returns; at once, with ErrNotHeld, when the handle holds no
+// write hold. Call the CancelFunc when the work is done.
+func (m *RWMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.h.Hold.Context(parent, "write lock "+strconv.Quote(m.h.Name))
+}
+
+// RContext is Context for the handle's read hold: cancelled when it is
+// lost, or released by the RUnlock that drops the last one.
+func (m *RWMutex) RContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.read.Context(parent, "read lock "+strconv.Quote(m.h.Name))
+}
 
 // noCopy lets go vet's copylocks check report copies of an RWMutex.
 type noCopy struct{}

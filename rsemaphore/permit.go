@@ -158,6 +158,21 @@ func (s *ExpirableSemaphore) notHeld(p Permit) error {
 	return fmt.Errorf("%w: %s is not held", errs.ErrNotHeld, s.what(p))
 }
 
+// Context returns a copy of parent that is cancelled when the permit p,
+// which this handle acquired, ends: lost (its lease ran out, or another
+// handle released it: the cause matches ErrLeaseLost and names the permit)
+// or released by this handle (ErrNotHeld), before that call returns; at
+// once, with ErrNotHeld, for a permit this handle does not keep. Call the
+// CancelFunc when the work is done.
+func (s *ExpirableSemaphore) Context(parent context.Context, p Permit) (context.Context, context.CancelFunc) {
+	if t := s.kept(p.ID); t != nil {
+		return t.Context(parent, s.what(p))
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	cancel(s.notHeld(p))
+	return ctx, func() { cancel(context.Canceled) }
+}
+
 // Extend gives the permit a fixed lease that ends lease (at least 1ms) from
 // now, in one round trip; a permit the watchdog kept is no longer renewed.
 // A permit that is not held is ErrNotHeld (ErrLeaseLost when this handle

@@ -54,6 +54,9 @@ type Tracker struct {
 	// gone: the last hold was lost (Lost is closed) and no fresh hold has
 	// been taken since; a release then reports ErrLeaseLost.
 	gone bool
+	// scoped are the contexts of the current hold (see Context), cancelled
+	// when it ends.
+	scoped Scopes
 }
 
 // New returns a Tracker holding nothing.
@@ -349,6 +352,7 @@ func (t *Tracker) released(n int64, what string) error {
 	if n >= 0 {
 		t.count = n
 		if n == 0 {
+			t.endScopedLocked(false)
 			t.dropLocked()
 		} else {
 			t.watchLocked() // Redis counted more holds than the handle did
@@ -398,11 +402,38 @@ func (t *Tracker) LostIf(token uint64) {
 	}
 }
 
+// Context returns a copy of parent that is cancelled when the handle's
+// current hold ends: lost (the cause matches ErrLeaseLost) or released to
+// zero (ErrNotHeld), before the call that ended it returns; at once, with
+// ErrNotHeld, when the handle holds nothing. what names the hold in the
+// cause ("lock \"orders:42\""). The CancelFunc releases the context's
+// resources; call it when the work is done.
+func (t *Tracker) Context(parent context.Context, what string) (context.Context, context.CancelFunc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count == 0 {
+		return Ended(parent, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what))
+	}
+	return t.scoped.Add(parent, &t.mu, what)
+}
+
+// endScopedLocked cancels the current hold's contexts: it was lost, or
+// released. The caller holds mu.
+func (t *Tracker) endScopedLocked(lost bool) {
+	t.scoped.End(func(what string) error {
+		if lost {
+			return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what)
+		}
+		return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what)
+	})
+}
+
 // lostLocked marks the current hold lost: it is forgotten, Lost closes,
 // and releases report ErrLeaseLost until a fresh hold is taken. The caller
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
+	t.endScopedLocked(true)
 	t.dropLocked()
 	select {
 	case <-t.lost:

@@ -1,0 +1,36 @@
+package rlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// Each handle's Context ends with its hold: locktest.Scoped.
+func TestContext(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		c := locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond))
+		del := func(keys ...string) func() {
+			return func() { require.NoError(t, rdb.Del(ctx, keys...).Err()) }
+		}
+		t.Run("Mutex", func(t *testing.T) {
+			locktest.Scoped(t, rlock.New(c, "m"), `lock "m"`, del("rc:{m}:lock"))
+		})
+		t.Run("MultiMutex", func(t *testing.T) {
+			locktest.Scoped(t, rlock.NewMulti(c, []string{"x", "y"}), `the locks of ["x" "y"]`, del("rc:{y}:lock"))
+		})
+		t.Run("RedLock", func(t *testing.T) {
+			c2 := locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond), redcoord.WithPrefix("rd"))
+			locktest.Scoped(t, rlock.NewRedLock([]*redcoord.Client{c, c2}, "r"), `redlock "r"`, del("rc:{r}:lock"))
+		})
+	})
+}

@@ -97,6 +97,22 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.fair.Release)
 }
 
+// TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one
+// attempt, in one round trip, that never waits or queues.
+func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return false, err
+	}
+	return hold.Tried(m.acquire(ctx, lease, false))
+}
+
+// Extend gives the handle's hold a fixed lease that ends lease (at least
+// 1ms) from now, in one round trip: the watchdog no longer renews it, and
+// Lost closes when it ends. A hold that already ended is ErrLeaseLost
+// (matching ErrNotHeld); a handle that holds nothing gets ErrNotHeld. A
+// failed Extend leaves the hold kept as it was.
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
+
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
 // closed at its next renewal (at once if it is this handle); its Unlock

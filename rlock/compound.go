@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
@@ -160,6 +161,41 @@ func (c *compound) Context(parent context.Context) (context.Context, context.Can
 // caller holds mu.
 func (c *compound) endScopedLocked(cause error) {
 	c.scoped.End(func(string) error { return cause })
+}
+
+// extend gives parts' holds a fixed lease of length from now, in the
+// handle's turn, all at once. It fails with the parts' errors unless at
+// least need of them extended it.
+func (c *compound) extend(ctx context.Context, check func(context.Context) error, parts []*Mutex, need int, length time.Duration) error {
+	if err := check(ctx); err != nil {
+		return err
+	}
+	if err := c.take(ctx); err != nil {
+		return err
+	}
+	defer c.give()
+	switch {
+	case !c.holding():
+		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, c.what)
+	case hold.Closed(c.Lost()):
+		return fmt.Errorf("%w: %w: %s was lost before this call", errs.ErrLeaseLost, errs.ErrNotHeld, c.what)
+	}
+	errList := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, m := range parts {
+		wg.Go(func() { errList[i] = m.Extend(ctx, length) })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errList {
+		if err == nil {
+			ok++
+		}
+	}
+	if ok >= need {
+		return nil
+	}
+	return fmt.Errorf("%s: extended on %d of %d, %d needed: %w", c.what, ok, len(parts), need, errors.Join(errList...))
 }
 
 // releaseFully releases every hold m's handle has. A hold found gone

@@ -46,7 +46,8 @@
 // # Lease and watchdog
 //
 // Lock takes the Client's lease TTL and the watchdog renews it until Unlock;
-// LockWithLease takes a fixed lease that nothing renews. Either way a holder
+// LockWithLease (and TryLockWithLease) takes a fixed lease that nothing
+// renews, and Extend gives a hold a fixed lease from now. Either way a holder
 // that dies keeps the lock at most one lease. When a hold is found gone
 // (expired, or deleted by ForceUnlock), Lost is closed and Unlock returns
 // ErrLeaseLost (see "Loss" in package redcoord). Token returns the hold's fencing token, which is what makes a

@@ -166,3 +166,23 @@ func ExampleMutex_Context() {
 	fmt.Println(context.Cause(work))
 	// Output: redcoord: not held: lock "invoices" was released
 }
+
+// Extend turns a hold into one with a fixed lease from now: the watchdog
+// stops renewing it.
+func ExampleMutex_Extend() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	mu := rlock.New(c, "export")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := mu.Extend(ctx, 2*time.Minute); err != nil { // a fixed lease from now; the watchdog stops
+		log.Fatal(err)
+	}
+	h, _, _ := mu.Holder(ctx)
+	fmt.Println(h.Remaining > time.Minute)
+	_ = mu.Unlock(ctx)
+	// Output: true
+}

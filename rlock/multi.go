@@ -142,6 +142,26 @@ func (mm *MultiMutex) TryLock(ctx context.Context) (bool, error) {
 	return hold.Tried(mm.acquire(ctx, 0, false))
 }
 
+// TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
+func (mm *MultiMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return false, err
+	}
+	return hold.Tried(mm.acquire(ctx, lease, false))
+}
+
+// Extend gives every name's hold a fixed lease that ends lease (at least
+// 1ms) from now, one round trip per name: the watchdog no longer renews
+// them, and Lost closes when they end. A name whose hold already ended is
+// ErrLeaseLost, naming it; the others are extended all the same. A
+// MultiMutex that holds nothing gets ErrNotHeld.
+func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return mm.c.extend(ctx, mm.check, mm.ms, len(mm.ms), lease)
+}
+
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
 	reentered, err := mm.c.start(ctx, mm.check, mm.err)
 	if err != nil {

@@ -119,6 +119,35 @@ func (rl *RedLock) TryLock(ctx context.Context) (bool, error) {
 	return hold.Tried(rl.acquire(ctx, 0, false))
 }
 
+// TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
+func (rl *RedLock) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return false, err
+	}
+	return hold.Tried(rl.acquire(ctx, lease, false))
+}
+
+// Extend gives the lock on every server that granted it a fixed lease that
+// ends lease (at least 1ms) from now, all at once: the watchdogs no longer
+// renew them, and Validity runs down from lease. It fails unless a
+// majority extended it (ErrLeaseLost when the lock was lost). A RedLock
+// that holds nothing gets ErrNotHeld.
+func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	rl.mu.Lock()
+	grants := rl.grants
+	rl.mu.Unlock()
+	err := rl.c.extend(ctx, rl.check, grants, rl.quorum, lease)
+	if err == nil {
+		rl.mu.Lock()
+		rl.length = lease
+		rl.mu.Unlock()
+	}
+	return err
+}
+
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
 	reentered, err := rl.c.start(ctx, rl.check, rl.err)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -79,6 +81,33 @@ func (m *RWMutex) TryLock(ctx context.Context) (bool, error) {
 	return hold.Tried(m.write(ctx, 0, false))
 }
 
+// TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
+func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return false, err
+	}
+	return hold.Tried(m.write(ctx, lease, false))
+}
+
+// Extend gives the handle's write hold a fixed lease that ends lease (at
+// least 1ms) from now, in one round trip: the watchdog no longer renews
+// it, and Lost closes when it ends. A hold that already ended is
+// ErrLeaseLost (matching ErrNotHeld); a handle without a write hold gets
+// ErrNotHeld. A failed Extend leaves the hold kept as it was.
+func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
+	return m.h.Extend(ctx, lease)
+}
+
+// RExtend is Extend for the handle's read hold; RLost closes when it ends.
+func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	return m.h.ExtendOn(ctx, m.read, "read lock", lease, func(uint64) (*redis.Script, []string, []any) {
+		return m.rw.Renewal(false, "", lease)
+	})
+}
+
 // Unlock releases one write hold. A handle that does not hold the write lock
 // gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
 // gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
@@ -108,6 +137,14 @@ func (m *RWMutex) RLockWithLease(ctx context.Context, lease time.Duration) error
 // waits: a busy lock is (false, nil).
 func (m *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 	return hold.Tried(m.readLock(ctx, 0, false))
+}
+
+// TryRLockWithLease is TryRLock with a fixed lease, as RLockWithLease.
+func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	if err := core.CheckLease("lease", lease); err != nil {
+		return false, err
+	}
+	return hold.Tried(m.readLock(ctx, lease, false))
 }
 
 // RUnlock releases one read hold, with the errors of Unlock. The last

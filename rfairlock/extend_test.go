@@ -1,0 +1,17 @@
+package rfairlock_test
+
+import (
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/rfairlock"
+)
+
+// Extend and TryLockWithLease: locktest.Extends.
+func TestExtend(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
+		locktest.Extends(t, rfairlock.New(ps[0].C, "f"))
+	})
+}

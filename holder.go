@@ -14,4 +14,5 @@ type Holder struct {
 	Remaining  time.Duration // what is left of the lease now
 	Count      int64         // hold count (re-entries)
 	Token      uint64        // fencing token of the hold
+	Value      string        // what the holder's handle says it is (WithValue), "" if nothing
 }

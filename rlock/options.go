@@ -16,3 +16,8 @@ type options = hold.Options
 // waiters, overriding the Client's WithMaxPollInterval (or WithPolling
 // interval) for this handle. It must be > 0. The default is the Client's.
 func WithMaxPollInterval(d time.Duration) Option { return hold.MaxPoll(d) }
+
+// WithValue stores v with the handle's holds, for operators: Holder returns
+// it (a worker's name, "worker-7", rather than an owner id). At most 4096
+// bytes; the default is none.
+func WithValue(v string) Option { return hold.Value(v) }

@@ -17,3 +17,8 @@ type options = hold.Options
 // WithMaxPollInterval (or WithPolling interval). It must be > 0. The default
 // is the Client's.
 func WithMaxPollInterval(d time.Duration) Option { return hold.MaxPoll(d) }
+
+// WithValue stores v with the handle's write holds, for operators: State
+// returns it in its Writer (a worker's name, "worker-7", rather than an
+// owner id). At most 4096 bytes; the default is none.
+func WithValue(v string) Option { return hold.Value(v) }

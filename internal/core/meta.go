@@ -12,13 +12,15 @@ type Meta struct {
 	Client string        `msgpack:"c"` // the holder's client id
 	Host   string        `msgpack:"h"`
 	PID    int           `msgpack:"p"`
-	Lease  time.Duration `msgpack:"l"` // the lease the hold was taken with
-	Fixed  bool          `msgpack:"f"` // true: fixed lease; false: renewed by the watchdog
+	Lease  time.Duration `msgpack:"l"`           // the lease the hold was taken with
+	Fixed  bool          `msgpack:"f"`           // true: fixed lease; false: renewed by the watchdog
+	Value  string        `msgpack:"v,omitempty"` // what the handle says it is (WithValue)
 }
 
-// EncodeMeta returns the msgpack encoding of the calling process's Meta.
-func (s *Session) EncodeMeta(lease time.Duration, fixed bool) []byte {
-	b, err := msgpack.Marshal(Meta{Client: s.ID, Host: s.host, PID: s.pid, Lease: lease, Fixed: fixed})
+// EncodeMeta returns the msgpack encoding of the calling process's Meta,
+// with the handle's value.
+func (s *Session) EncodeMeta(lease time.Duration, fixed bool, value string) []byte {
+	b, err := msgpack.Marshal(Meta{Client: s.ID, Host: s.host, PID: s.pid, Lease: lease, Fixed: fixed, Value: value})
 	if err != nil { // a fixed struct of plain fields cannot fail to encode
 		panic(err)
 	}

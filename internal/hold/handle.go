@@ -24,6 +24,21 @@ import (
 // Options, so that its docs stay its own and show no internal type.
 type Options struct {
 	MaxPoll time.Duration // 0: the Client's
+	Value   string        // what the handle says it is, stored with its holds
+}
+
+// MaxValueLen is the longest value a handle may say it is (Value).
+const MaxValueLen = 4096
+
+// Value is the option behind each lock package's WithValue.
+func Value(v string) func(*Options) error {
+	return func(o *Options) error {
+		if len(v) > MaxValueLen {
+			return errs.Invalid("WithValue", "must be at most %d bytes, got %d", MaxValueLen, len(v))
+		}
+		o.Value = v
+		return nil
+	}
 }
 
 // MaxPoll is the option behind each lock package's WithMaxPollInterval.
@@ -104,6 +119,7 @@ type Handle struct {
 	Base
 	Lock    scripts.Lock  // the lock hash; zero when Err is set
 	MaxPoll time.Duration // 0: the Client's
+	Value   string        // stored with its holds, for Holder
 	Hold    *Tracker
 	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
 }
@@ -121,14 +137,14 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	if h.Err = option.Apply(&o, opts); h.Err != nil {
 		return h
 	}
-	h.MaxPoll = o.MaxPoll
+	h.MaxPoll, h.Value = o.MaxPoll, o.Value
 	owner := h.Owner
 	h.Lock = scripts.Lock{
 		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
 		Waiters: h.Key("waiters"),
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 	}.Prepared(h.S.Config.TTL)
-	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false))
+	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false, h.Value))
 	return h
 }
 
@@ -138,7 +154,7 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	if fixed == 0 {
 		return h.Renewed
 	}
-	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true))
+	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value))
 }
 
 // Got is what an acquiring try got: Redis's reply, and when its request was

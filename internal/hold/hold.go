@@ -472,6 +472,6 @@ func Holder(st scripts.State) redcoord.Holder {
 	return redcoord.Holder{
 		Owner: st.Owner, Client: m.Client, Host: m.Host, PID: m.PID,
 		AcquiredAt: st.AcquiredAt, Lease: m.Lease, Fixed: m.Fixed,
-		Remaining: st.Remaining, Count: st.Count, Token: st.Token,
+		Remaining: st.Remaining, Count: st.Count, Token: st.Token, Value: m.Value,
 	}
 }

@@ -38,14 +38,14 @@ func connect(ctx context.Context, cfg *config) (*backend, error) {
 		where = "Redis Cluster at " + strings.Join(cfg.cluster, ",")
 		b.newFn = func(pool int) redis.UniversalClient {
 			return redis.NewClusterClient(&redis.ClusterOptions{
-				Addrs: cfg.cluster, Password: cfg.password, TLSConfig: tlsConf, PoolSize: pool,
+				Addrs: cfg.cluster, Username: cfg.username, Password: cfg.password, TLSConfig: tlsConf, PoolSize: pool,
 			})
 		}
 	case cfg.redis != "":
 		where = "Redis at " + cfg.redis
 		b.newFn = func(pool int) redis.UniversalClient {
 			return redis.NewClient(&redis.Options{
-				Addr: cfg.redis, Password: cfg.password, TLSConfig: tlsConf, PoolSize: pool,
+				Addr: cfg.redis, Username: cfg.username, Password: cfg.password, TLSConfig: tlsConf, PoolSize: pool,
 			})
 		}
 	default:

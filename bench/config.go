@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ type config struct {
 
 	redis    string   // host:port of one server; "" and no cluster: miniredis
 	cluster  []string // seed addresses of a Redis Cluster
+	username string
 	password string
 	tls      bool
 
@@ -85,6 +87,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
 	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
+	fs.StringVar(&c.username, "username", "", "Redis ACL user name (AUTH with -password)")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
 	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
 	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+
@@ -152,8 +155,13 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 			c.cluster = append(c.cluster, a)
 		}
 	}
-	if c.redis == "" && c.cluster == nil && (c.password != "" || c.tls) {
-		return errors.New("-password and -tls need -redis or -cluster: the embedded miniredis takes neither")
+	if c.redis == "" && c.cluster == nil && (c.username != "" || c.password != "" || c.tls) {
+		return errors.New("-username, -password and -tls need -redis or -cluster: the embedded miniredis takes none of them")
+	}
+	if c.out != "" {
+		if err := writable(c.out); err != nil {
+			return fmt.Errorf("-out %q: %w", c.out, err)
+		}
 	}
 	for _, d := range []struct {
 		name     string
@@ -186,17 +194,32 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 	return nil
 }
 
-// pick parses a comma-separated subset of known ("all" for every one) and
-// returns it in known's order, without repeats.
-func pick(flagName, list string, known []string) ([]string, error) {
-	if list == "all" {
-		return known, nil
+// writable checks, before a run that may take minutes, that the folder dir
+// can be made and written to: it makes it, and writes and removes a file.
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
+	f, err := os.CreateTemp(dir, ".bench-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// pick parses a comma-separated subset of known ("all" in it for every
+// one) and returns it in known's order, without repeats.
+func pick(flagName, list string, known []string) ([]string, error) {
 	var got []string
 	for _, s := range strings.Split(list, ",") {
 		s = strings.TrimSpace(s)
+		if s == "all" {
+			got = append(got, known...)
+			continue
+		}
 		if !slices.Contains(known, s) {
-			return nil, fmt.Errorf("%s: unknown %q; want one of %s", flagName, s, strings.Join(known, ", "))
+			return nil, fmt.Errorf("%s: unknown %q; want one of %s, or all", flagName, s, strings.Join(known, ", "))
 		}
 		got = append(got, s)
 	}
@@ -210,7 +233,7 @@ func pick(flagName, list string, known []string) ([]string, error) {
 }
 
 // numbers parses a comma-separated list of whole numbers, each a what from
-// lo to hi.
+// lo to hi, without repeats.
 func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, s := range strings.Split(list, ",") {
@@ -218,7 +241,9 @@ func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
 		if err != nil || n < lo || n > hi {
 			return nil, fmt.Errorf("%s: %q is not a %s from %d to %d", flagName, s, what, lo, hi)
 		}
-		out = append(out, n)
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }

@@ -118,6 +118,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-hold", "1s", "-duration", "1s"}, "shorter than -duration"},
 		{[]string{"-duration", "2h"}, "-duration"},
 		{[]string{"-password", "x"}, "need -redis or -cluster"},
+		{[]string{"-username", "x"}, "need -redis or -cluster"},
+		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, or all`},
+		{[]string{"-out", "/proc/nope"}, `-out "/proc/nope"`},
 		{[]string{"-locks", "none"}, "the mutex scenario needs a lock"},
 		{[]string{"-cluster", "127.0.0.1:7000,"}, "an empty address"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
@@ -265,4 +268,13 @@ func TestPlanShapes(t *testing.T) {
 		got = append(got, c.String())
 	}
 	require.Equal(t, []string{"mutex rlock, 4 workers in 2 processes", "mutex rlock, 4 workers in 4 processes"}, got)
+}
+
+// Lists take "all" among other names, and repeats count once.
+func TestFlagLists(t *testing.T) {
+	cfg, err := parseConfig([]string{"-scenario", "all,mutex", "-workers", "5,5,2", "-locks", "rlock,rlock", "-out", ""}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, scenarioNames, cfg.scenarios)
+	require.Equal(t, []int{5, 2}, cfg.workers)
+	require.Equal(t, []string{"rlock"}, cfg.locks)
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/redcoord/redcoord/relection"
 )
 
-// soakEnv sets how many campaigns TestSoak runs (1000 by default; CI sets
-// fewer).
+// soakEnv sets how many campaigns TestSoak runs (1000 by default, 50 with
+// -short; CI sets 300).
 const soakEnv = "REDCOORD_SOAK_CAMPAIGNS"
 
 // fencedStore keeps the highest term that wrote to it and refuses a write
@@ -86,6 +86,9 @@ func (w *soakWorld) check(err error, what string) bool {
 // interval.
 func TestSoak(t *testing.T) {
 	campaigns := 1000
+	if testing.Short() {
+		campaigns = 50
+	}
 	if v := os.Getenv(soakEnv); v != "" {
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, soakEnv)

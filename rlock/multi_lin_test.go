@@ -81,6 +81,9 @@ var transferModel = porcupine.Model{
 // checked over the round trip of its last script (the one that took the
 // last names), an Unlock over its whole call (it releases name by name).
 func TestMultiTransfersLinearizable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("480 transfers, twice")
+	}
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		const (
 			procs, handles, perH = 4, 32, 15

@@ -19,6 +19,9 @@ import (
 // redServers starts n independent redis-servers that a test can kill and
 // restart.
 func redServers(t *testing.T, n int) []*redistest.Restartable {
+	if testing.Short() {
+		t.Skipf("%d redis-servers to kill and restart: not with -short", n)
+	}
 	srvs := make([]*redistest.Restartable, n)
 	var wg sync.WaitGroup
 	for i := range srvs {

@@ -30,8 +30,11 @@ func TestExclusionUnderContention(t *testing.T) {
 	const (
 		procs   = 4
 		workers = 16
-		ops     = 300
 	)
+	ops := 300
+	if testing.Short() {
+		ops = 60
+	}
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 		defer cancel()

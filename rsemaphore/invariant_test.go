@@ -37,6 +37,10 @@ func TestPermitsNeverExceeded(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		t.Run(semMode(fair), func(t *testing.T) {
 			t.Run("redis-server", func(t *testing.T) {
+				if testing.Short() { // a tenth of the rounds
+					hammer(t, redistest.Real(t), fair, 4, 64, 100)
+					return
+				}
 				hammer(t, redistest.Real(t), fair, 4, 64, 1000)
 			})
 			t.Run("miniredis", func(t *testing.T) {

@@ -51,6 +51,7 @@ type Cluster struct {
 // refuses, or replicasPerMaster < 0.
 func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	t.Helper()
+	skipShort(t, "a Redis Cluster")
 	if masters < 3 || replicasPerMaster < 0 {
 		t.Fatalf("redistest: StartCluster(%d, %d): need at least 3 masters (redis-cli's minimum) and no negative replica count", masters, replicasPerMaster)
 	}

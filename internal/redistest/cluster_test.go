@@ -182,6 +182,7 @@ func direct(t testing.TB, addr string) *redis.Client {
 }
 
 func TestStartClusterNeedsRedisCli(t *testing.T) {
+	skipShort(t, "StartCluster's checks") // it skips every cluster with -short
 	server, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed")

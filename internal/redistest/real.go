@@ -22,3 +22,12 @@ func Real(t testing.TB, args ...string) *Server {
 	})
 	return &Server{Addr: p.addr, Real: true}
 }
+
+// skipShort skips the test under go test -short: what needs, a Cluster, a
+// Sentinel deployment or servers to kill, takes seconds to set up and its
+// tests take longer still. CI runs without -short, and skips nothing.
+func skipShort(t testing.TB, what string) {
+	if testing.Short() {
+		t.Skipf("%s: not with -short", what)
+	}
+}

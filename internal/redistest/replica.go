@@ -32,6 +32,7 @@ type Replicated struct {
 // not on PATH (or t.Fatal when CI is set), as [Real] does.
 func StartReplicated(t testing.TB) *Replicated {
 	t.Helper()
+	skipShort(t, "a primary and its replica")
 	bin := lookBin(t, "redis-server", "redis-server")
 	repl := []string{"--repl-diskless-sync-delay", "0"}
 	primary := startProc(t, bin, "redis-server (primary)", func(dir string, port int) ([]string, error) {

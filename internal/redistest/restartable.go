@@ -35,6 +35,7 @@ type Restartable struct {
 // then, paused or not: none is left behind.
 func StartRestartable(t testing.TB, args ...string) *Restartable {
 	t.Helper()
+	skipShort(t, "a redis-server to kill and restart")
 	bin := lookBin(t, "redis-server", "redis-server")
 	r := &Restartable{bin: bin}
 	p := startProc(t, bin, "redis-server", func(dir string, port int) ([]string, error) {

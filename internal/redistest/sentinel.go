@@ -55,6 +55,7 @@ type Sentinel struct {
 // CI is set); no separate redis-sentinel binary is needed.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
+	skipShort(t, "a Sentinel deployment")
 	bin := lookBin(t, "redis-server", "redis-server")
 	s := &Sentinel{admin: make(map[string]*redis.Client), killed: make(map[string]bool)}
 	// Without a delay a replica starts its full sync at once, not after 5 s.

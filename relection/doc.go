@@ -20,9 +20,9 @@
 // returns from Campaign on the message, without another round trip. In
 // BenchmarkHandOff (the next candidate in another process, one
 // redis-server, 2 cores; three runs of 300 hand-offs) the next leader's
-// Campaign returned 318-344µs after the call to Resign at the median,
-// 2.6-3.9 times one idle EVALSHA round trip measured in the same runs
-// (83-120µs). Most of it is the Resign's own round trip (244-275µs): its
+// Campaign returned 254-277µs after the call to Resign at the median,
+// 2.8-3.5 times one idle EVALSHA round trip measured in the same runs
+// (79-92µs). Most of it is the Resign's own round trip (211-223µs): its
 // script makes the hand-off, some twenty commands and two messages, and
 // on that machine a script that starts after a millisecond of idleness
 // runs several times slower than in a busy loop.

@@ -153,6 +153,18 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 	return m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock)
 }
 
+// Forget deletes what the name keeps between holds once it is no longer
+// used: its fencing-token counter (which otherwise expires a day after the
+// last token) and this handle's release and leave markers (a minute).
+// It does nothing while the lock is held (read or written) or waited for, and reports
+// whether it deleted. Tokens of the name after it start again from the
+// Redis server's clock, in microseconds: still above every earlier token,
+// unless the server's clock has stepped back since (see "Fencing tokens"
+// in package redcoord). Other owners' markers expire by themselves.
+func (m *RWMutex) Forget(ctx context.Context) (bool, error) {
+	return m.h.Forget(ctx, m.rw.Readers, m.rw.Leases, m.rw.Writers, m.rw.WriterWaiters)
+}
+
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed
 // at their next renewal (at once for this handle's); Unlock or RUnlock then

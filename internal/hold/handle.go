@@ -271,6 +271,18 @@ func (h *Handle) ExtendOn(ctx context.Context, t *Tracker, what string, length t
 	return t.Extend(ctx, what+" "+strconv.Quote(h.Name), length, send)
 }
 
+// Forget deletes the name's fence and this handle's markers when nothing
+// holds the lock hash or the keys of busy (a queue, a registry), and
+// reports whether it did; a lock in use is (false, nil), and nothing is
+// deleted.
+func (h *Handle) Forget(ctx context.Context, busy ...string) (bool, error) {
+	if err := h.Check(ctx); err != nil {
+		return false, err
+	}
+	l := h.Lock
+	return scripts.Forget(ctx, h.S.Writer(), append([]string{l.Lock}, busy...), []string{l.Fence, l.Released, l.Left})
+}
+
 // ForceUnlock deletes the lock with force, which reports whether it was
 // held; a hold of this handle is then lost.
 func (h *Handle) ForceUnlock(ctx context.Context, force func(context.Context, redis.Scripter) (bool, error)) (bool, error) {

@@ -17,6 +17,7 @@ var (
 	lockForce   = load("lock_force")
 	lockBeat    = load("lock_beat")
 	lockState   = load("lock_state")
+	lockForget  = load("lock_forget")
 )
 
 // Lock names one lock hash and who acts on it.
@@ -239,7 +240,18 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 }
 
 // lockScripts lists this file's scripts, for SHA.
-var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat}
+var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget}
+
+// Forget deletes the keys del, unless any of the keys busy exists (the
+// name is held or waited for), and reports whether it did. Every key must
+// be in one slot.
+func Forget(ctx context.Context, rdb redis.Scripter, busy, del []string) (bool, error) {
+	v, err := lockForget.Run(ctx, rdb, append(append([]string{}, busy...), del...), len(busy))
+	if err != nil {
+		return false, err
+	}
+	return isOne(v)
+}
 
 // flag is a boolean as a script argument, boxed once.
 func flag(b bool) any {

@@ -108,3 +108,43 @@ func ExampleWithWaitReplicas() {
 	// not replicated: true
 	// locked: false <nil>
 }
+
+// An observer hears every acquire and release: hand the events to your
+// metrics.
+func ExampleWithObserver() {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	events := make(chan redcoord.Event, 100)
+	c, err := redcoord.New(rdb, redcoord.WithObserver(func(e redcoord.Event) {
+		select { // quick, and never blocks the Client
+		case events <- e:
+		default:
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	mu := rlock.New(c, "report")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := mu.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	for range 2 {
+		e := <-events
+		fmt.Println(e.Kind, e.Primitive, e.Name)
+	}
+	// Output:
+	// acquired rlock report
+	// released rlock report
+}

@@ -85,7 +85,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	// A registered waiter is woken by its request id (see Unlock), and tries
 	// at once. A polling one that does not hold the lock queues behind this
 	// Client's waiters instead of overtaking them; a holder re-enters at once.
-	spec := wait.Spec{Channel: m.ch, Once: !block, Join: h.Hold.Count() == 0}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.ch, Once: !block, Join: h.Hold.Count() == 0}
 	if a.reg != scripts.NoRegistry {
 		spec.ID = a.req
 	}

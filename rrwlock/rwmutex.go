@@ -45,6 +45,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
 			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch")}.Prepared(h.S.Config.TTL)
 		m.wch = m.rw.WriterChannel + ":" + h.S.ID
+		m.read.Observe(h.S.Config.Observer, kind, name)
 	}
 	return m
 }
@@ -239,7 +240,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A release wakes one registered writer by its request, on its
 	// Client's channel.
-	spec := wait.Spec{Channel: m.wch, ID: req, Once: !block}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, ID: req, Once: !block}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
@@ -286,7 +287,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
-	spec := wait.Spec{Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err

@@ -177,7 +177,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		return err
 	}
 	// Wakes are targeted at the request, on this Client's channel.
-	spec := wait.Spec{Channel: s.clientCh, ID: id, Once: !block}
+	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, ID: id, Once: !block}
 	got, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
 		return Permit{}, err

@@ -185,7 +185,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		return err
 	}
 	// Grants and wakes are targeted at the request, on this Client's channel.
-	spec := wait.Spec{Channel: s.clientCh, ID: req, Once: !block, Weight: n}
+	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, ID: req, Once: !block, Weight: n}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
 	return err
 }

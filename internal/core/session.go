@@ -21,6 +21,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/obs"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
@@ -42,6 +43,7 @@ type Config struct {
 	PollInterval time.Duration // the longest wait between re-checks
 	Logger       *slog.Logger
 	Replicas     Replicas // WAIT after each acquire and release; zero: none
+	Observer     obs.Func // nil: none
 }
 
 // Session is one Client's shared state. Its zero value is not usable; use New.
@@ -83,7 +85,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		RDB:      rdb,
 		ID:       hex.EncodeToString(id[:]),
 		Config:   cfg,
-		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}),
+		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}, cfg.Observer),
 		done:     make(chan struct{}),
 	}, nil
 }
@@ -163,7 +165,7 @@ func (s *Session) Hub() (*hub.Hub, error) {
 		return nil, errs.ErrClosed
 	}
 	if s.hub == nil {
-		h, err := hub.New(s.RDB, hub.WithLogger(s.Config.Logger),
+		h, err := hub.New(s.RDB, hub.WithLogger(s.Config.Logger), hub.WithObserver(s.Config.Observer),
 			hub.WithPollInterval(s.Config.PollInterval),
 			// A process whose one worker locks in a loop keeps its channel
 			// subscribed between waits: no SUBSCRIBE, UNSUBSCRIBE or
@@ -184,7 +186,7 @@ func (s *Session) Wait(poll time.Duration) wait.Config {
 	if poll <= 0 {
 		poll = s.Config.PollInterval
 	}
-	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger}
+	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer}
 }
 
 // Close stops the watchdog and the Hub and waits for their goroutines. Holds

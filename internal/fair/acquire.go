@@ -34,7 +34,7 @@ func (q *Acquirer) Acquire(ctx context.Context, l scripts.Lease, fixed time.Dura
 	a := &attempt{q: q, op: h.Hold.Op(), req: h.NextRequest(), lease: l, block: block}
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
-	spec := wait.Spec{Channel: q.Ch, ID: a.req, Once: !block}
+	spec := wait.Spec{Kind: q.Fair.Kind, Name: h.Name, Channel: q.Ch, ID: a.req, Once: !block}
 	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err

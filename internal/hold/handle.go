@@ -138,6 +138,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		return h
 	}
 	h.MaxPoll, h.Value = o.MaxPoll, o.Value
+	h.Hold.Observe(h.S.Config.Observer, kind, name)
 	owner := h.Owner
 	h.Lock = scripts.Lock{
 		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),

@@ -20,6 +20,7 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/obs"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
 
@@ -57,6 +58,26 @@ type Tracker struct {
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
 	scoped Scopes
+	// observe hears the holds' releases and losses, as kind and name.
+	observe    obs.Func
+	kind, name string
+}
+
+// Observe has the Tracker report its holds' releases and losses to f (nil:
+// nobody) as holds of the primitive kind named name. Call it before the
+// first acquire.
+func (t *Tracker) Observe(f obs.Func, kind, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.observe, t.kind, t.name = f, kind, name
+}
+
+// emitLocked reports the end of the current hold to the observer, if any;
+// the caller holds mu.
+func (t *Tracker) emitLocked(k obs.Kind) {
+	if t.observe != nil && t.count > 0 {
+		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.keep.Since)})
+	}
 }
 
 // New returns a Tracker holding nothing.
@@ -350,6 +371,9 @@ func (t *Tracker) released(n int64, what string) error {
 		return fmt.Errorf("%w: %w: %s: the hold was lost before release", errs.ErrLeaseLost, errs.ErrNotHeld, what)
 	}
 	if n >= 0 {
+		if n == 0 {
+			t.emitLocked(obs.Released)
+		}
 		t.count = n
 		if n == 0 {
 			t.endScopedLocked(false)
@@ -433,6 +457,7 @@ func (t *Tracker) endScopedLocked(lost bool) {
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
+	t.emitLocked(obs.LeaseLost)
 	t.endScopedLocked(true)
 	t.dropLocked()
 	select {

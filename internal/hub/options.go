@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // DefaultProbeChannel is the channel a Hub subscribes to first, to learn
@@ -20,6 +21,7 @@ type options struct {
 	confirmTimeout time.Duration
 	probe          string
 	linger         time.Duration
+	observe        obs.Func
 }
 
 func defaultOptions() options {
@@ -87,4 +89,10 @@ func WithConfirmTimeout(d time.Duration) Option {
 // DefaultProbeChannel.
 func WithProbeChannel(name string) Option {
 	return func(o *options) { o.probe = name }
+}
+
+// WithObserver has the Hub report each reconnect to f (obs.HubReconnected,
+// with the number of channels subscribed). nil is no observer.
+func WithObserver(f obs.Func) Option {
+	return func(o *options) { o.observe = f }
 }

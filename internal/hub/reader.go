@@ -1,6 +1,10 @@
 package hub
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/obs"
+)
 
 // read is the reader goroutine: it dispatches until go-redis closes msgs,
 // which it does once the PubSub is closed.
@@ -68,6 +72,7 @@ func (h *Hub) confirm(channel string, count int) {
 	if count == 1 {
 		h.reconnects++
 		h.opts.logger.Info("pubsub: connection re-established; waiters are woken as their channels are resubscribed")
+		h.opts.observe.Emit(obs.Event{Kind: obs.HubReconnected, Count: len(h.topics)})
 		for name, t := range h.topics {
 			t.pending = 0
 			if len(t.waiters) == 0 && !t.lingering {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"github.com/redcoord/redcoord/internal/obs"
 	"time"
 )
 
@@ -38,6 +39,7 @@ func (h *Hub) dropNodeLocked(n *node, err error) {
 	}()
 	h.reconnects++
 	h.opts.logger.Info("pubsub: shard connection lost; moving its channels", "addr", n.addr, "err", err)
+	h.opts.observe.Emit(obs.Event{Kind: obs.HubReconnected, Count: len(h.topics), Err: err})
 	h.cluster.ReloadState(h.bg)
 	for _, t := range h.topics {
 		if t.node == n && len(t.waiters) > 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // Pipeliner is what the watchdog needs of a go-redis client.
@@ -59,6 +60,7 @@ type Watchdog struct {
 	interval time.Duration
 	log      *slog.Logger
 	replicas Replicas
+	observe  obs.Func // nil: no observer
 
 	mu      sync.Mutex          // guards the fields below
 	leases  map[*Lease]struct{} // the watched leases
@@ -76,10 +78,10 @@ type Watchdog struct {
 // New returns a Watchdog that renews leases of length ttl every ttl/3, each
 // acknowledged by replicas as asks. It starts its goroutine on the first
 // Add.
-func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas) *Watchdog {
+func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas, observe obs.Func) *Watchdog {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Watchdog{
-		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas,
+		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas, observe: observe,
 		leases: make(map[*Lease]struct{}),
 		rearm:  make(chan struct{}, 1),
 		ctx:    ctx, stop: stop,
@@ -330,6 +332,7 @@ func (w *Watchdog) tick() {
 	cmds, acked := w.renew(ctx, batch)
 
 	var lost []*Lease
+	var first error // the tick's first failure, for the observer
 	w.mu.Lock()
 	for i, l := range batch {
 		if _, watched := w.leases[l]; !watched {
@@ -338,6 +341,9 @@ func (w *Watchdog) tick() {
 		n, err := cmds[i].Int64()
 		if err == nil && n == 1 && !acked[i] && !l.r.Waiter {
 			err = errNotAcked
+		}
+		if first == nil {
+			first = err
 		}
 		switch {
 		case err == nil && n == 1:
@@ -357,6 +363,7 @@ func (w *Watchdog) tick() {
 		lost = append(lost, l)
 	}
 	w.mu.Unlock()
+	w.observe.Emit(obs.Event{Kind: obs.Renewed, Count: len(batch), Took: time.Since(sent), Err: first})
 	for _, l := range lost {
 		l.onLost()
 	}

@@ -43,7 +43,7 @@ func bubbleWith(t *testing.T, replicas lease.Replicas, f func(t *testing.T, m *m
 		defer rdb.Close()
 		rt := &redistest.RoundTrips{}
 		rdb.AddHook(rt)
-		w := lease.New(rdb, ttl, slog.New(slog.DiscardHandler), replicas)
+		w := lease.New(rdb, ttl, slog.New(slog.DiscardHandler), replicas, nil)
 		defer func() { require.NoError(t, w.Close(context.Background())) }()
 		f(t, m, rdb, rt, w)
 	})
@@ -181,7 +181,7 @@ func TestCloseStopsAndRefuses(t *testing.T) {
 }
 
 func TestCloseBeforeStart(t *testing.T) {
-	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler), lease.Replicas{})
+	w := lease.New(nil, ttl, slog.New(slog.DiscardHandler), lease.Replicas{}, nil)
 	require.NoError(t, w.Close(context.Background()))
 }
 

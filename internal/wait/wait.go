@@ -31,6 +31,7 @@ import (
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // LeaveTimeout bounds the leave script that runs after a failed wait.
@@ -42,6 +43,7 @@ type Config struct {
 	MaxPoll time.Duration            // the longest wait between tries
 	Done    <-chan struct{}          // closed when the Client closes
 	Logger  *slog.Logger
+	Observe obs.Func // nil: no observer
 }
 
 // Attempt is the outcome of one try.
@@ -52,8 +54,9 @@ type Attempt struct {
 
 // Spec is one acquire.
 type Spec struct {
-	Channel string // the primitive's notification channel
-	ID      string // the waiter's id for targeted messages ("" = none)
+	Kind, Name string // the primitive and its name, for the observer
+	Channel    string // the primitive's notification channel
+	ID         string // the waiter's id for targeted messages ("" = none)
 	// Once makes one attempt and never waits: a busy primitive gives ErrBusy.
 	Once bool
 	// Join: when waiters of this Client are already on the channel, wait
@@ -112,6 +115,22 @@ var ErrBusy = errors.New("redcoord: busy")
 // ctx.Err() (or errs.ErrClosed); a failed try returns its error. In both
 // cases Leave has run.
 func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
+	if cfg.Observe == nil {
+		return acquire(ctx, cfg, s, t)
+	}
+	start := time.Now()
+	got, err := acquire(ctx, cfg, s, t)
+	switch {
+	case err == nil:
+		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start)})
+	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Err: err})
+	}
+	return got, err
+}
+
+// acquire is Acquire without the observer.
+func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
 	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.

@@ -1,0 +1,74 @@
+package redcoord
+
+import (
+	"time"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
+)
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// What an observer hears (see WithObserver).
+const (
+	// Acquired: an acquire took a hold (a lock, a read hold, permits, a
+	// lead, a latch that opened); Wait is how long the call waited.
+	Acquired = EventKind(obs.Acquired)
+	// WaitEnded: a blocking acquire ended without a hold, its context done
+	// or its Client closed; Wait is how long it waited, Err why it ended.
+	WaitEnded = EventKind(obs.WaitEnded)
+	// Released: the release that ended a hold; Held is how long it was held.
+	Released = EventKind(obs.Released)
+	// LeaseLost: a hold was found lost; Held is how long it had been held.
+	LeaseLost = EventKind(obs.LeaseLost)
+	// Renewed: one watchdog tick; Count is how many leases it renewed,
+	// Took how long its round trips took, Err the first failure, if any.
+	Renewed = EventKind(obs.Renewed)
+	// HubReconnected: the Hub's pub/sub connection was re-established and
+	// its subscriptions confirmed again; Count is how many channels.
+	HubReconnected = EventKind(obs.HubReconnected)
+)
+
+var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) && k > 0 {
+		return eventKindNames[k]
+	}
+	return "unknown"
+}
+
+// Event is what an observer hears. Primitive and Name say which hold
+// (empty for Renewed and HubReconnected).
+type Event struct {
+	Kind      EventKind
+	Primitive string // "rlock", "rfairlock", "rrwlock", "rsemaphore", "rlatch", "relection"
+	Name      string
+	Wait      time.Duration // Acquired, WaitEnded
+	Held      time.Duration // Released, LeaseLost
+	Took      time.Duration // Renewed
+	Count     int           // Renewed, HubReconnected
+	Err       error         // WaitEnded, Renewed
+}
+
+// WithObserver calls f with each Event of the Client: every acquire and
+// its wait, every release and how long the hold lasted, every lost lease,
+// every watchdog tick, every Hub reconnect. f is called synchronously, at
+// times under the Client's own locks: it must return quickly and must not
+// call the Client's primitives (hand the event to a channel or to a
+// metrics library). Without it nothing is built or allocated for events.
+// Permits of a Semaphore (not an ExpirableSemaphore) have no lease, and
+// report their acquires only.
+func WithObserver(f func(Event)) Option {
+	return func(o *options) error {
+		if f == nil {
+			return errs.Invalid("WithObserver", "nil func")
+		}
+		o.Observer = func(e obs.Event) {
+			f(Event{Kind: EventKind(e.Kind), Primitive: e.Primitive, Name: e.Name,
+				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Err: e.Err})
+		}
+		return nil
+	}
+}

@@ -59,7 +59,9 @@ type Event struct {
 // call the Client's primitives (hand the event to a channel or to a
 // metrics library). Without it nothing is built or allocated for events.
 // Permits of a Semaphore (not an ExpirableSemaphore) have no lease, and
-// report their acquires only.
+// report their acquires only. Package redcoordotel (module
+// github.com/redcoord/redcoord/redcoordotel) records the events as
+// OpenTelemetry metrics and spans.
 func WithObserver(f func(Event)) Option {
 	return func(o *options) error {
 		if f == nil {

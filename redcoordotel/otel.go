@@ -1,0 +1,114 @@
+// Package redcoordotel records a redcoord Client's events as OpenTelemetry
+// metrics and spans, from the Client's observer (redcoord.WithObserver). It
+// is a module of its own, as go-redis's redisotel is, so that the redcoord
+// module does not require OpenTelemetry.
+//
+//	obs, err := redcoordotel.Observer(otel.GetMeterProvider(), otel.GetTracerProvider())
+//	...
+//	c, err := redcoord.New(rdb, redcoord.WithObserver(obs))
+//
+// Metrics, each with the attribute "primitive" (rlock, rfairlock, rrwlock,
+// rsemaphore, rsemaphore-expirable, rlatch, relection) where it applies:
+//
+//	redcoord.wait              histogram, s: how long acquires waited; "outcome" acquired or ended
+//	redcoord.hold              histogram, s: how long holds lasted, to their release or loss; "outcome" released or lost
+//	redcoord.leases.lost       counter: holds found lost
+//	redcoord.renewals          counter: leases renewed by the watchdog's ticks
+//	redcoord.renewal.duration  histogram, s: how long a tick's round trips took
+//	redcoord.hub.reconnects    counter: Hub reconnects
+//
+// With a TracerProvider, each acquire that waited is also a span,
+// "redcoord.acquire <primitive>", from its start to its end, with the
+// name and the outcome as attributes (an event carries no context: the
+// span has no parent).
+package redcoordotel
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/redcoord/redcoord"
+)
+
+const scope = "github.com/redcoord/redcoord/redcoordotel"
+
+// Observer returns a func for redcoord.WithObserver that records the
+// Client's events with the meters of mp and, if tp is not nil, spans of
+// tp's tracer. The func is quick: it records and returns.
+func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.Event), error) {
+	m := mp.Meter(scope)
+	r := &recorder{}
+	var err error
+	if r.wait, err = m.Float64Histogram("redcoord.wait", metric.WithUnit("s"),
+		metric.WithDescription("How long acquires waited, to a hold or to their end")); err != nil {
+		return nil, err
+	}
+	if r.hold, err = m.Float64Histogram("redcoord.hold", metric.WithUnit("s"),
+		metric.WithDescription("How long holds lasted, to their release or loss")); err != nil {
+		return nil, err
+	}
+	if r.lost, err = m.Int64Counter("redcoord.leases.lost", metric.WithDescription("Holds found lost")); err != nil {
+		return nil, err
+	}
+	if r.renewals, err = m.Int64Counter("redcoord.renewals", metric.WithDescription("Leases renewed by the watchdog")); err != nil {
+		return nil, err
+	}
+	if r.tick, err = m.Float64Histogram("redcoord.renewal.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long a watchdog tick's round trips took")); err != nil {
+		return nil, err
+	}
+	if r.reconnects, err = m.Int64Counter("redcoord.hub.reconnects", metric.WithDescription("Hub reconnects")); err != nil {
+		return nil, err
+	}
+	if tp != nil {
+		r.tracer = tp.Tracer(scope)
+	}
+	return r.record, nil
+}
+
+// recorder holds the instruments.
+type recorder struct {
+	wait, hold, tick           metric.Float64Histogram
+	lost, renewals, reconnects metric.Int64Counter
+	tracer                     trace.Tracer // nil: no spans
+}
+
+// record records one event.
+func (r *recorder) record(e redcoord.Event) {
+	ctx := context.Background()
+	prim := attribute.String("primitive", e.Primitive)
+	switch e.Kind {
+	case redcoord.Acquired, redcoord.WaitEnded:
+		outcome := "acquired"
+		if e.Kind == redcoord.WaitEnded {
+			outcome = "ended"
+		}
+		r.wait.Record(ctx, e.Wait.Seconds(), metric.WithAttributes(prim, attribute.String("outcome", outcome)))
+		if r.tracer != nil && e.Wait > 0 {
+			end := time.Now()
+			_, span := r.tracer.Start(ctx, "redcoord.acquire "+e.Primitive, trace.WithTimestamp(end.Add(-e.Wait)),
+				trace.WithAttributes(prim, attribute.String("name", e.Name), attribute.String("outcome", outcome)))
+			if e.Err != nil {
+				span.SetStatus(codes.Error, e.Err.Error())
+			}
+			span.End(trace.WithTimestamp(end))
+		}
+	case redcoord.Released, redcoord.LeaseLost:
+		outcome := "released"
+		if e.Kind == redcoord.LeaseLost {
+			outcome = "lost"
+			r.lost.Add(ctx, 1, metric.WithAttributes(prim))
+		}
+		r.hold.Record(ctx, e.Held.Seconds(), metric.WithAttributes(prim, attribute.String("outcome", outcome)))
+	case redcoord.Renewed:
+		r.renewals.Add(ctx, int64(e.Count))
+		r.tick.Record(ctx, e.Took.Seconds())
+	case redcoord.HubReconnected:
+		r.reconnects.Add(ctx, 1)
+	}
+}

@@ -1,0 +1,83 @@
+package redcoordotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/redcoordotel"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// A Lock that waits, its Unlock, a lost hold and the watchdog's ticks are
+// recorded as metrics in an in-memory reader, and the wait as a span.
+func TestMetricsAndSpans(t *testing.T) {
+	srv := redistest.Mini(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(ctx) }()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer func() { _ = tp.Shutdown(ctx) }()
+	obs, err := redcoordotel.Observer(mp, tp)
+	require.NoError(t, err)
+	c := locktest.NewClient(t, rdb, redcoord.WithObserver(obs), redcoord.WithLeaseTTL(300*time.Millisecond))
+
+	holder := rlock.New(locktest.NewClient(t, rdb), "m")
+	require.NoError(t, holder.Lock(ctx))
+	m := rlock.New(c, "m")
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-done)
+	time.Sleep(150 * time.Millisecond) // a watchdog tick
+	require.NoError(t, m.Unlock(ctx))
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, rdb.Del(ctx, "rc:{m}:lock").Err())
+	select {
+	case <-m.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not lost")
+	}
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	got := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, metric := range sm.Metrics {
+			got[metric.Name] = metric.Data
+		}
+	}
+	wait := got["redcoord.wait"].(metricdata.Histogram[float64])
+	var waits uint64
+	for _, dp := range wait.DataPoints {
+		waits += dp.Count
+	}
+	assert.Equal(t, uint64(2), waits, "two acquires")
+	hold := got["redcoord.hold"].(metricdata.Histogram[float64])
+	assert.Len(t, hold.DataPoints, 2, "released and lost")
+	lost := got["redcoord.leases.lost"].(metricdata.Sum[int64])
+	require.Len(t, lost.DataPoints, 1)
+	assert.Equal(t, int64(1), lost.DataPoints[0].Value)
+	renewals := got["redcoord.renewals"].(metricdata.Sum[int64])
+	require.Len(t, renewals.DataPoints, 1)
+	assert.Positive(t, renewals.DataPoints[0].Value)
+
+	ended := spans.Ended()
+	require.NotEmpty(t, ended)
+	assert.Equal(t, "redcoord.acquire rlock", ended[0].Name())
+	assert.GreaterOrEqual(t, ended[0].EndTime().Sub(ended[0].StartTime()), 40*time.Millisecond, "the span covers the wait")
+}

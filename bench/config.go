@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redcoord/redcoord"
 )
 
 // config is what the flags ask for, checked.
@@ -42,7 +44,10 @@ type config struct {
 	json     bool   // JSON on stdout instead of the table
 	progress string // auto, on, off
 
-	logger *slog.Logger // the redcoord Clients' warnings (a fallback to polling, say); set by run
+	logger  *slog.Logger         // the redcoord Clients' warnings (a fallback to polling, say); set by run
+	clean   bool                 // delete the keys of earlier runs first
+	metrics bool                 // record the redcoord Clients' events (redcoordotel) and print them
+	observe func(redcoord.Event) // the Clients' observer; set by run with -metrics
 }
 
 // maxSpan bounds -duration and -order-timeout: the histograms hold waits up
@@ -108,6 +113,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
 	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
+	fs.BoolVar(&c.clean, "clean", false, "first delete the keys that earlier runs left behind ("+runPrefix+"*: a run killed before its clean-up)")
+	fs.BoolVar(&c.metrics, "metrics", false, "record the redcoord Clients' events as OpenTelemetry metrics (package redcoordotel) and print them after the table")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func named(cfg *config, names []string) []contender {
 func redcoordProcess(mk func(*redcoord.Client, string) locker, opts ...redcoord.Option) func(redis.UniversalClient, *config, string) (process, error) {
 	return func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
 		base := []redcoord.Option{redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger)}
+		if cfg.observe != nil {
+			base = append(base, redcoord.WithObserver(cfg.observe))
+		}
 		c, err := redcoord.New(rdb, append(base, opts...)...)
 		if err != nil {
 			return process{}, err

@@ -118,8 +118,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer b.close()
 
+	if cfg.clean {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := b.cleanup(cctx, runPrefix)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -clean: %v\n", err)
+			return 1
+		}
+	}
+	var metrics *metricsRecorder
+	if cfg.metrics {
+		if metrics, err = newMetrics(); err != nil {
+			fmt.Fprintf(stderr, "bench: -metrics: %v\n", err)
+			return 1
+		}
+		cfg.observe = metrics.observe
+	}
+
 	res := newResults(cfg, b)
-	prefix := "rcbench-" + nonce()
+	prefix := runPrefix + nonce()
 	bar := newProgress(stderr, cfg.progress, len(cells))
 	failed := false
 	for i, c := range cells {
@@ -147,6 +165,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := output(cfg, res, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		failed = true
+	}
+	if metrics != nil {
+		if err := metrics.print(stdout); err != nil {
+			fmt.Fprintf(stderr, "bench: -metrics: %v\n", err)
+			failed = true
+		}
 	}
 	for _, v := range res.violations() {
 		fmt.Fprintf(stderr, "bench: %s\n", v)

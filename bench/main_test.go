@@ -278,3 +278,18 @@ func TestFlagLists(t *testing.T) {
 	require.Equal(t, []int{5, 2}, cfg.workers)
 	require.Equal(t, []string{"rlock"}, cfg.locks)
 }
+
+// -metrics prints the redcoord Clients' events as OpenTelemetry metrics
+// after the table; -clean first deletes what earlier runs left behind.
+func TestMetricsAndClean(t *testing.T) {
+	srv := redistest.Real(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	require.NoError(t, rdb.Set(ctx, "rcbench-killed:{x}:fence", "1", 0).Err())
+	code, out, errOut := bench(t, ctx, append(tiny, "-redis", srv.Addr, "-out", "", "-locks", "rlock", "-metrics", "-clean")...)
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "metrics (redcoordotel")
+	require.Contains(t, out, "redcoord.wait")
+	require.Contains(t, out, "primitive=rlock")
+	require.Zero(t, rdb.Exists(ctx, "rcbench-killed:{x}:fence").Val(), "-clean deleted the leftover")
+}

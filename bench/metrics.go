@@ -76,7 +76,7 @@ func (m *metricsRecorder) print(w io.Writer) error {
 func attrs(kvs []attribute.KeyValue) string {
 	parts := make([]string, len(kvs))
 	for i, kv := range kvs {
-		parts[i] = string(kv.Key) + "=" + kv.Value.Emit()
+		parts[i] = string(kv.Key) + "=" + kv.Value.String()
 	}
 	return strings.Join(parts, ",")
 }

@@ -157,7 +157,7 @@ func TestInterrupt(t *testing.T) {
 	defer cancel()
 	var stdout bytes.Buffer
 	stderr := &cancelOn{needle: "[2/", cancel: cancel}
-	code := run(ctx, append(tiny, "-out", "", "-locks", "rlock", "-workers", "4,4,4"), &stdout, stderr)
+	code := run(ctx, append(tiny, "-out", "", "-locks", "rlock", "-workers", "4,5"), &stdout, stderr)
 	require.Equal(t, 130, code)
 	out := stdout.String()
 	require.Equal(t, 1, strings.Count(out, "rlock        4"), "the finished row only:\n%s", out)

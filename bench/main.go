@@ -106,6 +106,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	if cfg.out != "" { // before a run that may take minutes
+		if err := writable(cfg.out); err != nil {
+			fmt.Fprintf(stderr, "bench: -out %q: %v\n", cfg.out, err)
+			return 2
+		}
+	}
 	cells := plan(cfg)
 	cfg.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b, err := connect(ctx, cfg)

@@ -120,7 +120,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-password", "x"}, "need -redis or -cluster"},
 		{[]string{"-username", "x"}, "need -redis or -cluster"},
 		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, or all`},
-		{[]string{"-out", "/proc/nope"}, `-out "/proc/nope"`},
 		{[]string{"-locks", "none"}, "the mutex scenario needs a lock"},
 		{[]string{"-cluster", "127.0.0.1:7000,"}, "an empty address"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
@@ -292,4 +291,12 @@ func TestMetricsAndClean(t *testing.T) {
 	require.Contains(t, out, "redcoord.wait")
 	require.Contains(t, out, "primitive=rlock")
 	require.Zero(t, rdb.Exists(ctx, "rcbench-killed:{x}:fence").Val(), "-clean deleted the leftover")
+}
+
+// An -out folder that cannot be written is reported before the run.
+func TestOutCheckedFirst(t *testing.T) {
+	code, out, errOut := bench(t, context.Background(), append(tiny, "-out", "/proc/nope")...)
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, `-out "/proc/nope"`)
 }

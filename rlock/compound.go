@@ -88,7 +88,9 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 				if alive--; alive < need {
 					c.mu.Lock()
 					close(lost)
-					c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+					if c.lost == lost && c.count > 0 { // still the current hold, not released
+						c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+					}
 					c.mu.Unlock()
 					return
 				}
@@ -133,8 +135,9 @@ func (c *compound) release(ctx context.Context, notHeld error) (last bool, lost 
 
 // ended records the release of the last hold's parts: the hold ends, unless
 // some part's release failed (all is false): the handle then still holds
-// it, so that Unlock again releases what is left.
-func (c *compound) ended(all bool) {
+// it, so that Unlock again releases what is left. lost says the release
+// found the hold lost: its contexts get that cause.
+func (c *compound) ended(all, lost bool) {
 	if !all {
 		return
 	}
@@ -142,7 +145,11 @@ func (c *compound) ended(all bool) {
 	defer c.mu.Unlock()
 	c.count = 0
 	close(c.stop)
-	c.endScopedLocked(fmt.Errorf("%w: %s was released", errs.ErrNotHeld, c.what))
+	if lost || hold.Closed(c.lost) {
+		c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+	} else {
+		c.endScopedLocked(fmt.Errorf("%w: %s was released", errs.ErrNotHeld, c.what))
+	}
 }
 
 // Context returns a copy of parent that is cancelled when the current hold
@@ -163,10 +170,12 @@ func (c *compound) endScopedLocked(cause error) {
 	c.scoped.End(func(string) error { return cause })
 }
 
-// extend gives parts' holds a fixed lease of length from now, in the
-// handle's turn, all at once. It fails with the parts' errors unless at
-// least need of them extended it.
-func (c *compound) extend(ctx context.Context, check func(context.Context) error, parts []*Mutex, need int, length time.Duration) error {
+// extend gives the holds of the parts that held returns (read in the
+// handle's turn) a fixed lease of length from now, all at once, and calls
+// done in the turn when at least need of them did. Otherwise it fails with
+// the parts' errors; the parts that did extend keep their fixed leases.
+func (c *compound) extend(ctx context.Context, check func(context.Context) error, held func() []*Mutex, need int,
+	length time.Duration, done func()) error {
 	if err := check(ctx); err != nil {
 		return err
 	}
@@ -180,6 +189,7 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 	case hold.Closed(c.Lost()):
 		return fmt.Errorf("%w: %w: %s was lost before this call", errs.ErrLeaseLost, errs.ErrNotHeld, c.what)
 	}
+	parts := held()
 	errList := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i, m := range parts {
@@ -193,6 +203,9 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 		}
 	}
 	if ok >= need {
+		if done != nil {
+			done()
+		}
 		return nil
 	}
 	return fmt.Errorf("%s: extended on %d of %d, %d needed: %w", c.what, ok, len(parts), need, errors.Join(errList...))

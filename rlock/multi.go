@@ -159,7 +159,7 @@ func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
 		return err
 	}
-	return mm.c.extend(ctx, mm.check, mm.ms, len(mm.ms), lease)
+	return mm.c.extend(ctx, mm.check, func() []*Mutex { return mm.ms }, len(mm.ms), lease, nil)
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -349,7 +349,7 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 			errList = append(errList, err)
 		}
 	}
-	mm.c.ended(len(failed) == 0)
+	mm.c.ended(len(failed) == 0, len(lost) > 0)
 	switch {
 	case len(failed) > 0:
 		return fmt.Errorf("rlock: the locks of %q were not released (call Unlock again to release them): %w",

@@ -190,15 +190,15 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 // hold kept as it was.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
 
-// Forget deletes what the name keeps between holds once it is no longer
-// used: its fencing-token counter (which otherwise expires a day after the
-// last token) and this handle's release and leave markers (a minute).
-// It does nothing while the lock is held or waited for, and reports
-// whether it deleted. Tokens of the name after it start again from the
-// Redis server's clock, in microseconds: still above every earlier token,
-// unless the server's clock has stepped back since (see "Fencing tokens"
-// in package redcoord). Other owners' markers expire by themselves.
-func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx, m.h.Lock.Waiters) }
+// Forget deletes the name's fencing-token counter once the name is no
+// longer used (it otherwise expires a day after the last token). It does
+// nothing while a lock of any kind holds the name or has a waiter
+// registered or queued for it, and reports whether it deleted. Tokens of
+// the name after it start again from the Redis server's clock, in
+// microseconds: still above every earlier token, unless the server's clock
+// has stepped back since (see "Fencing tokens" in package redcoord). The
+// owners' markers expire by themselves within a minute.
+func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports
 // whether it was held. The holder's handle sees Lost closed at its next

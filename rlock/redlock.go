@@ -136,16 +136,16 @@ func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
 		return err
 	}
-	rl.mu.Lock()
-	grants := rl.grants
-	rl.mu.Unlock()
-	err := rl.c.extend(ctx, rl.check, grants, rl.quorum, lease)
-	if err == nil {
+	grants := func() []*Mutex {
+		rl.mu.Lock()
+		defer rl.mu.Unlock()
+		return rl.grants
+	}
+	return rl.c.extend(ctx, rl.check, grants, rl.quorum, lease, func() {
 		rl.mu.Lock()
 		rl.length = lease
 		rl.mu.Unlock()
-	}
-	return err
+	})
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -357,7 +357,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	rl.mu.Lock()
 	rl.grants = left
 	rl.mu.Unlock()
-	rl.c.ended(len(left) == 0)
+	rl.c.ended(len(left) == 0, false)
 	switch {
 	case len(left) > 0:
 		return fmt.Errorf("redlock %q: %d of the %d servers that granted it did not release it (call Unlock again to release them): %w",

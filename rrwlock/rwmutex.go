@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -99,16 +97,6 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.h.Extend(ctx, lease)
 }
 
-// RExtend is Extend for the handle's read hold; RLost closes when it ends.
-func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
-	if err := core.CheckLease("lease", lease); err != nil {
-		return err
-	}
-	return m.h.ExtendOn(ctx, m.read, "read lock", lease, func(uint64) (*redis.Script, []string, []any) {
-		return m.rw.Renewal(false, "", lease)
-	})
-}
-
 // Unlock releases one write hold. A handle that does not hold the write lock
 // gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
 // gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
@@ -154,17 +142,16 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 	return m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock)
 }
 
-// Forget deletes what the name keeps between holds once it is no longer
-// used: its fencing-token counter (which otherwise expires a day after the
-// last token) and this handle's release and leave markers (a minute).
-// It does nothing while the lock is held (read or written) or waited for, and reports
-// whether it deleted. Tokens of the name after it start again from the
-// Redis server's clock, in microseconds: still above every earlier token,
-// unless the server's clock has stepped back since (see "Fencing tokens"
-// in package redcoord). Other owners' markers expire by themselves.
-func (m *RWMutex) Forget(ctx context.Context) (bool, error) {
-	return m.h.Forget(ctx, m.rw.Readers, m.rw.Leases, m.rw.Writers, m.rw.WriterWaiters)
-}
+// Forget deletes the name's fencing-token counter once the name is no
+// longer used (it otherwise expires a day after the last token). It does
+// nothing while a lock of any kind holds the name or has a waiter
+// registered or queued for it, and reports whether it deleted. Tokens of
+// the name after it start again from the Redis server's clock, in
+// microseconds: still above every earlier token, unless the server's clock
+// has stepped back since (see "Fencing tokens" in package redcoord). The
+// owners' markers expire by themselves within a minute.
+// Until the next write hold, readers then report RToken 0.
+func (m *RWMutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed

@@ -63,7 +63,7 @@ end
 -- which it returns as a decimal string (see next_token in lib.lua).
 local function take(req, lease, meta, now)
   local token = next_token(KEYS[2])
-  redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner_of(req), 'c', 1, 't', token,
+  redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner_of(req), 'c', 1, 'x', 0, 't', token,
     'r', req, 'm', meta, 'a', now)
   redis.call('PEXPIRE', KEYS[1], lease)
   on_take(token, meta, now)

@@ -5,6 +5,8 @@
 --   o  owner id          c  hold count       t  fencing token of this hold
 --   r  id of the last request applied to this hold (retried requests are no-ops)
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
+--   x  1 once Extend gave the hold a fixed lease (lock_extend): a renewal
+--      of the watchdog sent before it, landing after, leaves it alone
 -- A fence hash (P:{N}:fence) has
 --   n  the last token handed out, a decimal string (see next_token)
 --   x  when its TTL was last refreshed, server time in microseconds; the

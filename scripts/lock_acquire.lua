@@ -46,7 +46,7 @@ if h[2] and h[4] == ARGV[6] then
   return {1, tonumber(h[4]), c}
 end
 local token = next_token(KEYS[2])
-redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 't', token,
+redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 'x', 0, 't', token,
   'r', ARGV[3], 'm', ARGV[5], 'a', now_ms())
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if mode == 'u' then

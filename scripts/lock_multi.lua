@@ -44,7 +44,7 @@ for i = 1, n do
   else
     local lock = KEYS[3 * i - 2]
     local token = next_token(KEYS[3 * i - 1])
-    redis.call('HSET', lock, 'k', ARGV[1], 'o', ARGV[3 * i + 2], 'c', 1, 't', token,
+    redis.call('HSET', lock, 'k', ARGV[1], 'o', ARGV[3 * i + 2], 'c', 1, 'x', 0, 't', token,
       'r', ARGV[3 * i + 3], 'm', ARGV[3], 'a', now)
     redis.call('PEXPIRE', lock, ARGV[2])
     out[i + 1] = tonumber(token)

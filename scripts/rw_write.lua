@@ -60,7 +60,7 @@ if h[2] ~= owner then
   end
 end
 local t = next_token(KEYS[2])
-redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 't', t, 'r', req,
+redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 'x', 0, 't', t, 'r', req,
   'm', ARGV[8], 'a', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then

@@ -252,11 +252,11 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 		return err
 	}
 	return h.ExtendOn(ctx, h.Hold, "lock", length, func(token uint64) (*redis.Script, []string, []any) {
-		return h.Lock.Renewal(length, scripts.TokenArg(token))
+		return h.Lock.Extension(length, scripts.TokenArg(token))
 	})
 }
 
-// ExtendOn is Extend for a hold tracked by t, set by the renewal script
+// ExtendOn is Extend for a hold tracked by t, set by the script
 // that renewal returns for the hold's token; what names the hold in
 // errors ("lock", "read lock").
 func (h *Handle) ExtendOn(ctx context.Context, t *Tracker, what string, length time.Duration,
@@ -272,16 +272,24 @@ func (h *Handle) ExtendOn(ctx context.Context, t *Tracker, what string, length t
 	return t.Extend(ctx, what+" "+strconv.Quote(h.Name), length, send)
 }
 
-// Forget deletes the name's fence and this handle's markers when nothing
-// holds the lock hash or the keys of busy (a queue, a registry), and
-// reports whether it did; a lock in use is (false, nil), and nothing is
-// deleted.
-func (h *Handle) Forget(ctx context.Context, busy ...string) (bool, error) {
+// inUse are the parts of a name whose keys exist while any lock kind holds
+// it or waits for it: its hold, read holds, queues and waiter registries.
+var inUse = []string{"lock", "waiters", "queue", "alive", "readers", "leases", "writers", "wwaiters", "elect-alive"}
+
+// Forget deletes the name's fence when no lock of any kind holds the name
+// or waits for it (none of the keys of inUse exists), and reports whether
+// it did; a name in use is (false, nil), and nothing is deleted. The
+// owners' markers are left to expire: a late copy of a request must still
+// be refused, a retried release still recognised.
+func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	l := h.Lock
-	return scripts.Forget(ctx, h.S.Writer(), append([]string{l.Lock}, busy...), []string{l.Fence, l.Released, l.Left})
+	busy := make([]string, len(inUse))
+	for i, part := range inUse {
+		busy[i] = h.Key(part)
+	}
+	return scripts.Forget(ctx, h.S.Writer(), busy, []string{h.Lock.Fence})
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

@@ -312,6 +312,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		t.lease.Remove()
 		t.lease = nil
 	}
+	if t.timer != nil { // a fixed lease: its end is send's to find, not the timer's
+		t.timer.Stop()
+		t.timer = nil
+	}
 	t.mu.Unlock()
 	sent := time.Now()
 	ok, err := send()

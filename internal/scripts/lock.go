@@ -18,6 +18,7 @@ var (
 	lockBeat    = load("lock_beat")
 	lockState   = load("lock_state")
 	lockForget  = load("lock_forget")
+	lockExtend  = load("lock_extend")
 )
 
 // Lock names one lock hash and who acts on it.
@@ -240,7 +241,14 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 }
 
 // lockScripts lists this file's scripts, for SHA.
-var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget}
+var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget, lockExtend}
+
+// Extension returns the script that gives the owner's hold named by token
+// (TokenArg) a fixed lease, its keys and its arguments; it replies 1 (set)
+// or 0 (not held). Renewals sent before it leave the fixed lease alone.
+func (l Lock) Extension(lease time.Duration, token any) (*redis.Script, []string, []any) {
+	return lockExtend.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token}
+}
 
 // Forget deletes the keys del, unless any of the keys busy exists (the
 // name is held or waited for), and reports whether it did. Every key must

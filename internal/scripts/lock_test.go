@@ -257,3 +257,34 @@ func dump(t *testing.T, rdb *redis.Client) map[string]string {
 	}
 	return out
 }
+
+// A renewal of the watchdog sent before Extend and landing after it leaves
+// the extended lease alone; a fresh hold of the same key is renewed again.
+func TestExtendOutlastsLateRenewal(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		l := testLock("a")
+		got, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Second, nil), NoRegistry)
+		require.NoError(t, err)
+		tok := TokenArg(got.Token)
+		script, keys, args := l.Extension(10*time.Second, tok)
+		n, err := script.Run(ctx, rdb, keys, args...).Int()
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		script, keys, args = l.Renewal(300*time.Millisecond, tok)
+		n, err = script.Run(ctx, rdb, keys, args...).Int()
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "still held")
+		assert.Greater(t, rdb.PTTL(ctx, l.Lock).Val(), 9*time.Second, "the late renewal left the fixed lease alone")
+
+		_, err = l.Release(ctx, rdb, "a:2", true)
+		require.NoError(t, err)
+		got, err = l.Acquire(ctx, rdb, "a:3", NoToken, NewLease(time.Second, nil), NoRegistry)
+		require.NoError(t, err)
+		script, keys, args = l.Renewal(20*time.Second, TokenArg(got.Token))
+		_, err = script.Run(ctx, rdb, keys, args...).Int()
+		require.NoError(t, err)
+		assert.Greater(t, rdb.PTTL(ctx, l.Lock).Val(), 19*time.Second, "a fresh hold is renewed")
+	})
+}

@@ -1,0 +1,13 @@
+-- lock_extend: give an owner's hold of a lock hash a fixed lease from now,
+-- which renewals of the watchdog sent before it leave alone (see
+-- lock_renew).
+-- KEYS[1] lock hash
+-- ARGV[1] owner   ARGV[2] lease (ms)   ARGV[3] the hold's token
+-- Reply: 1 set; 0 not held by the owner with that token.
+local h = redis.call('HMGET', KEYS[1], 'o', 't')
+if h[1] == ARGV[1] and h[2] == ARGV[3] then
+  redis.call('HSET', KEYS[1], 'x', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0

@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -144,6 +145,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	res := newResults(cfg, b)
 	prefix := runPrefix + nonce()
+	if cfg.progress != "off" {
+		timed := 0 // cells that run for -duration; a seckill cell runs until its orders end
+		for _, c := range cells {
+			if c.scenario != "seckill" {
+				timed++
+			}
+		}
+		fmt.Fprintf(stderr, "bench: %d cells, %d of them %v each: about %v (-duration, -workers and -procs shorten it)\n",
+			len(cells), timed, cfg.duration, (time.Duration(timed) * cfg.duration).Round(time.Second))
+	}
 	bar := newProgress(stderr, cfg.progress, len(cells))
 	failed := false
 	for i, c := range cells {
@@ -151,7 +162,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		bar.start(c.String())
+		stop := stillRunning(bar, c.String(), stillEvery)
 		err := measure(ctx, b, cfg, c, prefix, fmt.Sprintf("%s:%d", c.scenario, i), res)
+		stop()
 		if err != nil && ctx.Err() == nil {
 			bar.say(fmt.Sprintf("bench: %s: %v", c, err))
 			failed = true
@@ -282,6 +295,34 @@ func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key s
 		}
 	}
 	return nil
+}
+
+// stillEvery is how often a cell that is still running says so.
+const stillEvery = 10 * time.Second
+
+// stillRunning has bar say every interval that the cell described by what
+// is still running, until the returned func is called; that func waits for
+// the goroutine to end.
+func stillRunning(bar *progress, what string, every time.Duration) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				bar.still(what, time.Since(start))
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // output prints the table or the JSON on stdout and writes the files.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -299,4 +301,20 @@ func TestOutCheckedFirst(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Empty(t, out)
 	require.Contains(t, errOut, `-out "/proc/nope"`)
+}
+
+// A cell that runs on says so every interval, and stops saying so when it
+// ends.
+func TestStillRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		bar := newProgress(&buf, "auto", 3) // not a terminal: plain lines
+		bar.start("seckill 100 orders")
+		stop := stillRunning(bar, "seckill 100 orders", 10*time.Second)
+		time.Sleep(25 * time.Second)
+		stop()
+		time.Sleep(time.Minute)
+		require.Equal(t, 2, strings.Count(buf.String(), "still running"), buf.String())
+		require.Contains(t, buf.String(), "bench: [1/3] seckill 100 orders: still running, 20s")
+	})
 }

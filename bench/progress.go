@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -52,6 +53,18 @@ func (p *progress) start(what string) {
 		p.bar.Describe(what)
 	case p.plain != nil:
 		fmt.Fprintf(p.plain, "bench: [%d/%d] %s\n", p.done+1, p.total, what)
+	}
+}
+
+// still says that the cell described by what is still running after
+// elapsed: a cell can run long (a seckill whose orders all wait their
+// timeout), and a silent minute looks like a hang.
+func (p *progress) still(what string, elapsed time.Duration) {
+	switch {
+	case p.bar != nil:
+		p.bar.Describe(fmt.Sprintf("%s (%v)", what, elapsed.Round(time.Second)))
+	case p.plain != nil:
+		fmt.Fprintf(p.plain, "bench: [%d/%d] %s: still running, %v\n", p.done+1, p.total, what, elapsed.Round(time.Second))
 	}
 }
 

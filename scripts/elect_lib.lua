@@ -45,6 +45,6 @@ end
 -- on_vacant is called when a script ends the lead (a Resign, a grant given
 -- back, a forced end) and no candidate follows: nobody leads, logged as
 -- term 0. A lead whose lease ran out runs no script: it is not logged.
-local function on_vacant(now)
-  log_leader('0', '', now)
+local function on_vacant()
+  log_leader('0', '', now_ms())
 end

@@ -6,7 +6,7 @@ local queued = check_keys(redis.call('HGET', KEYS[1], 'k'), true)
 check_fence(queued)
 local held = redis.call('DEL', KEYS[1])
 if held == 1 then
-  hand_on_or_vacate(queued, now_ms())
+  hand_on_or_vacate(queued)
 else
   hand_on(now_ms())
 end

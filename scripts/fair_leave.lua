@@ -20,7 +20,7 @@ if h[2] == owner and h[4] == req then
     return 1
   end
   redis.call('DEL', KEYS[1])
-  hand_on_or_vacate(queued, now_ms())
+  hand_on_or_vacate(queued)
   return 1
 end
 local left = 0

@@ -95,10 +95,11 @@ end
 
 -- hand_on_or_vacate hands the lock that this script freed (its holder
 -- released it, or gave back a grant, or it was forced) to the first live
--- waiter, or says nobody holds it now (on_vacant).
-local function hand_on_or_vacate(queued, now)
-  if not (queued > 0 and hand_on(now)) then
-    on_vacant(now)
+-- waiter, or says nobody holds it now (on_vacant). It reads the clock only
+-- when someone is queued.
+local function hand_on_or_vacate(queued)
+  if not (queued > 0 and hand_on(now_ms())) then
+    on_vacant()
   end
 end
 

@@ -26,5 +26,5 @@ end
 check_fence(queued)
 redis.call('SET', KEYS[6], req, 'PX', ARGV[6])
 redis.call('DEL', KEYS[1])
-hand_on_or_vacate(queued, now_ms())
+hand_on_or_vacate(queued)
 return 0

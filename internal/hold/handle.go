@@ -245,31 +245,22 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 }
 
 // Extend gives the handle's hold of the lock hash a fixed lease of length
-// from now (see Tracker.Extend): the watchdog stops renewing it, and Lost
+// from now (see Tracker.Extend), with lock_extend: the watchdog stops
+// renewing it, a renewal already on its way leaves it alone, and Lost
 // closes when it ends. A hold that is gone is ErrLeaseLost.
 func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 	if err := core.CheckLease("lease", length); err != nil {
 		return err
 	}
-	return h.ExtendOn(ctx, h.Hold, "lock", length, func(token uint64) (*redis.Script, []string, []any) {
-		return h.Lock.Extension(length, scripts.TokenArg(token))
-	})
-}
-
-// ExtendOn is Extend for a hold tracked by t, set by the script
-// that renewal returns for the hold's token; what names the hold in
-// errors ("lock", "read lock").
-func (h *Handle) ExtendOn(ctx context.Context, t *Tracker, what string, length time.Duration,
-	renewal func(token uint64) (*redis.Script, []string, []any)) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
 	send := func() (bool, error) {
-		script, keys, args := renewal(t.Token())
+		script, keys, args := h.Lock.Extension(length, scripts.TokenArg(h.Hold.Token()))
 		n, err := script.Run(ctx, h.S.Writer(), keys, args...).Int64()
 		return n == 1, err
 	}
-	return t.Extend(ctx, what+" "+strconv.Quote(h.Name), length, send)
+	return h.Hold.Extend(ctx, "lock "+strconv.Quote(h.Name), length, send)
 }
 
 // inUse are the parts of a name whose keys exist while any lock kind holds

@@ -16,7 +16,8 @@ const (
 	// lead, a latch that opened); Wait is how long the call waited.
 	Acquired = EventKind(obs.Acquired)
 	// WaitEnded: a blocking acquire ended without a hold, its context done
-	// or its Client closed; Wait is how long it waited, Err why it ended.
+	// or its Client closed, or a try failed after it began to wait (Waited
+	// is then true); Wait is how long it took, Err why it ended.
 	WaitEnded = EventKind(obs.WaitEnded)
 	// Released: the release that ended a hold; Held is how long it was held.
 	Released = EventKind(obs.Released)
@@ -28,9 +29,17 @@ const (
 	// HubReconnected: the Hub's pub/sub connection was re-established and
 	// its subscriptions confirmed again; Count is how many channels.
 	HubReconnected = EventKind(obs.HubReconnected)
+	// Waiting: a blocking acquire found the primitive taken and began to
+	// wait. Its Acquired or WaitEnded follows, with Waited true: the pairs
+	// count the waiters of the moment.
+	Waiting = EventKind(obs.Waiting)
+	// HubMoved: on a Cluster, the Hub subscribed a shard channel on another
+	// node (its slot migrated, or its node failed over); Name is the
+	// channel.
+	HubMoved = EventKind(obs.HubMoved)
 )
 
-var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected"}
+var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) && k > 0 {
@@ -40,7 +49,7 @@ func (k EventKind) String() string {
 }
 
 // Event is what an observer hears. Primitive and Name say which hold
-// (empty for Renewed and HubReconnected).
+// (empty for Renewed and HubReconnected; HubMoved's Name is a channel).
 type Event struct {
 	Kind      EventKind
 	Primitive string // "rlock", "rfairlock", "rrwlock", "rsemaphore", "rlatch", "relection"
@@ -49,12 +58,14 @@ type Event struct {
 	Held      time.Duration // Released, LeaseLost
 	Took      time.Duration // Renewed
 	Count     int           // Renewed, HubReconnected
-	Err       error         // WaitEnded, Renewed
+	Waited    bool          // Acquired, WaitEnded: a Waiting event came first
+	Err       error         // WaitEnded, Renewed, HubReconnected
 }
 
-// WithObserver calls f with each Event of the Client: every acquire and
-// its wait, every release and how long the hold lasted, every lost lease,
-// every watchdog tick, every Hub reconnect. f is called synchronously, at
+// WithObserver calls f with each Event of the Client: every acquire, when
+// it begins to wait and how long it waited, every release and how long the
+// hold lasted, every lost lease, every watchdog tick, every Hub reconnect
+// and shard channel move. f is called synchronously, at
 // times under the Client's own locks: it must return quickly and must not
 // call the Client's primitives (hand the event to a channel or to a
 // metrics library). Without it nothing is built or allocated for events.
@@ -69,7 +80,7 @@ func WithObserver(f func(Event)) Option {
 		}
 		o.Observer = func(e obs.Event) {
 			f(Event{Kind: EventKind(e.Kind), Primitive: e.Primitive, Name: e.Name,
-				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Err: e.Err})
+				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Waited: e.Waited, Err: e.Err})
 		}
 		return nil
 	}

@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http/httptest"
+	"strings"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	otelprometheus "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -58,4 +63,55 @@ func Example() {
 	// Output:
 	// redcoord.wait 1
 	// redcoord.hold 1
+}
+
+// Export a Client's metrics for Prometheus to scrape: the exporter is the
+// MeterProvider's reader, and promhttp serves its registry. Here one
+// request to the handler stands in for a scrape.
+func Example_prometheus() {
+	srv := miniredis.NewMiniRedis() // any Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	if err := srv.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	reg := prometheus.NewRegistry()
+	exporter, err := otelprometheus.New(otelprometheus.WithRegisterer(reg), otelprometheus.WithoutScopeInfo())
+	if err != nil {
+		log.Fatal(err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	defer mp.Shutdown(ctx)
+	obs, err := redcoordotel.Observer(mp, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := redcoord.New(rdb, redcoord.WithObserver(obs))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	mu := rlock.New(c, "report")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := mu.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	// In a service: http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	scrape := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(scrape, httptest.NewRequest("GET", "/metrics", nil))
+	for line := range strings.Lines(scrape.Body.String()) {
+		if strings.HasPrefix(line, "redcoord_") && strings.Contains(line, "_count") {
+			fmt.Print(line)
+		}
+	}
+	// Output:
+	// redcoord_hold_seconds_count{outcome="released",primitive="rlock"} 1
+	// redcoord_wait_seconds_count{outcome="acquired",primitive="rlock"} 1
 }

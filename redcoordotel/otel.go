@@ -11,11 +11,13 @@
 // rsemaphore, rsemaphore-expirable, rlatch, relection) where it applies:
 //
 //	redcoord.wait              histogram, s: how long acquires waited; "outcome" acquired or ended
+//	redcoord.waiters           up-down counter: acquires waiting now
 //	redcoord.hold              histogram, s: how long holds lasted, to their release or loss; "outcome" released or lost
 //	redcoord.leases.lost       counter: holds found lost
 //	redcoord.renewals          counter: leases renewed by the watchdog's ticks
 //	redcoord.renewal.duration  histogram, s: how long a tick's round trips took
-//	redcoord.hub.reconnects    counter: Hub reconnects
+//	redcoord.hub.reconnects    counter: Hub reconnects (on a Cluster, shard connections lost)
+//	redcoord.hub.moves         counter: shard channels the Hub moved to another node
 //
 // With a TracerProvider, each acquire that waited is also a span,
 // "redcoord.acquire <primitive>", from its start to its end, with the
@@ -65,6 +67,12 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 	if r.reconnects, err = m.Int64Counter("redcoord.hub.reconnects", metric.WithDescription("Hub reconnects")); err != nil {
 		return nil, err
 	}
+	if r.moves, err = m.Int64Counter("redcoord.hub.moves", metric.WithDescription("Shard channels moved to another node")); err != nil {
+		return nil, err
+	}
+	if r.waiters, err = m.Int64UpDownCounter("redcoord.waiters", metric.WithDescription("Acquires waiting now")); err != nil {
+		return nil, err
+	}
 	if tp != nil {
 		r.tracer = tp.Tracer(scope)
 	}
@@ -73,9 +81,10 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 
 // recorder holds the instruments.
 type recorder struct {
-	wait, hold, tick           metric.Float64Histogram
-	lost, renewals, reconnects metric.Int64Counter
-	tracer                     trace.Tracer // nil: no spans
+	wait, hold, tick                  metric.Float64Histogram
+	lost, renewals, reconnects, moves metric.Int64Counter
+	waiters                           metric.Int64UpDownCounter
+	tracer                            trace.Tracer // nil: no spans
 }
 
 // record records one event.
@@ -83,13 +92,18 @@ func (r *recorder) record(e redcoord.Event) {
 	ctx := context.Background()
 	prim := attribute.String("primitive", e.Primitive)
 	switch e.Kind {
+	case redcoord.Waiting:
+		r.waiters.Add(ctx, 1, metric.WithAttributes(prim))
 	case redcoord.Acquired, redcoord.WaitEnded:
+		if e.Waited {
+			r.waiters.Add(ctx, -1, metric.WithAttributes(prim))
+		}
 		outcome := "acquired"
 		if e.Kind == redcoord.WaitEnded {
 			outcome = "ended"
 		}
 		r.wait.Record(ctx, e.Wait.Seconds(), metric.WithAttributes(prim, attribute.String("outcome", outcome)))
-		if r.tracer != nil && e.Wait > 0 {
+		if r.tracer != nil && e.Waited {
 			end := time.Now()
 			_, span := r.tracer.Start(ctx, "redcoord.acquire "+e.Primitive, trace.WithTimestamp(end.Add(-e.Wait)),
 				trace.WithAttributes(prim, attribute.String("name", e.Name), attribute.String("outcome", outcome)))
@@ -110,5 +124,7 @@ func (r *recorder) record(e redcoord.Event) {
 		r.tick.Record(ctx, e.Took.Seconds())
 	case redcoord.HubReconnected:
 		r.reconnects.Add(ctx, 1)
+	case redcoord.HubMoved:
+		r.moves.Add(ctx, 1)
 	}
 }

@@ -41,6 +41,7 @@ func TestMetricsAndSpans(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Lock(ctx) }()
 	time.Sleep(50 * time.Millisecond)
+	locktest.Eventually(t, func() bool { return waiters(t, reader) == 1 }, "one acquire waits")
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, <-done)
 	time.Sleep(150 * time.Millisecond) // a watchdog tick
@@ -53,14 +54,9 @@ func TestMetricsAndSpans(t *testing.T) {
 		t.Fatal("not lost")
 	}
 
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(ctx, &rm))
-	got := map[string]metricdata.Aggregation{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, metric := range sm.Metrics {
-			got[metric.Name] = metric.Data
-		}
-	}
+	obs(redcoord.Event{Kind: redcoord.HubMoved, Name: "rc:{m}:ch"})
+
+	got := collect(t, reader)
 	wait := got["redcoord.wait"].(metricdata.Histogram[float64])
 	var waits uint64
 	for _, dp := range wait.DataPoints {
@@ -75,9 +71,42 @@ func TestMetricsAndSpans(t *testing.T) {
 	renewals := got["redcoord.renewals"].(metricdata.Sum[int64])
 	require.Len(t, renewals.DataPoints, 1)
 	assert.Positive(t, renewals.DataPoints[0].Value)
+	assert.Equal(t, int64(0), waiters(t, reader), "nobody waits now")
+	moves := got["redcoord.hub.moves"].(metricdata.Sum[int64])
+	require.Len(t, moves.DataPoints, 1)
+	assert.Equal(t, int64(1), moves.DataPoints[0].Value)
 
 	ended := spans.Ended()
 	require.NotEmpty(t, ended)
 	assert.Equal(t, "redcoord.acquire rlock", ended[0].Name())
 	assert.GreaterOrEqual(t, ended[0].EndTime().Sub(ended[0].StartTime()), 40*time.Millisecond, "the span covers the wait")
+	assert.Len(t, ended, 1, "acquires that did not wait make no span")
+}
+
+// collect reads the reader's metrics by name.
+func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]metricdata.Aggregation {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	got := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, metric := range sm.Metrics {
+			got[metric.Name] = metric.Data
+		}
+	}
+	return got
+}
+
+// waiters sums redcoord.waiters over its attributes.
+func waiters(t *testing.T, reader *sdkmetric.ManualReader) int64 {
+	t.Helper()
+	sum, ok := collect(t, reader)["redcoord.waiters"].(metricdata.Sum[int64])
+	if !ok {
+		return 0
+	}
+	var n int64
+	for _, dp := range sum.DataPoints {
+		n += dp.Value
+	}
+	return n
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/redcoord/redcoord/rrwlock"
 )
 
-// readSide is an RWMutex's read side as locktest.Scoped sees a lock.
+// readSide is an RWMutex's read side as locktest.Scoped and
+// locktest.Extends see a lock.
 type readSide struct{ *rrwlock.RWMutex }
 
 func (r readSide) Lock(ctx context.Context) error   { return r.RLock(ctx) }
@@ -21,6 +22,13 @@ func (r readSide) Unlock(ctx context.Context) error { return r.RUnlock(ctx) }
 func (r readSide) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return r.RContext(parent)
 }
+func (r readSide) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	return r.TryRLockWithLease(ctx, lease)
+}
+func (r readSide) Extend(ctx context.Context, lease time.Duration) error {
+	return r.RExtend(ctx, lease)
+}
+func (r readSide) Lost() <-chan struct{} { return r.RLost() }
 
 // Context ends with the write hold, RContext with the read hold:
 // locktest.Scoped.

@@ -49,7 +49,8 @@ func TestBadInput(t *testing.T) {
 		}
 		m := rrwlock.New(c, "n")
 		for _, lease := range []time.Duration{0, -time.Second, time.Microsecond, time.Millisecond - 1} {
-			for op, err := range map[string]error{"LockWithLease": m.LockWithLease(ctx, lease), "RLockWithLease": m.RLockWithLease(ctx, lease)} {
+			for op, err := range map[string]error{"LockWithLease": m.LockWithLease(ctx, lease), "RLockWithLease": m.RLockWithLease(ctx, lease),
+				"Extend": m.Extend(ctx, lease), "RExtend": m.RExtend(ctx, lease)} {
 				assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, "%s(%v)", op, lease)
 				assert.ErrorContains(t, err, "lease", "%s(%v)", op, lease)
 			}
@@ -126,11 +127,11 @@ func TestWrongType(t *testing.T) {
 
 // wrongType checks the error of method op of a handle that holds nothing,
 // on a name whose key holds another type: ErrWrongType, except for a
-// release, which is ErrNotHeld without a request. It reports whether it
-// expected ErrWrongType.
+// release or an extension, which is ErrNotHeld without a request. It
+// reports whether it expected ErrWrongType.
 func wrongType(t *testing.T, key, op string, err error) bool {
 	t.Helper()
-	if op == "Unlock" || op == "RUnlock" {
+	if op == "Unlock" || op == "RUnlock" || op == "Extend" || op == "RExtend" {
 		assert.ErrorIs(t, err, redcoord.ErrNotHeld, "%s: %s", key, op)
 		return false
 	}
@@ -187,6 +188,8 @@ func everyMethod(ctx context.Context, m *rrwlock.RWMutex) map[string]error {
 		"RLockWithLease": m.RLockWithLease(ctx, time.Second),
 		"TryRLock":       locktest.Second(m.TryRLock(ctx)),
 		"RUnlock":        m.RUnlock(ctx),
+		"Extend":         m.Extend(ctx, time.Second),
+		"RExtend":        m.RExtend(ctx, time.Second),
 		"ForceUnlock":    locktest.Second(m.ForceUnlock(ctx)),
 		"State":          locktest.Second(m.State(ctx)),
 	}

@@ -136,6 +136,24 @@ func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (b
 	return hold.Tried(m.readLock(ctx, lease, false))
 }
 
+// RExtend gives the handle's read hold a fixed lease that ends lease (at
+// least 1ms) from now, in one round trip, as Extend does for the write
+// hold: the watchdog no longer renews it, and RLost closes when it ends. A
+// read hold that already ended is ErrLeaseLost (matching ErrNotHeld); a
+// handle without a read hold gets ErrNotHeld. A failed RExtend leaves the
+// hold kept as it was.
+func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
+	h := m.h
+	if err := core.CheckLease("lease", lease); err != nil {
+		return err
+	}
+	if err := h.Check(ctx); err != nil {
+		return err
+	}
+	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), lease) }
+	return m.read.Extend(ctx, "read lock "+strconv.Quote(h.Name), lease, send)
+}
+
 // RUnlock releases one read hold, with the errors of Unlock. The last
 // reader's release wakes one registered waiting writer.
 func (m *RWMutex) RUnlock(ctx context.Context) error {

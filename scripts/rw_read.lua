@@ -42,6 +42,9 @@ if not c then
     end
   end
 end
+if c then
+  redis.call('HDEL', KEYS[3], 'x:' .. owner) -- an orphan's fixed lease
+end
 redis.call('HSET', KEYS[3], 'k', KIND, owner, 1, 'r:' .. owner, req)
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), owner)
 keep(now)

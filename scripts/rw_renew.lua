@@ -6,6 +6,9 @@
 --         registry is renewed too, if a release has not woken it
 -- Reply: 1 renewed; 0 gone (the read hold is lost; the writer no longer
 --        waits: it lapsed, left, or took the lock).
+-- A read hold that rw_rextend gave a fixed lease ('x:'<owner>) is held,
+-- and left as it is: this renewal was sent before the extension and
+-- arrives after it.
 check_keys()
 local owner = ARGV[5]
 local now = now_ms()
@@ -16,6 +19,9 @@ end
 local deadline = redis.call('ZSCORE', key, owner)
 if not deadline or tonumber(deadline) <= now then
   return 0
+end
+if ARGV[7] == 'r' and redis.call('HGET', KEYS[3], 'x:' .. owner) then
+  return 1
 end
 redis.call('ZADD', key, now + tonumber(ARGV[6]), owner)
 keep(now)

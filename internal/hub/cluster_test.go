@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/obs"
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
@@ -122,7 +123,8 @@ func mapsValues(m map[string][]string) [][]string {
 func TestShardedHubSlotMoves(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	rdb := cl.Client(t)
-	h := newHub(t, rdb)
+	var ev heard
+	h := newHub(t, rdb, WithObserver(ev.add))
 	ch := "rc:{moving}:ch"
 	from := cl.MasterFor(ch)
 	to := cl.Masters()[(slices.Index(cl.Masters(), from)+1)%3]
@@ -133,6 +135,10 @@ func TestShardedHubSlotMoves(t *testing.T) {
 	eventually(t, func() bool { return slices.Contains(shardChannels(t, to), ch) }, "subscribed on the new owner")
 	assert.Empty(t, shardChannels(t, from))
 	assert.GreaterOrEqual(t, h.Stats().Moves, int64(1))
+	moved := ev.of(obs.HubMoved)
+	require.NotEmpty(t, moved, "the observer hears the move")
+	assert.Equal(t, ch, moved[0].Name)
+	assert.Empty(t, ev.of(obs.HubReconnected), "no connection was lost")
 	take(s)
 
 	require.NoError(t, rdb.SPublish(testCtx(t), ch, One()).Err())
@@ -154,7 +160,8 @@ func TestShardedHubFailover(t *testing.T) {
 		t.Run(map[bool]string{false: "CLUSTER FAILOVER", true: "kill"}[kill], func(t *testing.T) {
 			cl := redistest.StartCluster(t, 3, 1)
 			rdb := cl.Client(t)
-			h := newHub(t, rdb)
+			var ev heard
+			h := newHub(t, rdb, WithObserver(ev.add))
 			ch := "rc:{failing}:ch"
 			old := cl.MasterFor(ch)
 			s := subscribe(t, h, ch, "")
@@ -183,6 +190,12 @@ func TestShardedHubFailover(t *testing.T) {
 				return err == nil && n == 1
 			}, "a message on the new primary reaches the Hub")
 			awaitWake(t, s, "a message on the new primary")
+			moved := ev.of(obs.HubMoved)
+			require.NotEmpty(t, moved, "the observer hears the move")
+			assert.Equal(t, ch, moved[len(moved)-1].Name)
+			if kill {
+				assert.NotEmpty(t, ev.of(obs.HubReconnected), "the lost shard connection")
+			}
 		})
 	}
 }

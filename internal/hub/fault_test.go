@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // limitedUser creates an ACL user on a real server and returns a client
@@ -91,7 +92,8 @@ func TestConfirmTimeout(t *testing.T) {
 func TestReconnect(t *testing.T) {
 	forEachServer(t, func(t *testing.T, srv *server) {
 		rdb := newClient(t, srv)
-		h := newHub(t, rdb)
+		var ev heard
+		h := newHub(t, rdb, WithObserver(ev.add))
 		w := []*Subscription{subscribe(t, h, "a", ""), subscribe(t, h, "a", ""), subscribe(t, h, "b", "")}
 
 		if srv.mr != nil {
@@ -107,6 +109,9 @@ func TestReconnect(t *testing.T) {
 		}
 		eventually(t, func() bool { return h.Stats().Reconnects >= 1 }, "a reconnect is counted")
 		assert.Equal(t, 2, h.Stats().Channels)
+		rec := ev.of(obs.HubReconnected)
+		require.NotEmpty(t, rec, "the observer hears the reconnect")
+		assert.Equal(t, 2, rec[0].Count, "with the channels it had")
 
 		f := newFence(t, h, rdb)
 		publish(t, f, "a", One())

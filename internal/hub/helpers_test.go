@@ -3,12 +3,40 @@ package hub
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/obs"
 )
+
+// heard collects what a Hub's observer hears.
+type heard struct {
+	mu     sync.Mutex
+	events []obs.Event
+}
+
+func (h *heard) add(e obs.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+}
+
+// of returns the events of kind k.
+func (h *heard) of(k obs.Kind) []obs.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []obs.Event
+	for _, e := range h.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // patience bounds every wait in these tests. It is generous: the tests assert
 // what happens, not how fast.

@@ -92,7 +92,9 @@ func WithProbeChannel(name string) Option {
 }
 
 // WithObserver has the Hub report each reconnect to f (obs.HubReconnected,
-// with the number of channels subscribed). nil is no observer.
+// with the number of channels subscribed; on a Cluster, a shard connection
+// lost) and each shard channel moved to another node (obs.HubMoved, with
+// the channel as Name). nil is no observer.
 func WithObserver(f obs.Func) Option {
 	return func(o *options) { o.observe = f }
 }

@@ -2,8 +2,9 @@ package hub
 
 import (
 	"context"
-	"github.com/redcoord/redcoord/internal/obs"
 	"time"
+
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // nodeLost drops n, whose connection failed, and moves its topics to the
@@ -98,6 +99,7 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 		}
 		if err == nil {
 			h.moves++
+			h.opts.observe.Emit(obs.Event{Kind: obs.HubMoved, Name: channel})
 			h.mu.Unlock()
 			cancel()
 			return

@@ -18,6 +18,8 @@ const (
 	LeaseLost
 	Renewed
 	HubReconnected
+	Waiting
+	HubMoved
 )
 
 // Event is one event; redcoord's Event has the same fields.
@@ -29,6 +31,7 @@ type Event struct {
 	Held      time.Duration
 	Took      time.Duration
 	Count     int
+	Waited    bool
 	Err       error
 }
 

@@ -15,12 +15,13 @@ var (
 	rwUnlock  = loadWith("rw_unlock", "rw_lib.lua")
 	rwLeave   = loadWith("rw_leave", "rw_lib.lua")
 	rwRenew   = loadWith("rw_renew", "rw_lib.lua")
+	rwRExtend = loadWith("rw_rextend", "rw_lib.lua")
 	rwForce   = loadWith("rw_force", "rw_lib.lua")
 	rwState   = loadWith("rw_state", "rw_lib.lua")
 )
 
 // rwScripts lists this file's scripts, for SHA.
-var rwScripts = []*Script{rwRead, rwWrite, rwRUnlock, rwUnlock, rwLeave, rwRenew, rwForce, rwState}
+var rwScripts = []*Script{rwRead, rwWrite, rwRUnlock, rwUnlock, rwLeave, rwRenew, rwRExtend, rwForce, rwState}
 
 // RW names one read-write lock (see rw_lib.lua) and the owner acting on it.
 // Its write hold is a lock hash: Lock's Renewal renews it.
@@ -186,6 +187,18 @@ func (rw RW) Renewal(write bool, req string, ttl time.Duration) (*redis.Script, 
 	l := rw.Lock
 	return rwRenew.Script, rw.keys(),
 		[]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner, ttl.Milliseconds(), mode(write), req}
+}
+
+// RExtend gives the owner's read hold a fixed lease of length from now,
+// which a renewal sent before it leaves alone; false: the owner holds no
+// read hold.
+func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwRExtend, rw.Lock.Owner, length.Milliseconds())
+	if err != nil {
+		return false, err
+	}
+	n, err := integer(v)
+	return n == 1, err
 }
 
 func mode(write bool) string {

@@ -219,6 +219,8 @@ func TestRWWrongType(t *testing.T) {
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
+			_, err = rw.RExtend(ctx, rdb, time.Minute)
+			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			keys, err := rdb.Keys(ctx, "*").Result()
 			require.NoError(t, err)
 			assert.Equal(t, []string{key}, keys, "nothing written beside %s", key)
@@ -355,5 +357,68 @@ func TestRWWakesOneWriter(t *testing.T) {
 		require.Len(t, msgs, 1, "no writer waits: the release wakes the readers")
 		assert.Equal(t, "t:{n}:ch", msgs[0].Channel)
 		assert.Equal(t, "*", msgs[0].Payload)
+	})
+}
+
+// RExtend gives a read hold a fixed lease: a renewal sent before it and
+// landing after it leaves that lease alone; a read hold that is gone is
+// not extended; a fresh hold of the owner is renewed again.
+func TestRWExtendOutlastsLateRenewal(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		rw := testRW("a")
+		ok, err := rw.RExtend(ctx, rdb, 10*time.Second)
+		require.NoError(t, err)
+		assert.False(t, ok, "no read hold to extend")
+		assert.Empty(t, rdb.Keys(ctx, "*").Val(), "nothing written")
+
+		_, err = rw.Read(ctx, rdb, "a:1", false, time.Second)
+		require.NoError(t, err)
+		ok, err = rw.RExtend(ctx, rdb, 10*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		renew := func(ttl time.Duration) int {
+			script, keys, args := rw.Renewal(false, "", ttl)
+			n, err := script.Run(ctx, rdb, keys, args...).Int()
+			require.NoError(t, err)
+			return n
+		}
+		assert.Equal(t, 1, renew(300*time.Millisecond), "still held")
+		lease := func() time.Duration {
+			now, err := rdb.Time(ctx).Result()
+			require.NoError(t, err)
+			return time.Duration(rdb.ZScore(ctx, rw.Leases, "a").Val()-float64(now.UnixMilli())) * time.Millisecond
+		}
+		assert.Greater(t, lease(), 9*time.Second, "the late renewal left the fixed lease alone")
+		assert.Greater(t, rdb.PTTL(ctx, rw.Readers).Val(), 9*time.Second, "the readers' keys outlive it")
+
+		n, err := rw.RUnlock(ctx, rdb, "a:2", true)
+		require.NoError(t, err)
+		require.Equal(t, int64(0), n)
+		assert.Zero(t, rdb.Exists(ctx, rw.Readers, rw.Leases).Val(), "the mark goes with the hold")
+		_, err = rw.Read(ctx, rdb, "a:3", false, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, 1, renew(20*time.Second))
+		assert.Greater(t, lease(), 19*time.Second, "a fresh hold is renewed")
+
+		// An orphan (a hold the handle no longer knows) that was extended is
+		// taken over as a fresh hold, renewed again.
+		ok, err = rw.RExtend(ctx, rdb, 30*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = rw.Read(ctx, rdb, "a:4", false, time.Second)
+		require.NoError(t, err)
+		assert.False(t, rdb.HExists(ctx, rw.Readers, "x:a").Val(), "the fresh hold has no fixed lease")
+		assert.Equal(t, 1, renew(40*time.Second))
+		assert.Greater(t, lease(), 39*time.Second)
+
+		// A lease that ran out is not extended.
+		_, err = testRW("b").Read(ctx, rdb, "b:1", false, 20*time.Millisecond)
+		require.NoError(t, err)
+		time.Sleep(40 * time.Millisecond)
+		ok, err = testRW("b").RExtend(ctx, rdb, 10*time.Second)
+		require.NoError(t, err)
+		assert.False(t, ok, "the lease had run out")
 	})
 }

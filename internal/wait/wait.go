@@ -44,6 +44,10 @@ type Config struct {
 	Done    <-chan struct{}          // closed when the Client closes
 	Logger  *slog.Logger
 	Observe obs.Func // nil: no observer
+
+	// waited, set by Acquire when Observe is set, records that the acquire
+	// reached the wait (steps 2 to 5) and reported obs.Waiting.
+	waited *bool
 }
 
 // Attempt is the outcome of one try.
@@ -119,12 +123,17 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 		return acquire(ctx, cfg, s, t)
 	}
 	start := time.Now()
+	var waited bool
+	cfg.waited = &waited
 	got, err := acquire(ctx, cfg, s, t)
 	switch {
 	case err == nil:
-		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start)})
+		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited})
 	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Err: err})
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Err: err})
+	case waited:
+		// A try that failed after the wait began: the wait is over all the same.
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: true, Err: err})
 	}
 	return got, err
 }
@@ -183,6 +192,10 @@ func queued(cfg Config, channel string) bool {
 // when not nil, was registered before that try (see listen): steps 2 and 3
 // are skipped.
 func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription) (got T, err error) {
+	if cfg.waited != nil {
+		*cfg.waited = true
+		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name})
+	}
 	var wake <-chan struct{}
 	tried := false
 	if sub == nil {

@@ -50,6 +50,13 @@ type config struct {
 	observe func(redcoord.Event) // the Clients' observer; set by run with -metrics
 }
 
+// The default -duration: a default run on the embedded miniredis (25
+// cells) ends in about half a minute; a server is measured longer.
+const (
+	defaultDurationMini   = time.Second
+	defaultDurationServer = 3 * time.Second
+)
+
 // maxSpan bounds -duration and -order-timeout: the histograms hold waits up
 // to an hour. maxHold is below redsync's 8s expiry, so that no lease runs
 // out under a hold and no lock is blamed for the harness's sleep.
@@ -105,7 +112,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&procs, "procs", "w,1", "process counts the workers are spread over, comma-separated, one row each: "+
 		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
-	fs.DurationVar(&c.duration, "duration", 3*time.Second, "how long each cell runs (mutex, rwlock, semaphore)")
+	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
+		defaultDurationMini.String()+" on the embedded miniredis, "+defaultDurationServer.String()+" on a server (-redis, -cluster)")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
@@ -166,6 +174,12 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		return errors.New("-username, -password and -tls need -redis or -cluster: the embedded miniredis takes none of them")
 	}
 
+	if !flagSet(fs, "duration") {
+		c.duration = defaultDurationServer
+		if c.redis == "" && c.cluster == nil {
+			c.duration = defaultDurationMini
+		}
+	}
 	for _, d := range []struct {
 		name     string
 		v        time.Duration
@@ -279,4 +293,11 @@ func procsFor(p, workers int) int {
 		return workers
 	}
 	return p
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

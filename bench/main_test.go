@@ -138,6 +138,26 @@ func TestBadFlags(t *testing.T) {
 	require.Contains(t, errOut, "-scenario")
 }
 
+// With no -duration, a cell runs 1s on the embedded miniredis (the default
+// run, 25 cells, ends in about half a minute) and 3s on a server; a given
+// -duration stands.
+func TestDefaultDuration(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, time.Second},
+		{[]string{"-redis", "127.0.0.1:1"}, 3 * time.Second},
+		{[]string{"-cluster", "127.0.0.1:1"}, 3 * time.Second},
+		{[]string{"-duration", "2s"}, 2 * time.Second},
+		{[]string{"-redis", "127.0.0.1:1", "-duration", "500ms"}, 500 * time.Millisecond},
+	} {
+		cfg, err := parseConfig(tc.args, io.Discard)
+		require.NoError(t, err, "%v", tc.args)
+		require.Equal(t, tc.want, cfg.duration, "%v", tc.args)
+	}
+}
+
 func TestUnreachableRedis(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

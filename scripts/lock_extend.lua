@@ -3,10 +3,11 @@
 -- lock_renew).
 -- KEYS[1] lock hash
 -- ARGV[1] owner   ARGV[2] lease (ms)   ARGV[3] the hold's token
+-- ARGV[4] holder metadata, describing the fixed lease (see lib.lua)
 -- Reply: 1 set; 0 not held by the owner with that token.
 local h = redis.call('HMGET', KEYS[1], 'o', 't')
 if h[1] == ARGV[1] and h[2] == ARGV[3] then
-  redis.call('HSET', KEYS[1], 'x', 1)
+  redis.call('HSET', KEYS[1], 'x', 1, 'm', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end

@@ -23,7 +23,8 @@ type Extendable interface {
 
 // Extends checks, in a synctest bubble whose Clients have the default lease
 // TTL (30s), that Extend on a handle that holds nothing is ErrNotHeld;
-// that a hold extended to 45s outlives the TTL and is lost when the 45s
+// that a hold extended to 45s (which Holder, where the handle has it,
+// reports as a fixed lease of 45s) outlives the TTL and is lost when the 45s
 // run out, after which Extend and Unlock are ErrLeaseLost; and that
 // TryLockWithLease takes a free lock whose Lost closes when its lease runs
 // out.
@@ -33,6 +34,15 @@ func Extends(t *testing.T, x Extendable) {
 	assert.ErrorIs(t, x.Extend(ctx, time.Second), redcoord.ErrNotHeld)
 	require.NoError(t, x.Lock(ctx))
 	require.NoError(t, x.Extend(ctx, 45*time.Second))
+	if h, ok := x.(interface {
+		Holder(context.Context) (redcoord.Holder, bool, error)
+	}); ok {
+		hd, held, err := h.Holder(ctx)
+		require.NoError(t, err)
+		require.True(t, held)
+		assert.True(t, hd.Fixed, "Holder tells of the fixed lease")
+		assert.Equal(t, 45*time.Second, hd.Lease)
+	}
 	lost := x.Lost()
 	time.Sleep(44 * time.Second)
 	assert.False(t, IsClosed(lost), "the extended lease outlives the TTL")

@@ -244,10 +244,11 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget, lockExtend}
 
 // Extension returns the script that gives the owner's hold named by token
-// (TokenArg) a fixed lease, its keys and its arguments; it replies 1 (set)
-// or 0 (not held). Renewals sent before it leave the fixed lease alone.
-func (l Lock) Extension(lease time.Duration, token any) (*redis.Script, []string, []any) {
-	return lockExtend.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token}
+// (TokenArg) a fixed lease, described by the holder metadata meta, its keys
+// and its arguments; it replies 1 (set) or 0 (not held). Renewals sent
+// before it leave the fixed lease alone.
+func (l Lock) Extension(lease time.Duration, token any, meta []byte) (*redis.Script, []string, []any) {
+	return lockExtend.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token, meta}
 }
 
 // Forget deletes the keys del, unless any of the keys busy exists (the

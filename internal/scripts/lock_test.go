@@ -268,7 +268,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		got, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Second, nil), NoRegistry)
 		require.NoError(t, err)
 		tok := TokenArg(got.Token)
-		script, keys, args := l.Extension(10*time.Second, tok)
+		script, keys, args := l.Extension(10*time.Second, tok, []byte("meta"))
 		n, err := script.Run(ctx, rdb, keys, args...).Int()
 		require.NoError(t, err)
 		require.Equal(t, 1, n)

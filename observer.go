@@ -1,6 +1,7 @@
 package redcoord
 
 import (
+	"context"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
@@ -60,6 +61,10 @@ type Event struct {
 	Count     int           // Renewed, HubReconnected
 	Waited    bool          // Acquired, WaitEnded: a Waiting event came first
 	Err       error         // WaitEnded, Renewed, HubReconnected
+	// Context is the context the acquire was called with (Waiting,
+	// Acquired, WaitEnded; nil otherwise), for its values: a trace's span,
+	// a request id. It may be done by then.
+	Context context.Context
 }
 
 // WithObserver calls f with each Event of the Client: every acquire, when
@@ -80,7 +85,7 @@ func WithObserver(f func(Event)) Option {
 		}
 		o.Observer = func(e obs.Event) {
 			f(Event{Kind: EventKind(e.Kind), Primitive: e.Primitive, Name: e.Name,
-				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Waited: e.Waited, Err: e.Err})
+				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Waited: e.Waited, Err: e.Err, Context: e.Context})
 		}
 		return nil
 	}

@@ -21,8 +21,8 @@
 //
 // With a TracerProvider, each acquire that waited is also a span,
 // "redcoord.acquire <primitive>", from its start to its end, with the
-// name and the outcome as attributes (an event carries no context: the
-// span has no parent).
+// name and the outcome as attributes, a child of the span in the context
+// the acquire was called with.
 package redcoordotel
 
 import (
@@ -90,6 +90,9 @@ type recorder struct {
 // record records one event.
 func (r *recorder) record(e redcoord.Event) {
 	ctx := context.Background()
+	if e.Context != nil {
+		ctx = e.Context // the acquire's: its span is the parent, its trace the exemplars'
+	}
 	prim := attribute.String("primitive", e.Primitive)
 	switch e.Kind {
 	case redcoord.Waiting:

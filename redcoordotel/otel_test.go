@@ -39,7 +39,8 @@ func TestMetricsAndSpans(t *testing.T) {
 	require.NoError(t, holder.Lock(ctx))
 	m := rlock.New(c, "m")
 	done := make(chan error, 1)
-	go func() { done <- m.Lock(ctx) }()
+	request, parent := tp.Tracer("test").Start(ctx, "request")
+	go func() { done <- m.Lock(request) }()
 	time.Sleep(50 * time.Millisecond)
 	locktest.Eventually(t, func() bool { return waiters(t, reader) == 1 }, "one acquire waits")
 	require.NoError(t, holder.Unlock(ctx))
@@ -81,6 +82,9 @@ func TestMetricsAndSpans(t *testing.T) {
 	assert.Equal(t, "redcoord.acquire rlock", ended[0].Name())
 	assert.GreaterOrEqual(t, ended[0].EndTime().Sub(ended[0].StartTime()), 40*time.Millisecond, "the span covers the wait")
 	assert.Len(t, ended, 1, "acquires that did not wait make no span")
+	parent.End()
+	assert.Equal(t, parent.SpanContext().SpanID(), ended[0].Parent().SpanID(), "a child of the caller's span")
+	assert.Equal(t, parent.SpanContext().TraceID(), ended[0].SpanContext().TraceID())
 }
 
 // collect reads the reader's metrics by name.

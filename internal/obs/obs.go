@@ -4,7 +4,10 @@
 // it costs a nil check: nothing is built, nothing allocated.
 package obs
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Kind says what an Event reports; redcoord's EventKind has the same
 // values.
@@ -33,6 +36,7 @@ type Event struct {
 	Count     int
 	Waited    bool
 	Err       error
+	Context   context.Context
 }
 
 // Func receives events; nil is no observer.

@@ -128,12 +128,12 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 	got, err := acquire(ctx, cfg, s, t)
 	switch {
 	case err == nil:
-		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited})
+		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Context: ctx})
 	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Err: err})
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Err: err, Context: ctx})
 	case waited:
 		// A try that failed after the wait began: the wait is over all the same.
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: true, Err: err})
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: true, Err: err, Context: ctx})
 	}
 	return got, err
 }
@@ -194,7 +194,7 @@ func queued(cfg Config, channel string) bool {
 func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription) (got T, err error) {
 	if cfg.waited != nil {
 		*cfg.waited = true
-		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name})
+		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name, Context: ctx})
 	}
 	var wake <-chan struct{}
 	tried := false

@@ -18,7 +18,8 @@ type options = hold.Options
 // is the Client's.
 func WithMaxPollInterval(d time.Duration) Option { return hold.MaxPoll(d) }
 
-// WithValue stores v with the handle's write holds, for operators: State
-// returns it in its Writer (a worker's name, "worker-7", rather than an
-// owner id). At most 4096 bytes; the default is none.
+// WithValue stores v with the handle's write and read holds, for
+// operators: State returns it in its Writer and Readers (a worker's name,
+// "worker-7", rather than an owner id). At most 4096 bytes; the default is
+// none.
 func WithValue(v string) Option { return hold.Value(v) }

@@ -41,7 +41,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	m := &RWMutex{h: h, read: hold.New()}
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
-			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch")}.Prepared(h.S.Config.TTL)
+			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch"), Value: h.Value}.Prepared(h.S.Config.TTL)
 		m.wch = m.rw.WriterChannel + ":" + h.S.ID
 		m.read.Observe(h.S.Config.Observer, kind, name)
 	}

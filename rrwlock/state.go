@@ -42,6 +42,7 @@ type Reader struct {
 	Owner     string
 	Count     int64
 	Remaining time.Duration // of its lease
+	Value     string        // what the handle says it is (WithValue), "" if nothing
 }
 
 // State reads who holds the lock and how many writers wait.
@@ -55,7 +56,7 @@ func (m *RWMutex) State(ctx context.Context) (State, error) {
 	}
 	out := State{WaitingWriters: int(st.WaitingWriters), LastToken: st.LastToken}
 	for _, r := range st.Readers {
-		out.Readers = append(out.Readers, Reader{Owner: r.Owner, Count: r.Count, Remaining: r.Remaining})
+		out.Readers = append(out.Readers, Reader{Owner: r.Owner, Count: r.Count, Remaining: r.Remaining, Value: r.Value})
 	}
 	switch {
 	case st.Writer.Held:

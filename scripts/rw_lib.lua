@@ -7,7 +7,8 @@
 --   KEYS[3] readers: a hash, 'k' -> kind, <owner> -> read hold count,
 --           'r:'<owner> -> id of the last request applied to that hold,
 --           'x:'<owner> -> 1 when the hold has a fixed lease that
---           rw_rextend gave it
+--           rw_rextend gave it, 'v:'<owner> -> the handle's value
+--           (WithValue), if any
 --   KEYS[4] read leases: a zset, owner -> lease deadline (server time, ms)
 --   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline
 --   KEYS[6] the caller's release marker (see lib.lua)
@@ -105,7 +106,7 @@ end
 -- drop_reader removes owner's read hold; when it was the last one, the
 -- readers' keys go, and a free lock wakes a writer.
 local function drop_reader(owner)
-  redis.call('HDEL', KEYS[3], owner, 'r:' .. owner, 'x:' .. owner)
+  redis.call('HDEL', KEYS[3], owner, 'r:' .. owner, 'x:' .. owner, 'v:' .. owner)
   redis.call('ZREM', KEYS[4], owner)
   if redis.call('ZCARD', KEYS[4]) == 0 then
     redis.call('DEL', KEYS[3], KEYS[4])

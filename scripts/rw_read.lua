@@ -2,6 +2,8 @@
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] lease (ms)
 -- ARGV[8] "1": the handle has a read hold; "0": none
+-- ARGV[9] the handle's value (WithValue), stored with a fresh hold as
+--         'v:'<owner>; "" none
 -- KEYS[8] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry of an
 --                           applied request; token is the last write's
@@ -43,9 +45,12 @@ if not c then
   end
 end
 if c then
-  redis.call('HDEL', KEYS[3], 'x:' .. owner) -- an orphan's fixed lease
+  redis.call('HDEL', KEYS[3], 'x:' .. owner, 'v:' .. owner) -- an orphan's
 end
 redis.call('HSET', KEYS[3], 'k', KIND, owner, 1, 'r:' .. owner, req)
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[3], 'v:' .. owner, ARGV[9])
+end
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), owner)
 keep(now)
 return {1, token(true), 1}

@@ -2,7 +2,8 @@
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- Reply: {writer, write count, write token, writer's remaining lease (ms),
 --         writer metadata, acquired at (server ms), last token,
---         waiting writers, reader1, count1, remaining1 (ms), reader2, ...}
+--         waiting writers, reader1, count1, remaining1 (ms), value1,
+--         reader2, ...}
 -- writer is '' when no write hold; expired holds and waiters are not
 -- counted. It writes nothing.
 check_keys()
@@ -17,5 +18,6 @@ for i = 1, #readers, 2 do
   out[#out + 1] = o
   out[#out + 1] = tonumber(redis.call('HGET', KEYS[3], o) or '0')
   out[#out + 1] = tonumber(readers[i + 1]) - now
+  out[#out + 1] = redis.call('HGET', KEYS[3], 'v:' .. o) or ''
 end
 return out

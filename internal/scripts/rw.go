@@ -30,6 +30,7 @@ type RW struct {
 	Readers, Leases, Writers string // keys
 	WriterWaiters            string // the key of the writers' wake registry
 	WriterChannel            string // the name's writers' channel; a Client's is it followed by ":<client id>"
+	Value                    string // the handle's value (WithValue), stored with its read holds; "" none
 
 	calls *rwCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -38,7 +39,7 @@ type RW struct {
 type rwCalls struct {
 	read, write, runlock, unlock Call
 	ttl                          time.Duration
-	ttlMs                        any
+	ttlMs, value                 any
 }
 
 // Prepared returns rw with its acquires and releases prepared once, for
@@ -49,7 +50,7 @@ func (rw RW) Prepared(ttl time.Duration) RW {
 	rw.calls = &rwCalls{
 		read: rw.prepare(rwRead, true), write: rw.prepare(rwWrite, true),
 		runlock: rw.prepare(rwRUnlock, false), unlock: rw.prepare(rwUnlock, false),
-		ttl: ttl, ttlMs: ttl.Milliseconds(),
+		ttl: ttl, ttlMs: ttl.Milliseconds(), value: rw.Value,
 	}
 	return rw
 }
@@ -116,10 +117,14 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 	return s.Run(ctx, rdb, keys, append([]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel}, args...)...)
 }
 
-// Read takes a read hold, or re-enters it when held (the handle has one).
-// Its token is the last write's.
+// Read takes a read hold, or re-enters it when held (the handle has one),
+// with rw's Value. Its token is the last write's.
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
-	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held))
+	value := any(rw.Value)
+	if rw.calls != nil {
+		value = rw.calls.value // boxed once
+	}
+	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held), value)
 	return decode(v, err, acquired)
 }
 
@@ -221,6 +226,7 @@ type Reader struct {
 	Owner     string
 	Count     int64
 	Remaining time.Duration
+	Value     string // the handle's (WithValue), "" none
 }
 
 // State reads the lock's holders. It writes nothing.
@@ -230,7 +236,7 @@ func (rw RW) State(ctx context.Context, rdb redis.Scripter) (RWState, error) {
 		return RWState{}, err
 	}
 	arr, ok := v.([]any)
-	if !ok || len(arr) < 8 || (len(arr)-8)%3 != 0 {
+	if !ok || len(arr) < 8 || (len(arr)-8)%4 != 0 {
 		return RWState{}, errUnexpected(v)
 	}
 	writer, ok1 := arr[0].(string)
@@ -245,13 +251,14 @@ func (rw RW) State(ctx context.Context, rdb redis.Scripter) (RWState, error) {
 			Remaining: time.Duration(nums[2]) * time.Millisecond, Meta: []byte(meta),
 			AcquiredAt: time.UnixMilli(nums[3])}
 	}
-	for i := 8; i < len(arr); i += 3 {
-		owner, ok := arr[i].(string)
+	for i := 8; i < len(arr); i += 4 {
+		owner, ok1 := arr[i].(string)
+		value, ok2 := arr[i+3].(string)
 		n, err := ints([]any{arr[i+1], arr[i+2]}, 2)
-		if !ok || err != nil {
+		if !ok1 || !ok2 || err != nil {
 			return RWState{}, errUnexpected(v)
 		}
-		st.Readers = append(st.Readers, Reader{Owner: owner, Count: n[0], Remaining: time.Duration(n[1]) * time.Millisecond})
+		st.Readers = append(st.Readers, Reader{Owner: owner, Count: n[0], Remaining: time.Duration(n[1]) * time.Millisecond, Value: value})
 	}
 	return st, nil
 }

@@ -51,7 +51,8 @@ type config struct {
 }
 
 // The default -duration: a default run on the embedded miniredis (25
-// cells) ends in about half a minute; a server is measured longer.
+// cells) ends in about half a minute; a server is measured longer. A -hold
+// longer than a third of it lengthens it to three holds.
 const (
 	defaultDurationMini   = time.Second
 	defaultDurationServer = 3 * time.Second
@@ -113,7 +114,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
-		defaultDurationMini.String()+" on the embedded miniredis, "+defaultDurationServer.String()+" on a server (-redis, -cluster)")
+		defaultDurationMini.String()+" on the embedded miniredis, "+defaultDurationServer.String()+" on a server (-redis, -cluster), at least 3 -hold")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
@@ -179,6 +180,7 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		if c.redis == "" && c.cluster == nil {
 			c.duration = defaultDurationMini
 		}
+		c.duration = max(c.duration, 3*c.hold) // a long -hold: a few holds a worker
 	}
 	for _, d := range []struct {
 		name     string

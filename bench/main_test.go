@@ -139,8 +139,8 @@ func TestBadFlags(t *testing.T) {
 }
 
 // With no -duration, a cell runs 1s on the embedded miniredis (the default
-// run, 25 cells, ends in about half a minute) and 3s on a server; a given
-// -duration stands.
+// run, 25 cells, ends in about half a minute) and 3s on a server, and at
+// least three -hold; a given -duration stands.
 func TestDefaultDuration(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -151,6 +151,8 @@ func TestDefaultDuration(t *testing.T) {
 		{[]string{"-cluster", "127.0.0.1:1"}, 3 * time.Second},
 		{[]string{"-duration", "2s"}, 2 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1", "-duration", "500ms"}, 500 * time.Millisecond},
+		{[]string{"-hold", "2s"}, 6 * time.Second},
+		{[]string{"-redis", "127.0.0.1:1", "-hold", "500ms"}, 3 * time.Second},
 	} {
 		cfg, err := parseConfig(tc.args, io.Discard)
 		require.NoError(t, err, "%v", tc.args)

@@ -11,7 +11,7 @@ import (
 
 var kind = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rlock.New(c, name) },
-	Acquire: "lock_acquire", Release: "lock_release", Leave: "lock_leave",
+	Acquire: "lock_acquire", Release: "lock_release", Leave: "lock_leave", Extend: "lock_extend",
 	Count: locktest.LockCount,
 	Force: func(ctx context.Context, c *redcoord.Client, name string) error {
 		_, err := rlock.New(c, name).ForceUnlock(ctx)
@@ -20,6 +20,7 @@ var kind = locktest.Kind{
 }
 
 func TestFaultFailedUnlock(t *testing.T)    { locktest.FailedUnlock(t, kind) }
+func TestFaultUnknownExtend(t *testing.T)   { locktest.UnknownExtend(t, kind) }
 func TestFaultOrphanedAcquire(t *testing.T) { locktest.OrphanedAcquire(t, kind) }
 func TestFaultLateAcquire(t *testing.T)     { locktest.LateAcquire(t, kind) }
 func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }

@@ -23,7 +23,7 @@ func force(ctx context.Context, c *redcoord.Client, name string) error {
 
 var writer = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rrwlock.New(c, name) },
-	Acquire: "rw_write", Release: "rw_unlock", Leave: "rw_leave",
+	Acquire: "rw_write", Release: "rw_unlock", Leave: "rw_leave", Extend: "lock_extend",
 	Count: locktest.LockCount, Force: force,
 }
 
@@ -35,12 +35,15 @@ func (r reader) Unlock(ctx context.Context) error { return r.RUnlock(ctx) }
 func (r reader) LockWithLease(ctx context.Context, lease time.Duration) error {
 	return r.RLockWithLease(ctx, lease)
 }
+func (r reader) Extend(ctx context.Context, lease time.Duration) error {
+	return r.RExtend(ctx, lease)
+}
 func (r reader) Token() uint64         { return r.RToken() }
 func (r reader) Lost() <-chan struct{} { return r.RLost() }
 
 var readers = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return reader{rrwlock.New(c, name)} },
-	Acquire: "rw_read", Release: "rw_runlock", Leave: "rw_leave",
+	Acquire: "rw_read", Release: "rw_runlock", Leave: "rw_leave", Extend: "rw_rextend",
 	Count: func(m *miniredis.Miniredis, name, owner string) int64 {
 		key := "rc:{" + name + "}:readers"
 		if !m.Exists(key) {
@@ -55,6 +58,11 @@ var readers = locktest.Kind{
 func TestFaultFailedUnlock(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.FailedUnlock(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.FailedUnlock(t, readers) })
+}
+
+func TestFaultUnknownExtend(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.UnknownExtend(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.UnknownExtend(t, readers) })
 }
 
 func TestFaultOrphanedAcquire(t *testing.T) {

@@ -89,10 +89,13 @@ func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bo
 }
 
 // Extend gives the handle's write hold a fixed lease that ends lease (at
-// least 1ms) from now, in one round trip: the watchdog no longer renews
-// it, and Lost closes when it ends. A hold that already ended is
-// ErrLeaseLost (matching ErrNotHeld); a handle without a write hold gets
-// ErrNotHeld. A failed Extend leaves the hold kept as it was.
+// least 1ms) from now, in one round trip: the watchdog no longer renews it,
+// and Lost closes when it ends. A hold that already ended is ErrLeaseLost
+// (matching ErrNotHeld); a handle without a write hold gets ErrNotHeld. An
+// Extend whose reply was lost (a timeout, a dropped connection) may have
+// set the lease: the hold is renewed as before, but Lost closes when that
+// lease would end unless a later Extend succeeds. A failed Extend that
+// Redis refused leaves the hold kept as it was.
 func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.h.Extend(ctx, lease)
 }
@@ -140,7 +143,10 @@ func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (b
 // least 1ms) from now, in one round trip, as Extend does for the write
 // hold: the watchdog no longer renews it, and RLost closes when it ends. A
 // read hold that already ended is ErrLeaseLost (matching ErrNotHeld); a
-// handle without a read hold gets ErrNotHeld. A failed RExtend leaves the
+// handle without a read hold gets ErrNotHeld. An RExtend whose reply was
+// lost (a timeout, a dropped connection) may have set the lease: the hold
+// is renewed as before, but RLost closes when that lease would end unless a
+// later RExtend succeeds. A failed RExtend that Redis refused leaves the
 // hold kept as it was.
 func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	h := m.h

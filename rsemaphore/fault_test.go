@@ -94,3 +94,34 @@ func TestFaultLostPermitRelease(t *testing.T) {
 		assert.Zero(t, n, "released all the same")
 	})
 }
+
+// A permit whose Extend was applied, its reply lost, is reported lost
+// before the lease that Extend may have set ends in Redis; a later Extend
+// that succeeds sets the lease it is watched by.
+func TestFaultUnknownExtend(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		s := rsemaphore.NewExpirable(c, "n")
+		_, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		sf.FailAfter("xsem_extend")
+		require.ErrorIs(t, s.Extend(ctx, p, 5*time.Second), locktest.ErrInjected)
+		time.Sleep(4900 * time.Millisecond)
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(p.Lost()))
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(p.Lost()), "lost before the lease set in Redis ends")
+
+		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		sf.FailAfter("xsem_extend")
+		require.ErrorIs(t, s.Extend(ctx, p, 5*time.Second), locktest.ErrInjected)
+		require.NoError(t, s.Extend(ctx, p, time.Minute))
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(p.Lost()), "the Extend that succeeded replaced the unknown one")
+	})
+}

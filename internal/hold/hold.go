@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -49,6 +51,11 @@ type Tracker struct {
 	lost  chan struct{} // the current hold's; closed by loss
 	keep  Lease         // how the current hold is kept, to watch it again
 	watch func()        // the current hold's onLost, for the watchdog
+	// maybeEnd is when the current hold may end in Redis because of an
+	// Extend whose outcome is unknown (its reply was lost): the hold is
+	// reported lost then, unless a later Extend succeeds. bound fires at it.
+	maybeEnd time.Time
+	bound    *time.Timer
 	// renewed is when the current hold was last renewed, taken as Releasing
 	// stops its renewals, so that watching it again keeps its deadline.
 	renewed time.Time
@@ -255,9 +262,8 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 		t.lease.Remove()
 		t.lease = nil
 	}
-	if t.count == 1 && t.timer != nil { // a hold being released is not lost by its timer
-		t.timer.Stop()
-		t.timer = nil
+	if t.count == 1 { // a hold being released is not lost by its timers
+		t.stopTimersLocked()
 	}
 	return t.count == 0 && t.gone, nil
 }
@@ -291,8 +297,12 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 // reports whether the owner still had the hold. The new lease is counted
 // from before send, and the hold ends with a timer at its end, less
 // lease.Margin. A hold Redis no longer had is lost: ErrLeaseLost, which
-// matches ErrNotHeld too. A failed send leaves the hold kept as it was. A
-// WAIT shortfall leaves the new lease standing, and is returned.
+// matches ErrNotHeld too. A send that Redis refused leaves the hold kept
+// as it was. A send that failed otherwise (its reply lost) may have set
+// the lease, which no renewal extends (the scripts leave a fixed lease
+// alone): the hold is kept as it was, and also lost at that lease's end
+// (maybeEnd) unless a later Extend succeeds. A WAIT shortfall leaves the
+// new lease standing, and is returned.
 func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration, send func() (bool, error)) error {
 	if err := t.take(ctx); err != nil {
 		return err
@@ -312,10 +322,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		t.lease.Remove()
 		t.lease = nil
 	}
-	if t.timer != nil { // a fixed lease: its end is send's to find, not the timer's
-		t.timer.Stop()
-		t.timer = nil
-	}
+	t.stopTimersLocked() // a fixed lease: its end is send's to find, not the timers'
 	t.mu.Unlock()
 	sent := time.Now()
 	ok, err := send()
@@ -324,7 +331,14 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	defer t.mu.Unlock()
 	switch {
 	case err != nil && !short:
-		t.watchLocked() // as it was
+		if t.count > 0 && !refused(err) {
+			// Redis may have applied it: the hold then ends with the new
+			// lease, which no renewal extends any more.
+			if end := sent.Add(length - lease.Margin(length)); t.maybeEnd.IsZero() || end.Before(t.maybeEnd) {
+				t.maybeEnd = end
+			}
+		}
+		t.watchLocked() // as it was, bounded by maybeEnd
 		return err
 	case !ok:
 		if t.count > 0 {
@@ -335,6 +349,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	if t.timer != nil {
 		t.timer.Stop()
 	}
+	t.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
 	t.keep.Fixed, t.keep.Since = length, sent
 	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.watch)
 	if short {
@@ -345,9 +360,16 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 
 // watchLocked keeps the current hold again as it was kept before a
 // request stopped that: the watchdog renews it from its last renewal, or a
-// timer marks it lost when its fixed lease ends. The caller holds mu.
+// timer marks it lost when its fixed lease ends; and bound marks it lost at
+// maybeEnd, if set. The caller holds mu.
 func (t *Tracker) watchLocked() {
-	if t.count == 0 || t.lease != nil || t.timer != nil {
+	if t.count == 0 {
+		return
+	}
+	if !t.maybeEnd.IsZero() && t.bound == nil {
+		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.watch)
+	}
+	if t.lease != nil || t.timer != nil {
 		return
 	}
 	if t.keep.Fixed > 0 {
@@ -413,11 +435,14 @@ func (t *Tracker) Deadline() (d time.Time, ok bool) {
 	case t.count == 0:
 		return time.Time{}, false
 	case t.lease != nil:
-		return t.lease.Deadline(), true
+		d, ok = t.lease.Deadline(), true
 	case t.timer != nil:
-		return t.keep.Since.Add(t.keep.Fixed - lease.Margin(t.keep.Fixed)), true
+		d, ok = t.keep.Since.Add(t.keep.Fixed-lease.Margin(t.keep.Fixed)), true
 	}
-	return time.Time{}, false
+	if ok && t.bound != nil && t.maybeEnd.Before(d) {
+		d = t.maybeEnd
+	}
+	return d, ok
 }
 
 // LostIf records that a request found the hold of token gone: a loss, if
@@ -478,11 +503,29 @@ func (t *Tracker) dropLocked() {
 		t.lease.Remove()
 		t.lease = nil
 	}
+	t.stopTimersLocked()
+	t.maybeEnd = time.Time{}
+	t.count, t.token, t.arg = 0, 0, nil
+}
+
+// stopTimersLocked stops the fixed lease's timer and bound; the caller
+// holds mu.
+func (t *Tracker) stopTimersLocked() {
 	if t.timer != nil {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	t.count, t.token, t.arg = 0, 0, nil
+	if t.bound != nil {
+		t.bound.Stop()
+		t.bound = nil
+	}
+}
+
+// refused reports whether err is Redis's error reply: the script did not
+// apply the request (every script checks before its first write).
+func refused(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
 }
 
 // Closed reports whether ch (a Lost channel) is closed, without waiting.

@@ -94,7 +94,7 @@ func WithProbeChannel(name string) Option {
 // WithObserver has the Hub report each reconnect to f (obs.HubReconnected,
 // with the number of channels subscribed; on a Cluster, a shard connection
 // lost) and each shard channel moved to another node (obs.HubMoved, with
-// the channel as Name). nil is no observer.
+// the channel as Name, when the new node confirms it). nil is no observer.
 func WithObserver(f obs.Func) Option {
 	return func(o *options) { o.observe = f }
 }

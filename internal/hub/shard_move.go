@@ -54,6 +54,9 @@ func (h *Hub) dropNodeLocked(n *node, err error) {
 // waiters now and again when the move is confirmed: messages published
 // meanwhile are lost, so they must re-check.
 func (h *Hub) moveLocked(t *topic, addr string, delay time.Duration) {
+	if t.node != nil && !t.moved {
+		t.from = t.node.addr
+	}
 	t.node = nil
 	h.gen++
 	t.gen = h.gen
@@ -99,7 +102,6 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 		}
 		if err == nil {
 			h.moves++
-			h.opts.observe.Emit(obs.Event{Kind: obs.HubMoved, Name: channel})
 			h.mu.Unlock()
 			cancel()
 			return

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // readNode is a node's reader goroutine. It returns when the connection
@@ -68,6 +69,10 @@ func (h *Hub) handleNode(n *node, msg any) {
 				if t.moved {
 					t.moved = false
 					t.wakeAll() // messages may have been lost while it moved
+					if n.addr != t.from {
+						h.opts.observe.Emit(obs.Event{Kind: obs.HubMoved, Name: t.name})
+					}
+					t.from = ""
 				}
 			}
 		case "sunsubscribe":

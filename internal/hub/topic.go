@@ -25,6 +25,7 @@ type topic struct {
 	node  *node  // the connection subscribed on; nil while moving or refused
 	gen   uint64 // changes with every SSUBSCRIBE or move: older replies are stale
 	moved bool   // wake every waiter when the next SSUBSCRIBE is confirmed
+	from  string // while moved: the node it was subscribed on before
 	err   error  // the server refused SSUBSCRIBE: the waiters poll
 }
 

@@ -22,13 +22,14 @@ import (
 type Reentrant interface {
 	Exclusive
 	LockWithLease(ctx context.Context, lease time.Duration) error
+	Extend(ctx context.Context, lease time.Duration) error
 	Owner() string
 }
 
 // Kind describes one kind of hold for the fault tests below.
 type Kind struct {
-	New                     func(c *redcoord.Client, name string) Reentrant
-	Acquire, Release, Leave string // the names of its scripts
+	New                             func(c *redcoord.Client, name string) Reentrant
+	Acquire, Release, Leave, Extend string // the names of its scripts
 	// Count returns how many holds owner has on name, as Redis sees it.
 	Count func(m *miniredis.Miniredis, name, owner string) int64
 	// Force ends every hold on name through another handle of c.
@@ -94,6 +95,42 @@ func FailedUnlock(t *testing.T, k Kind) {
 		synctest.Wait()
 		assert.True(t, IsClosed(lost), "the next renewal finds the hold gone")
 		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
+	})
+}
+
+// UnknownExtend checks that an Extend applied in Redis whose reply was lost
+// has the hold reported lost before the lease it set ends in Redis (no
+// renewal extends it any more), though the handle cannot tell whether it
+// was applied; and that a later Extend that succeeds sets the lease the
+// hold is watched by.
+func UnknownExtend(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx))
+		lost := x.Lost()
+		sf.FailAfter(k.Extend)
+		require.ErrorIs(t, x.Extend(ctx, 5*time.Second), ErrInjected)
+		time.Sleep(4900 * time.Millisecond)
+		synctest.Wait()
+		assert.False(t, IsClosed(lost), "held until the lease it may have set nears its end")
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		assert.True(t, IsClosed(lost), "lost before the lease set in Redis ends, not at the next renewal")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
+
+		require.NoError(t, x.Lock(ctx))
+		lost = x.Lost()
+		sf.FailAfter(k.Extend)
+		require.ErrorIs(t, x.Extend(ctx, 5*time.Second), ErrInjected)
+		require.NoError(t, x.Extend(ctx, time.Minute))
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		assert.False(t, IsClosed(lost), "the Extend that succeeded replaced the unknown one")
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()))
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		assert.True(t, IsClosed(lost), "lost when its minute ends")
 	})
 }
 

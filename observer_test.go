@@ -103,6 +103,17 @@ func TestObserver(t *testing.T) {
 		assert.Equal(t, "obs", lost[0].Name)
 		assert.Equal(t, "lease lost", redcoord.LeaseLost.String())
 
+		// Held counts from the acquire, not from an Extend.
+		x := rlock.New(c, "obs-extend")
+		require.NoError(t, x.Lock(ctx))
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, x.Extend(ctx, time.Minute))
+		require.NoError(t, x.Unlock(ctx))
+		rel = ev.of(redcoord.Released)
+		require.NotEmpty(t, rel)
+		assert.Equal(t, "obs-extend", rel[len(rel)-1].Name)
+		assert.GreaterOrEqual(t, rel[len(rel)-1].Held, 100*time.Millisecond)
+
 		_, err := redcoord.New(rdb, redcoord.WithObserver(nil))
 		assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
 	})

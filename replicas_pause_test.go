@@ -14,6 +14,7 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/rrwlock"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
@@ -54,6 +55,40 @@ func TestWaitReplicasPausedReplica(t *testing.T) {
 	pair.ResumeReplica(t)
 	acked(t, func() error { return other.Lock(ctx) })
 	stands(t, other.Unlock(ctx))
+}
+
+// An Extend that the paused replica does not acknowledge stands: it says
+// ErrNotReplicated, and the hold keeps its new lease and is not lost.
+func TestWaitReplicasPausedExtend(t *testing.T) {
+	ctx := context.Background()
+	pair := redistest.StartReplicated(t)
+	rdb := pair.Primary.Client(t)
+	c := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))
+	w, r := rrwlock.New(c, "paused-w"), rrwlock.New(c, "paused-r")
+	m := rlock.New(c, "paused-m")
+	acked(t, func() error { return m.Lock(ctx) })
+	acked(t, func() error { return w.Lock(ctx) })
+	acked(t, func() error { return r.RLock(ctx) })
+
+	pair.PauseReplica(t)
+	defer pair.ResumeReplica(t)
+	for _, x := range []struct {
+		name   string
+		extend func() error
+		lost   <-chan struct{}
+		key    string
+	}{
+		{"rlock", func() error { return m.Extend(ctx, time.Minute) }, m.Lost(), "rc:{paused-m}:lock"},
+		{"rrwlock write", func() error { return w.Extend(ctx, time.Minute) }, w.Lost(), "rc:{paused-w}:lock"},
+		{"rrwlock read", func() error { return r.RExtend(ctx, time.Minute) }, r.RLost(), "rc:{paused-r}:leases"},
+	} {
+		err := x.extend()
+		assert.ErrorIs(t, err, redcoord.ErrNotReplicated, x.name)
+		assert.NotErrorIs(t, err, redcoord.ErrLeaseLost, x.name)
+		assert.ErrorContains(t, err, "the new lease stands", x.name)
+		assert.False(t, locktest.IsClosed(x.lost), "%s: not lost", x.name)
+		assert.Greater(t, rdb.PTTL(ctx, x.key).Val(), 50*time.Second, "%s: the new lease", x.name)
+	}
 }
 
 // A lock or permits that a release hands to a queued waiter inside its

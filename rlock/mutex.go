@@ -186,11 +186,10 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 // 1ms) from now, in one round trip, as redsync's Extend and redislock's
 // Refresh do: the watchdog no longer renews it, and Lost closes when it
 // ends. A hold that already ended is ErrLeaseLost (matching ErrNotHeld); a
-// handle that holds nothing gets ErrNotHeld. An Extend whose reply was lost
-// (a timeout, a dropped connection) may have set the lease: the hold is
-// renewed as before, but Lost closes when that lease would end unless a
-// later Extend succeeds. A failed Extend that Redis refused leaves the hold
-// kept as it was.
+// handle that holds nothing gets ErrNotHeld. An Extend that fails otherwise
+// than with ErrWrongType (a timeout, a dropped connection) may have set the
+// lease: the hold is renewed as before, but Lost closes when that lease
+// would end unless a later Extend succeeds.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
 
 // Forget deletes the name's fencing-token counter once the name is no

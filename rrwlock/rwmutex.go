@@ -92,10 +92,9 @@ func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bo
 // least 1ms) from now, in one round trip: the watchdog no longer renews it,
 // and Lost closes when it ends. A hold that already ended is ErrLeaseLost
 // (matching ErrNotHeld); a handle without a write hold gets ErrNotHeld. An
-// Extend whose reply was lost (a timeout, a dropped connection) may have
-// set the lease: the hold is renewed as before, but Lost closes when that
-// lease would end unless a later Extend succeeds. A failed Extend that
-// Redis refused leaves the hold kept as it was.
+// Extend that fails otherwise than with ErrWrongType (a timeout, a dropped
+// connection) may have set the lease: the hold is renewed as before, but
+// Lost closes when that lease would end unless a later Extend succeeds.
 func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.h.Extend(ctx, lease)
 }
@@ -143,11 +142,10 @@ func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (b
 // least 1ms) from now, in one round trip, as Extend does for the write
 // hold: the watchdog no longer renews it, and RLost closes when it ends. A
 // read hold that already ended is ErrLeaseLost (matching ErrNotHeld); a
-// handle without a read hold gets ErrNotHeld. An RExtend whose reply was
-// lost (a timeout, a dropped connection) may have set the lease: the hold
-// is renewed as before, but RLost closes when that lease would end unless a
-// later RExtend succeeds. A failed RExtend that Redis refused leaves the
-// hold kept as it was.
+// handle without a read hold gets ErrNotHeld. An RExtend that fails
+// otherwise than with ErrWrongType (a timeout, a dropped connection) may
+// have set the lease: the hold is renewed as before, but RLost closes when
+// that lease would end unless a later RExtend succeeds.
 func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	h := m.h
 	if err := core.CheckLease("lease", lease); err != nil {

@@ -179,10 +179,10 @@ func (s *ExpirableSemaphore) Context(parent context.Context, p Permit) (context.
 // A permit that is not held is ErrNotHeld (ErrLeaseLost when this handle
 // acquired it), and nothing changes. With redcoord.WithWaitReplicas, a new
 // lease that too few replicas acknowledged stands all the same, and the
-// error matches ErrNotReplicated. An Extend whose reply was lost (a
-// timeout, a dropped connection) may have set the lease: a permit this
-// handle keeps is renewed as before, but its Lost closes when that lease
-// would end unless a later Extend succeeds.
+// error matches ErrNotReplicated. An Extend that fails otherwise than
+// with ErrWrongType (a timeout, a dropped connection) may have set the
+// lease: a permit this handle keeps is renewed as before, but its Lost
+// closes when that lease would end unless a later Extend succeeds.
 func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) error {
 	if err := s.h.Check(ctx); err != nil {
 		return err

@@ -12,7 +12,7 @@ type Meta struct {
 	Client string        `msgpack:"c"` // the holder's client id
 	Host   string        `msgpack:"h"`
 	PID    int           `msgpack:"p"`
-	Lease  time.Duration `msgpack:"l"`           // the lease the hold was taken with
+	Lease  time.Duration `msgpack:"l"`           // the lease the hold was taken with, or that Extend gave it
 	Fixed  bool          `msgpack:"f"`           // true: fixed lease; false: renewed by the watchdog
 	Value  string        `msgpack:"v,omitempty"` // what the handle says it is (WithValue)
 }

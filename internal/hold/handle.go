@@ -256,9 +256,7 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 		return err
 	}
 	send := func() (bool, error) {
-		script, keys, args := h.Lock.Extension(length, scripts.TokenArg(h.Hold.Token()), h.S.EncodeMeta(length, true, h.Value))
-		n, err := script.Run(ctx, h.S.Writer(), keys, args...).Int64()
-		return n == 1, err
+		return h.Lock.Extend(ctx, h.S.Writer(), length, scripts.TokenArg(h.Hold.Token()), h.S.EncodeMeta(length, true, h.Value))
 	}
 	return h.Hold.Extend(ctx, "lock "+strconv.Quote(h.Name), length, send)
 }

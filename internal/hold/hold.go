@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -51,6 +49,7 @@ type Tracker struct {
 	lost  chan struct{} // the current hold's; closed by loss
 	keep  Lease         // how the current hold is kept, to watch it again
 	watch func()        // the current hold's onLost, for the watchdog
+	since time.Time     // when the current hold was taken (a fresh acquire's request sent)
 	// maybeEnd is when the current hold may end in Redis because of an
 	// Extend whose outcome is unknown (its reply was lost): the hold is
 	// reported lost then, unless a later Extend succeeds. bound fires at it.
@@ -83,7 +82,7 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 // the caller holds mu.
 func (t *Tracker) emitLocked(k obs.Kind) {
 	if t.observe != nil && t.count > 0 {
-		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.keep.Since)})
+		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.since)})
 	}
 }
 
@@ -236,7 +235,7 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	if arg == nil {
 		arg = scripts.TokenArg(token)
 	}
-	t.count, t.token, t.arg, t.lost, t.keep, t.watch = max(count, 1), token, arg, lost, l, onLost
+	t.count, t.token, t.arg, t.lost, t.keep, t.watch, t.since = max(count, 1), token, arg, lost, l, onLost, l.Since
 	return nil
 }
 
@@ -297,12 +296,14 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 // reports whether the owner still had the hold. The new lease is counted
 // from before send, and the hold ends with a timer at its end, less
 // lease.Margin. A hold Redis no longer had is lost: ErrLeaseLost, which
-// matches ErrNotHeld too. A send that Redis refused leaves the hold kept
-// as it was. A send that failed otherwise (its reply lost) may have set
-// the lease, which no renewal extends (the scripts leave a fixed lease
-// alone): the hold is kept as it was, and also lost at that lease's end
-// (maybeEnd) unless a later Extend succeeds. A WAIT shortfall leaves the
-// new lease standing, and is returned.
+// matches ErrNotHeld too. A send refused with ErrWrongType (the scripts
+// check their keys before the first write) leaves the hold kept as it
+// was. A send that failed otherwise may have been applied (its reply lost;
+// go-redis may have retried it and got another error) and set the lease,
+// which no renewal extends (the scripts leave a fixed lease alone): the
+// hold is kept as it was, and also lost at that lease's end (maybeEnd)
+// unless a later Extend succeeds. A WAIT shortfall leaves the new lease
+// standing, and is returned.
 func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration, send func() (bool, error)) error {
 	if err := t.take(ctx); err != nil {
 		return err
@@ -331,7 +332,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	defer t.mu.Unlock()
 	switch {
 	case err != nil && !short:
-		if t.count > 0 && !refused(err) {
+		if t.count > 0 && !errors.Is(err, errs.ErrWrongType) {
 			// Redis may have applied it: the hold then ends with the new
 			// lease, which no renewal extends any more.
 			if end := sent.Add(length - lease.Margin(length)); t.maybeEnd.IsZero() || end.Before(t.maybeEnd) {
@@ -345,6 +346,9 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 			t.lostLocked()
 		}
 		return fmt.Errorf("%w: %w: %s: the hold expired or was deleted before this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+	}
+	if t.count == 0 { // a timer found it lost while the request was on its way
+		return fmt.Errorf("%w: %w: %s: the hold was found lost during this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
 	}
 	if t.timer != nil {
 		t.timer.Stop()
@@ -519,13 +523,6 @@ func (t *Tracker) stopTimersLocked() {
 		t.bound.Stop()
 		t.bound = nil
 	}
-}
-
-// refused reports whether err is Redis's error reply: the script did not
-// apply the request (every script checks before its first write).
-func refused(err error) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr)
 }
 
 // Closed reports whether ch (a Lost channel) is closed, without waiting.

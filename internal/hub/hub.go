@@ -73,9 +73,9 @@ type Stats struct {
 	// Nodes is how many sharded connections are open (one per primary that
 	// owns a channel waited on; 0 outside Cluster).
 	Nodes int
-	// Moves is how many times a shard channel was resubscribed on another
-	// connection: its slot moved, its primary failed over or its connection
-	// was lost.
+	// Moves is how many times a shard channel was resubscribed, and
+	// confirmed, on another node than before: its slot moved, or its
+	// primary failed over (each is also an obs.HubMoved).
 	Moves int64
 }
 

@@ -101,7 +101,6 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 			err = h.sendShardLocked(ctx, t, addr)
 		}
 		if err == nil {
-			h.moves++
 			h.mu.Unlock()
 			cancel()
 			return

@@ -70,6 +70,7 @@ func (h *Hub) handleNode(n *node, msg any) {
 					t.moved = false
 					t.wakeAll() // messages may have been lost while it moved
 					if n.addr != t.from {
+						h.moves++
 						h.opts.observe.Emit(obs.Event{Kind: obs.HubMoved, Name: t.name})
 					}
 					t.from = ""

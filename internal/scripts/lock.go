@@ -243,12 +243,13 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 // lockScripts lists this file's scripts, for SHA.
 var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget, lockExtend}
 
-// Extension returns the script that gives the owner's hold named by token
-// (TokenArg) a fixed lease, described by the holder metadata meta, its keys
-// and its arguments; it replies 1 (set) or 0 (not held). Renewals sent
-// before it leave the fixed lease alone.
-func (l Lock) Extension(lease time.Duration, token any, meta []byte) (*redis.Script, []string, []any) {
-	return lockExtend.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token, meta}
+// Extend gives the owner's hold named by token (TokenArg) a fixed lease,
+// described by the holder metadata meta, and reports whether the owner
+// held it. Renewals sent before it leave the fixed lease alone. A WAIT
+// shortfall comes with the reply: the lease stands.
+func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duration, token any, meta []byte) (bool, error) {
+	v, err := lockExtend.Run(ctx, rdb, []string{l.Lock}, l.Owner, lease.Milliseconds(), token, meta)
+	return decode(v, err, isOne)
 }
 
 // Forget deletes the keys del, unless any of the keys busy exists (the

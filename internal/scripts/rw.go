@@ -120,9 +120,11 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 // Read takes a read hold, or re-enters it when held (the handle has one),
 // with rw's Value. Its token is the last write's.
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
-	value := any(rw.Value)
+	var value any
 	if rw.calls != nil {
 		value = rw.calls.value // boxed once
+	} else {
+		value = rw.Value
 	}
 	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held), value)
 	return decode(v, err, acquired)
@@ -196,14 +198,10 @@ func (rw RW) Renewal(write bool, req string, ttl time.Duration) (*redis.Script, 
 
 // RExtend gives the owner's read hold a fixed lease of length from now,
 // which a renewal sent before it leaves alone; false: the owner holds no
-// read hold.
+// read hold. A WAIT shortfall comes with the reply: the lease stands.
 func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration) (bool, error) {
 	v, err := rw.run(ctx, rdb, rwRExtend, rw.Lock.Owner, length.Milliseconds())
-	if err != nil {
-		return false, err
-	}
-	n, err := integer(v)
-	return n == 1, err
+	return decode(v, err, isOne)
 }
 
 func mode(write bool) string {

@@ -11,33 +11,34 @@ import (
 // EventKind says what an Event reports.
 type EventKind uint8
 
-// What an observer hears (see WithObserver).
+// What an observer hears (see WithObserver). The values are those of the
+// internal events they are made from.
 const (
 	// Acquired: an acquire took a hold (a lock, a read hold, permits, a
 	// lead, a latch that opened); Wait is how long the call waited.
-	Acquired = EventKind(obs.Acquired)
+	Acquired EventKind = iota + 1
 	// WaitEnded: a blocking acquire ended without a hold, its context done
 	// or its Client closed, or a try failed after it began to wait (Waited
 	// is then true); Wait is how long it took, Err why it ended.
-	WaitEnded = EventKind(obs.WaitEnded)
+	WaitEnded
 	// Released: the release that ended a hold; Held is how long it was held.
-	Released = EventKind(obs.Released)
+	Released
 	// LeaseLost: a hold was found lost; Held is how long it had been held.
-	LeaseLost = EventKind(obs.LeaseLost)
+	LeaseLost
 	// Renewed: one watchdog tick; Count is how many leases it renewed,
 	// Took how long its round trips took, Err the first failure, if any.
-	Renewed = EventKind(obs.Renewed)
+	Renewed
 	// HubReconnected: the Hub's pub/sub connection was re-established and
 	// its subscriptions confirmed again; Count is how many channels.
-	HubReconnected = EventKind(obs.HubReconnected)
+	HubReconnected
 	// Waiting: a blocking acquire found the primitive taken and began to
 	// wait. Its Acquired or WaitEnded follows, with Waited true: the pairs
 	// count the waiters of the moment.
-	Waiting = EventKind(obs.Waiting)
+	Waiting
 	// HubMoved: on a Cluster, the Hub subscribed a shard channel on another
 	// node (its slot migrated, or its node failed over); Name is the
 	// channel.
-	HubMoved = EventKind(obs.HubMoved)
+	HubMoved
 )
 
 var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved"}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/obs"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
@@ -117,4 +118,16 @@ func TestObserver(t *testing.T) {
 		_, err := redcoord.New(rdb, redcoord.WithObserver(nil))
 		assert.ErrorIs(t, err, redcoord.ErrInvalidArgument)
 	})
+}
+
+// Each EventKind has the value of the internal event it is made from.
+func TestEventKindValues(t *testing.T) {
+	for k, o := range map[redcoord.EventKind]obs.Kind{
+		redcoord.Acquired: obs.Acquired, redcoord.WaitEnded: obs.WaitEnded, redcoord.Released: obs.Released,
+		redcoord.LeaseLost: obs.LeaseLost, redcoord.Renewed: obs.Renewed, redcoord.HubReconnected: obs.HubReconnected,
+		redcoord.Waiting: obs.Waiting, redcoord.HubMoved: obs.HubMoved,
+	} {
+		assert.Equal(t, uint8(o), uint8(k), k.String())
+		assert.NotEqual(t, "unknown", k.String())
+	}
 }

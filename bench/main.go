@@ -146,14 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res := newResults(cfg, b)
 	prefix := runPrefix + nonce()
 	if cfg.progress != "off" {
-		timed := 0 // cells that run for -duration; a seckill cell runs until its orders end
-		for _, c := range cells {
-			if c.scenario != "seckill" {
-				timed++
-			}
-		}
-		fmt.Fprintf(stderr, "bench: %d cells, %d of them %v each: about %v (-duration, -workers and -procs shorten it)\n",
-			len(cells), timed, cfg.duration, (time.Duration(timed) * cfg.duration).Round(time.Second))
+		fmt.Fprintln(stderr, "bench: "+estimate(cells, cfg.duration, cfg.timeout))
 	}
 	bar := newProgress(stderr, cfg.progress, len(cells))
 	failed := false
@@ -348,4 +341,43 @@ func nonce() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// estimate says how many cells a run has and about how long they take:
+// each cell of the timed scenarios runs for d; a seckill cell runs until
+// its orders are done, each order waiting at most timeout.
+func estimate(cells []cell, d, timeout time.Duration) string {
+	timed := 0
+	for _, c := range cells {
+		if c.scenario != "seckill" {
+			timed++
+		}
+	}
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", n, what)
+	}
+	total := time.Duration(timed) * d
+	round := time.Second
+	if total < 10*time.Second {
+		round = 100 * time.Millisecond
+	}
+	msg := plural(len(cells), "cell")
+	if timed > 0 {
+		msg += fmt.Sprintf(", %d of %v each: about %v", timed, d, total.Round(round))
+		if total >= time.Minute {
+			msg += " (-duration, -workers and -procs shorten it)"
+		}
+	}
+	if seckill := len(cells) - timed; seckill > 0 {
+		each := ", running"
+		if seckill > 1 {
+			each = ", each running"
+		}
+		msg += fmt.Sprintf("; %s%s until its orders are done (an order waits at most -order-timeout %v)",
+			plural(seckill, "seckill cell"), each, timeout)
+	}
+	return msg
 }

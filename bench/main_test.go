@@ -340,3 +340,29 @@ func TestStillRunning(t *testing.T) {
 		require.Contains(t, buf.String(), "bench: [1/3] seckill 100 orders: still running, 20s")
 	})
 }
+
+// The run's estimate counts its cells, words one cell as such, keeps a
+// sub-second total, and says what seckill cells run for.
+func TestEstimate(t *testing.T) {
+	mutex, seckill := cell{scenario: "mutex"}, cell{scenario: "seckill"}
+	for _, tc := range []struct {
+		cells []cell
+		d     time.Duration
+		want  string
+	}{
+		{[]cell{mutex}, 6 * time.Second, "1 cell, 1 of 6s each: about 6s"},
+		{[]cell{mutex, mutex, mutex}, 100 * time.Millisecond, "3 cells, 3 of 100ms each: about 300ms"},
+		{make([]cell, 25), 3 * time.Second, "25 cells, 25 of 3s each: about 1m15s (-duration, -workers and -procs shorten it)"},
+		{[]cell{mutex, seckill, seckill}, time.Second, "3 cells, 1 of 1s each: about 1s; 2 seckill cells, each running until its orders are done (an order waits at most -order-timeout 30s)"},
+		{[]cell{seckill}, time.Second, "1 cell; 1 seckill cell, running until its orders are done (an order waits at most -order-timeout 30s)"},
+	} {
+		require.Equal(t, tc.want, estimate(tc.cells, tc.d, 30*time.Second))
+	}
+}
+
+// A rate below 10 a second keeps its tenths: a 2s hold is 0.5/s, not 0.
+func TestRate(t *testing.T) {
+	for v, want := range map[float64]string{0.5: "0.5", 9.96: "10.0", 10: "10", 748.4: "748"} {
+		require.Equal(t, want, rate(v), "%v", v)
+	}
+}

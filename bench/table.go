@@ -20,8 +20,8 @@ func writeTable(out io.Writer, r *results) error {
 	}
 	for _, m := range r.Mutex {
 		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%d\t%d\t%s%.0f\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
-			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
+			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO, m.ME, m.Errors)
 	}
 	rw := section{
@@ -32,8 +32,8 @@ func writeTable(out io.Writer, r *results) error {
 	}
 	for _, m := range r.RWLock {
 		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers in %d processes", m.Mix, m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%s\t%d\t%d\t%.0f\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t%d\t",
-			m.Mix, m.Lock, m.Workers, m.Procs, m.AcqPerSec, times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
+			"%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t%d\t",
+			m.Mix, m.Lock, m.Workers, m.Procs, rate(m.AcqPerSec), times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
 			m.WriteWaitP99, m.Starved, m.RoundTrips, micros(m.ServerUs), m.MaxReaders, m.ME, m.Errors)
 	}
 	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
@@ -46,8 +46,8 @@ func writeTable(out io.Writer, r *results) error {
 	}
 	for _, m := range r.Semaphore {
 		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%d\t%d\t%s%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t",
-			m.Lock, m.Workers, m.Procs, semNames.cell(m.common), m.AcqPerSec, m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
+			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t",
+			m.Lock, m.Workers, m.Procs, semNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.MaxInside, m.FIFO, m.OverLimit, m.Errors)
 	}
 	seckill := section{
@@ -166,6 +166,15 @@ func gap(m mutexRow) string {
 }
 
 // micros formats a server time per acquisition, or "-" when it is unknown.
+// rate formats a rate per second: whole above 10, to a tenth below (a
+// long -hold gives a fraction of one per second).
+func rate(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
 func micros(us *float64) string {
 	if us == nil {
 		return "-"

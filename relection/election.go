@@ -204,7 +204,7 @@ func (e *Election) proclaim(ctx context.Context, token uint64, value string) err
 	}
 	if !ok {
 		e.h.Hold.LostIf(token)
-		return fmt.Errorf("%w: %w: election %q: the term ended before this call", errs.ErrLeaseLost, errs.ErrNotHeld, e.h.Name)
+		return errs.Lost("election %q: the term ended before this call", e.h.Name)
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 	case !c.holding():
 		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, c.what)
 	case hold.Closed(c.Lost()):
-		return fmt.Errorf("%w: %w: %s was lost before this call", errs.ErrLeaseLost, errs.ErrNotHeld, c.what)
+		return errs.Lost("%s was lost before this call", c.what)
 	}
 	parts := held()
 	errList := make([]error, len(parts))

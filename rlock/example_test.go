@@ -82,7 +82,7 @@ func ExampleMutex_Lost() {
 	default:
 	}
 	// Output:
-	// redcoord: lease lost: redcoord: not held: lock "job": the hold expired or was deleted before release
+	// redcoord: lease lost: lock "job": the hold expired or was deleted before release
 	// lost
 }
 

@@ -355,8 +355,7 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 		return fmt.Errorf("rlock: the locks of %q were not released (call Unlock again to release them): %w",
 			failed, errors.Join(errList...))
 	case len(lost) > 0:
-		return fmt.Errorf("%w: %w: the locks of %q were lost before Unlock; the others are released",
-			errs.ErrLeaseLost, errs.ErrNotHeld, lost)
+		return errs.Lost("the locks of %q were lost before Unlock; the others are released", lost)
 	}
 	return nil
 }

@@ -363,8 +363,8 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("redlock %q: %d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
 			rl.name, len(left), len(grants), errors.Join(failed...))
 	case hold.Closed(lost):
-		return fmt.Errorf("%w: %w: redlock %q was lost before Unlock (fewer than %d of %d servers held it)",
-			errs.ErrLeaseLost, errs.ErrNotHeld, rl.name, rl.quorum, len(rl.ms))
+		return errs.Lost("redlock %q was lost before Unlock (fewer than %d of %d servers held it)",
+			rl.name, rl.quorum, len(rl.ms))
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 		case err != nil && !errors.Is(err, errs.ErrNotReplicated):
 			return err
 		case n == 0 && isClosed(p.lost):
-			return fmt.Errorf("%w: %w: %s: lost before this call (released now)", errs.ErrLeaseLost, errs.ErrNotHeld, s.what(p))
+			return errs.Lost("%s: lost before this call (released now)", s.what(p))
 		case n < 0:
 			return s.notHeld(p)
 		}
@@ -154,7 +154,7 @@ func isClosed(ch <-chan struct{}) bool {
 // handle does not keep: lost, when its Lost has closed.
 func (s *ExpirableSemaphore) notHeld(p Permit) error {
 	if isClosed(p.lost) {
-		return fmt.Errorf("%w: %w: %s: gone before this call: its lease ended, or another handle released it", errs.ErrLeaseLost, errs.ErrNotHeld, s.what(p))
+		return errs.Lost("%s: gone before this call: its lease ended, or another handle released it", s.what(p))
 	}
 	return fmt.Errorf("%w: %s is not held", errs.ErrNotHeld, s.what(p))
 }

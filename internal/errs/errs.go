@@ -39,3 +39,17 @@ var (
 func Invalid(arg, format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, arg, fmt.Sprintf(format, a...))
 }
+
+// Lost returns an error that matches both ErrLeaseLost and ErrNotHeld (a
+// hold the caller had is gone, so it holds nothing), worded once:
+// "redcoord: lease lost: lock "orders:42": the hold expired before release".
+func Lost(format string, a ...any) error {
+	return &lostError{msg: fmt.Sprintf(format, a...)}
+}
+
+type lostError struct{ msg string }
+
+func (e *lostError) Error() string { return ErrLeaseLost.Error() + ": " + e.msg }
+
+// Is matches ErrLeaseLost and ErrNotHeld.
+func (e *lostError) Is(target error) bool { return target == ErrLeaseLost || target == ErrNotHeld }

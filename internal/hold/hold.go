@@ -314,7 +314,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		gone := t.gone
 		t.mu.Unlock()
 		if gone {
-			return fmt.Errorf("%w: %w: %s: the hold was lost before this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+			return errs.Lost("%s: the hold was lost before this call", what)
 		}
 		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 	}
@@ -345,10 +345,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		if t.count > 0 {
 			t.lostLocked()
 		}
-		return fmt.Errorf("%w: %w: %s: the hold expired or was deleted before this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+		return errs.Lost("%s: the hold expired or was deleted before this call", what)
 	}
 	if t.count == 0 { // a timer found it lost while the request was on its way
-		return fmt.Errorf("%w: %w: %s: the hold was found lost during this call", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+		return errs.Lost("%s: the hold was found lost during this call", what)
 	}
 	if t.timer != nil {
 		t.timer.Stop()
@@ -398,7 +398,7 @@ func (t *Tracker) released(n int64, what string) error {
 		// The handle's hold was lost but Redis still had it (a fixed lease
 		// whose timer fired just before the server's expiry): it is
 		// deleted now, and still reported lost.
-		return fmt.Errorf("%w: %w: %s: the hold was lost before release", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+		return errs.Lost("%s: the hold was lost before release", what)
 	}
 	if n >= 0 {
 		if n == 0 {
@@ -415,7 +415,7 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	if t.count > 0 || t.gone {
 		t.lostLocked()
-		return fmt.Errorf("%w: %w: %s: the hold expired or was deleted before release", errs.ErrLeaseLost, errs.ErrNotHeld, what)
+		return errs.Lost("%s: the hold expired or was deleted before release", what)
 	}
 	return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 }

@@ -1,0 +1,24 @@
+package errs
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// Lost matches ErrLeaseLost and ErrNotHeld, wrapped or not, and says so
+// once.
+func TestLost(t *testing.T) {
+	err := fmt.Errorf("unlock: %w", Lost("lock %q: the hold expired", "x"))
+	for _, target := range []error{ErrLeaseLost, ErrNotHeld} {
+		if !errors.Is(err, target) {
+			t.Errorf("%v does not match %v", err, target)
+		}
+	}
+	if errors.Is(err, ErrNotAcquired) {
+		t.Errorf("%v matches ErrNotAcquired", err)
+	}
+	if got, want := err.Error(), `unlock: redcoord: lease lost: lock "x": the hold expired`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

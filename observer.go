@@ -71,10 +71,10 @@ type Event struct {
 // WithObserver calls f with each Event of the Client: every acquire, when
 // it begins to wait and how long it waited, every release and how long the
 // hold lasted, every lost lease, every watchdog tick, every Hub reconnect
-// and shard channel move. f is called synchronously, at
-// times under the Client's own locks: it must return quickly and must not
-// call the Client's primitives (hand the event to a channel or to a
-// metrics library). Without it nothing is built or allocated for events.
+// and shard channel move. f is called synchronously, at times under the
+// Client's own locks: it must return quickly and must not call the
+// Client's primitives (hand the event to a channel or to a metrics
+// library). Without it nothing is built or allocated for events.
 // Permits of a Semaphore (not an ExpirableSemaphore) have no lease, and
 // report their acquires only. Package redcoordotel (module
 // github.com/redcoord/redcoord/redcoordotel) records the events as

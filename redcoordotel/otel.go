@@ -91,7 +91,9 @@ type recorder struct {
 func (r *recorder) record(e redcoord.Event) {
 	ctx := context.Background()
 	if e.Context != nil {
-		ctx = e.Context // the acquire's: its span is the parent, its trace the exemplars'
+		// The acquire's, for its values (its span is the parent, its trace
+		// the exemplars'), not its end: a cancelled wait is recorded too.
+		ctx = context.WithoutCancel(e.Context)
 	}
 	prim := attribute.String("primitive", e.Primitive)
 	switch e.Kind {

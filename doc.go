@@ -96,6 +96,11 @@
 // Client.Hub lends the same wake-ups to code that waits for conditions of
 // its own in Redis (pubsub.Hub.Wait, pubsub.Publish).
 //
+// A call whose context is already done returns its error at once and sends
+// nothing, TryLock included: go-redis sends no command on a done context,
+// and a try on a context of the library's own would outlive the caller's
+// deadline. An acquire then also matches ErrNotAcquired.
+//
 // # Keys
 //
 // For a name N and the prefix P ("rc" by default) the keys are

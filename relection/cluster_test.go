@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,8 +30,8 @@ func newCandidate(c *redcoord.Client, name string) locktest.Exclusive {
 // handOff runs, on each name, a leader in cs[0] and a candidate in cs[1]
 // while an observer in cs[1] polls once an hour: the Resign hands the lead
 // on, and the observer sees nobody, both leaders, then nobody, woken by
-// pub/sub.
-func handOff(t *testing.T, cs []*redcoord.Client, names []string) {
+// pub/sub. rdb reads the names' keys.
+func handOff(t *testing.T, rdb redis.Cmdable, cs []*redcoord.Client, names []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -42,7 +43,9 @@ func handOff(t *testing.T, cs []*redcoord.Client, names []string) {
 		next := relection.New(cs[1], name, relection.WithMaxPollInterval(time.Hour))
 		done := make(chan error, 1)
 		go func() { done <- next.Campaign(ctx, "b") }()
-		time.Sleep(100 * time.Millisecond) // the candidate queued
+		locktest.Eventually(t, func() bool {
+			return rdb.Exists(ctx, "rc:{"+name+"}:elect-queue").Val() == 1
+		}, "the candidate queued")
 		require.NoError(t, first.Resign(ctx), name)
 		require.NoError(t, <-done, name)
 		assert.Equal(t, "a", (<-seen).Value, name)
@@ -71,7 +74,8 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		require.Len(t, names, 3, "a name on each master")
-		handOff(t, []*redcoord.Client{locktest.NewClient(t, cl.Client(t)), locktest.NewClient(t, cl.Client(t))}, names)
+		rdb := cl.Client(t)
+		handOff(t, rdb, []*redcoord.Client{locktest.NewClient(t, rdb), locktest.NewClient(t, cl.Client(t))}, names)
 	})
 }
 
@@ -82,6 +86,7 @@ func TestFailover(t *testing.T) { locktest.FailoverSuites(t, newCandidate, 0, 0)
 // Through Sentinel, as on one server.
 func TestSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
-	cs := []*redcoord.Client{locktest.NewClient(t, s.FailoverClient(t)), locktest.NewClient(t, s.FailoverClient(t))}
-	handOff(t, cs, []string{"a", "b"})
+	rdb := s.FailoverClient(t)
+	cs := []*redcoord.Client{locktest.NewClient(t, rdb), locktest.NewClient(t, s.FailoverClient(t))}
+	handOff(t, rdb, cs, []string{"a", "b"})
 }

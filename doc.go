@@ -139,9 +139,10 @@
 // allkeys-*) can delete a held lock under memory pressure, and the lock is
 // then granted again while its holder still works under it. On its first
 // operation a Client reads the policy of the server (of every primary, on
-// Cluster) with CONFIG GET, and logs one warning through WithLogger's
-// logger if it evicts; set maxmemory-policy noeviction. Where CONFIG is not
-// permitted it logs at debug level and carries on.
+// Cluster) with CONFIG GET, and logs one warning through its logger
+// (slog.Default unless WithLogger says otherwise) if it evicts; set
+// maxmemory-policy noeviction. Where CONFIG is not permitted it logs at
+// debug level and carries on.
 //
 // # Replication and failover
 //

@@ -20,7 +20,7 @@ func defaults() options {
 		TTL:          30 * time.Second,
 		Prefix:       "rc",
 		PollInterval: time.Second,
-		Logger:       slog.New(slog.DiscardHandler),
+		Logger:       slog.Default(),
 	}}
 }
 
@@ -80,7 +80,8 @@ func WithMaxPollInterval(d time.Duration) Option {
 
 // WithLogger sets where the Client logs lost leases, refused subscriptions,
 // failed clean-ups and a server whose eviction policy can delete leases. A
-// nil logger is an error. The default discards.
+// nil logger is an error. The default is slog.Default() as it is when New
+// is called; slog.New(slog.DiscardHandler) silences the Client.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {

@@ -3,6 +3,7 @@ package redcoord_test
 import (
 	"bytes"
 	"context"
+	"log"
 	"log/slog"
 	"strings"
 	"sync"
@@ -83,6 +84,34 @@ func TestEvictionPolicyWarning(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
 		assert.Empty(t, checkedLog(t, redistest.Mini(t)).lines("WARN"))
 	})
+}
+
+// Without WithLogger the warning goes to slog.Default, and names the address
+// the plain client is configured with.
+func TestEvictionPolicyWarningDefaultLogger(t *testing.T) {
+	srv := redistest.Real(t, "--maxmemory-policy", "allkeys-lru")
+	buf := &logBuffer{}
+	// SetDefault also sends the log package's output to the handler: put
+	// both back.
+	prev, out, flags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(slog.NewTextHandler(buf, nil)))
+	t.Cleanup(func() {
+		slog.SetDefault(prev)
+		log.SetOutput(out)
+		log.SetFlags(flags)
+	})
+
+	ctx := context.Background()
+	c, err := redcoord.New(srv.Client(t))
+	require.NoError(t, err)
+	mu := rlock.New(c, "orders")
+	require.NoError(t, mu.Lock(ctx))
+	require.NoError(t, mu.Unlock(ctx))
+	require.NoError(t, c.Close(ctx)) // waits for the server check
+	warns := buf.lines("WARN")
+	require.Len(t, warns, 1)
+	assert.Contains(t, warns[0], "maxmemory-policy=allkeys-lru")
+	assert.Contains(t, warns[0], "addr="+srv.Addr)
 }
 
 // On Cluster every primary is checked: one warning per primary that evicts.

@@ -44,24 +44,41 @@ func (s *Session) checkServer() {
 				})
 				return
 			}
-			s.checkPolicy(ctx, s.RDB, "")
+			s.checkPolicy(ctx, s.RDB, configuredAddr(s.RDB))
 		}()
 	})
 }
 
 // checkPolicy reads one server's maxmemory-policy and warns if it evicts.
+// The log records name the server's address, unless addr is "".
 func (s *Session) checkPolicy(ctx context.Context, rdb interface {
 	Process(context.Context, redis.Cmder) error
 }, addr string) {
+	var where []any
+	if addr != "" {
+		where = []any{"addr", addr}
+	}
 	cmd := redis.NewMapStringStringCmd(ctx, "config", "get", "maxmemory-policy")
 	if err := rdb.Process(ctx, cmd); err != nil {
-		s.Config.Logger.Debug("redcoord: cannot read maxmemory-policy", "addr", addr, "err", err)
+		s.Config.Logger.Debug("redcoord: cannot read maxmemory-policy", append(where, "err", err)...)
 		return
 	}
 	policy := cmd.Val()["maxmemory-policy"]
 	if strings.HasPrefix(policy, "volatile-") || strings.HasPrefix(policy, "allkeys-") {
 		s.Config.Logger.Warn("redcoord: the server may evict keys with a TTL, and every lock and lease is one: "+
 			"a held lock can vanish under memory pressure and be granted twice; set maxmemory-policy noeviction",
-			"maxmemory-policy", policy, "addr", addr)
+			append([]any{"maxmemory-policy", policy}, where...)...)
 	}
+}
+
+// configuredAddr returns the address a plain *redis.Client is configured
+// with, or "" when there is none to name: a Sentinel failover client (its
+// options carry go-redis's placeholder "FailoverClient"; the sentinels name
+// its primary) or another implementation of Redis.
+func configuredAddr(rdb Redis) string {
+	c, ok := rdb.(interface{ Options() *redis.Options })
+	if !ok || c.Options().Addr == "FailoverClient" {
+		return ""
+	}
+	return c.Options().Addr
 }

@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // tiny are flags that make a run take well under a second: every contender,
 // two worker counts, cells of 50ms.

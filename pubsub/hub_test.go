@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
@@ -17,7 +16,7 @@ import (
 	"github.com/redcoord/redcoord/pubsub"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // The Client has one Hub: every call returns it, WithPolling has none, and
 // a closed Client hands none out and ends the waits in progress.

@@ -11,11 +11,12 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
+
+	"github.com/redcoord/redcoord/internal/redistest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	redistest.Main(m)
 }
 
 // server is a Redis to test against: miniredis, or a real redis-server

@@ -14,14 +14,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // renew extends KEYS[1] if it exists: 1, else 0.
 var renew = redis.NewScript(`if redis.call('EXISTS', KEYS[1]) == 1 then

@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
@@ -21,7 +20,7 @@ import (
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // fake is a primitive that is free once free is closed, a wait.Trier
 // whose acquiring try gets its number; it records its tries on the

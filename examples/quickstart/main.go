@@ -1,0 +1,40 @@
+// Command quickstart takes a lock in a local Redis, works under it and
+// releases it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/rlock"
+)
+
+func main() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+
+	c, err := redcoord.New(rdb) // one per process, shared by every lock
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(ctx)
+
+	mu := rlock.New(c, "orders:42") // a handle is an owner: one per goroutine that must exclude the others
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	work, stop := mu.Context(ctx) // cancelled if the hold is lost, and at Unlock
+	fmt.Println("holding orders:42, fencing token", mu.Token())
+	_ = work // do the guarded work under work, and pass mu.Token() to the store it writes
+	stop()
+
+	if err := mu.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("released")
+}

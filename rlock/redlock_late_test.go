@@ -87,3 +87,39 @@ func TestRedLockLateGrantDoesNotReleaseNextAttempt(t *testing.T) {
 		}
 	})
 }
+
+// A failed attempt whose give-back fails leaves that server's hold renewed
+// by a retired handle; the next attempt releases it first, then takes every
+// server afresh, and Unlock leaves nothing behind.
+func TestRedLockFailedGiveBackIsReleasedByNextAttempt(t *testing.T) {
+	bubbleServers(t, 3, time.Second, func(t *testing.T, ms []*miniredis.Miniredis, sf []*locktest.ScriptFaults, cs []*redcoord.Client) {
+		ctx := context.Background()
+		blockers := []*rlock.Mutex{rlock.New(cs[0], "job"), rlock.New(cs[2], "job")}
+		for _, b := range blockers {
+			require.NoError(t, b.Lock(ctx))
+		}
+		rl := rlock.NewRedLock(cs, "job")
+		for _, i := range []int{0, 2} { // server 1 grants first
+			sf[i].DelayReply("lock_acquire", 20*time.Millisecond)
+		}
+		sf[1].FailBefore("lock_release")
+		ok, err := rl.TryLock(ctx)
+		require.NoError(t, err)
+		require.False(t, ok)
+		time.Sleep(3 * time.Second)
+		assert.True(t, ms[1].Exists("rc:{job}:lock"), "the grant whose give-back failed is still renewed")
+
+		for _, b := range blockers {
+			require.NoError(t, b.Unlock(ctx))
+		}
+		require.NoError(t, rl.Lock(ctx))
+		for i, m := range ms {
+			assert.Equal(t, "1", m.HGet("rc:{job}:lock", "c"), "server %d: a fresh hold", i)
+		}
+		require.NoError(t, rl.Unlock(ctx))
+		synctest.Wait()
+		for i, m := range ms {
+			assert.False(t, m.Exists("rc:{job}:lock"), "server %d released", i)
+		}
+	})
+}

@@ -238,8 +238,8 @@ func releaseFully(ctx context.Context, m *Mutex, wasHeld bool) (lost bool, err e
 	return false, fmt.Errorf("lock %q: still held after %d releases", m.h.Name, maxReleases)
 }
 
-// maxReleases bounds releaseFully: a part's hold count is 1, or 2 while a
-// late grant and a new attempt meet.
+// maxReleases bounds releaseFully: a part's hold count is 1 (re-entries are
+// counted by the compound), unless Redis counts more than the handle did.
 const maxReleases = 8
 
 // holding reports whether the handle holds.

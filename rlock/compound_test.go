@@ -111,3 +111,28 @@ func TestRedLockClosedClient(t *testing.T) {
 	require.NoError(t, cs[1].Close(ctx))
 	assert.ErrorIs(t, rl.Lock(ctx), redcoord.ErrClosed, "a majority of the Clients closed")
 }
+
+// A MultiMutex attempt runs one request at a time, so no answer of a
+// failed attempt comes after it: a group whose reply is lost is undone
+// before Lock returns, and the next Lock takes every name afresh (count
+// 1), not on top of what the failed attempt may have left.
+func TestMultiLostReplyLeavesNothingForNextLock(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		mm := rlock.NewMulti(c, []string{"a", "b"})
+		sf.FailAfter("lock_multi")
+		require.ErrorIs(t, mm.Lock(ctx), locktest.ErrInjected)
+		assert.False(t, m.Exists("rc:{a}:lock") || m.Exists("rc:{b}:lock"), "the applied group was undone")
+		require.NoError(t, mm.Lock(ctx))
+		for _, name := range []string{"a", "b"} {
+			assert.Equal(t, "1", m.HGet("rc:{"+name+"}:lock", "c"), "%s: a fresh hold", name)
+			ok, err := rlock.New(c, name).TryLock(ctx)
+			require.NoError(t, err)
+			assert.False(t, ok, "%s is held", name)
+		}
+		time.Sleep(c.LeaseTTL())
+		assert.False(t, locktest.IsClosed(mm.Lost()), "renewed")
+		require.NoError(t, mm.Unlock(ctx))
+		assert.False(t, m.Exists("rc:{a}:lock") || m.Exists("rc:{b}:lock"))
+	})
+}

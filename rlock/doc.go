@@ -86,9 +86,12 @@
 // attempt's time and the clock drift allowed (a hundredth of the lease,
 // and 2ms). A failed attempt gives back what it got, and the next follows
 // after a random back-off that doubles from 10ms up to the poll interval.
-// Each server's hold is an rlock hold, renewed by its Client's watchdog;
-// Lost closes when fewer than a majority may still hold it, and Validity
-// says how long a majority's leases run by this process's clock. With a
+// A grant answered after its attempt decided is given back as it comes; a
+// server whose answer or release is still to come is asked by the later
+// attempts as another owner, so that it never touches their holds. Each
+// server's hold is an rlock hold, renewed by its Client's watchdog; Lost
+// closes when fewer than a majority may still hold it, and Validity says
+// how long a majority's leases run by this process's clock. With a
 // minority of the servers down it works on; with a majority down Lock
 // fails at once with their errors.
 //

@@ -28,17 +28,24 @@ const MaxRedLockInstances = 16
 type RedLock struct {
 	_ noCopy
 
-	err    error
-	name   string
-	ms     []*Mutex // one per server, each an owner of its own
-	quorum int
-	poll   time.Duration // the longest back-off between attempts
-	c      compound
+	err     error
+	name    string
+	clients []*redcoord.Client
+	opts    []Option
+	ss      []*core.Session // one per server, of clients
+	quorum  int
+	poll    time.Duration // the longest back-off between attempts
+	c       compound
+
+	// ms has one handle per server, each an owner of its own; a handle is
+	// replaced in the handle's turn (see retire in redlock_attempt.go).
+	ms []*Mutex
 
 	mu     sync.Mutex    // guards the current hold's
 	grants []*Mutex      // servers,
 	length time.Duration // lease
-	token  uint64        // and largest token
+	token  uint64        // and largest token,
+	stale  []*Mutex      // and the retired handles that may still hold
 }
 
 // NewRedLock returns a handle on the lock named name over the Redis
@@ -74,7 +81,9 @@ func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLoc
 			return rl
 		}
 		rl.ms = append(rl.ms, m)
+		rl.ss = append(rl.ss, m.h.S)
 	}
+	rl.clients, rl.opts = clients, opts
 	rl.quorum = len(rl.ms)/2 + 1
 	rl.poll = rl.ms[0].h.S.Wait(rl.ms[0].h.MaxPoll).MaxPoll
 	return rl
@@ -185,122 +194,11 @@ func (rl *RedLock) lease(fixed time.Duration) time.Duration {
 	if fixed > 0 {
 		return fixed
 	}
-	l := rl.ms[0].h.S.Config.TTL
-	for _, m := range rl.ms[1:] {
-		l = min(l, m.h.S.Config.TTL)
+	l := rl.ss[0].Config.TTL
+	for _, s := range rl.ss[1:] {
+		l = min(l, s.Config.TTL)
 	}
 	return l
-}
-
-// drift is the clock drift allowed for a lease of length l: servers'
-// clocks may run at slightly different rates while it runs.
-func drift(l time.Duration) time.Duration { return l/100 + 2*time.Millisecond }
-
-// attempt asks every server at once and reports whether a majority
-// granted the lock with validity left; if not, it gives back what was
-// granted. It waits for every server's answer, up to the per-server bound,
-// unless a majority can no longer grant it: answers that come after the
-// attempt has decided are given back as they come.
-func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (bool, error) {
-	length := rl.lease(fixed)
-	per := max(length/10, 50*time.Millisecond)
-	// A server whose handle still holds a grant that could not be given
-	// back is released first; if that fails again it sits this attempt out.
-	stuck := rl.c.sweepLocked(ctx, rl.ms)
-	start := time.Now()
-	actx, cancel := context.WithTimeout(ctx, per)
-	defer cancel()
-	answers := make(chan answer, len(rl.ms))
-	for i, m := range rl.ms {
-		go func() { // each ends with its acquire, bounded by actx or by go-redis's timeouts
-			if slices.Contains(stuck, m) {
-				answers <- answer{i, m, false, fmt.Errorf("an earlier grant could not be released")}
-				return
-			}
-			ok, err := hold.Tried(m.acquire(actx, fixed, false))
-			answers <- answer{i, m, ok, err}
-		}()
-	}
-	var granted []*Mutex
-	var failed []error
-	answered := make([]bool, len(rl.ms))
-	pending := len(rl.ms)
-	// A server that does not answer in time counts as failed, whatever its
-	// connection does (go-redis may wait for its read timeout, past ctx).
-	timer := time.NewTimer(per)
-	defer timer.Stop()
-collect:
-	for pending > 0 && len(granted)+pending >= rl.quorum { // every server that answers in time holds it
-		select {
-		case a := <-answers:
-			pending--
-			answered[a.i] = true
-			switch {
-			case a.err != nil:
-				failed = append(failed, fmt.Errorf("clients[%d]: %w", a.i, a.err))
-			case a.ok:
-				granted = append(granted, a.m)
-			}
-		case <-timer.C:
-			for i, ok := range answered {
-				if !ok {
-					failed = append(failed, fmt.Errorf("clients[%d]: no answer within %v", i, per))
-				}
-			}
-			break collect
-		}
-	}
-	if pending > 0 {
-		go giveBackLate(answers, pending) // bounded by the acquires' own timeouts
-	}
-
-	validity := length - time.Since(start) - drift(length)
-	if len(granted) >= rl.quorum && validity > 0 {
-		rl.held(granted, length)
-		return true, nil
-	}
-	giveBack(granted)
-	if ctx.Err() != nil {
-		return false, fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
-	}
-	if len(failed) > len(rl.ms)-rl.quorum {
-		return false, fmt.Errorf("%w: redlock %q: %d of %d servers failed, so no majority can grant it: %w",
-			errs.ErrNotAcquired, rl.name, len(failed), len(rl.ms), errors.Join(failed...))
-	}
-	return false, nil
-}
-
-// giveBack releases the holds of ms, all at once, and waits for them. A
-// release that fails leaves its hold with its server's handle, renewed:
-// the next attempt, or Unlock, releases it.
-func giveBack(ms []*Mutex) {
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
-			defer cancel()
-			_, _ = releaseFully(ctx, m, true)
-		})
-	}
-	wg.Wait()
-}
-
-// answer is one server's answer to an attempt.
-type answer struct {
-	i   int // the server's index in the Clients given
-	m   *Mutex
-	ok  bool
-	err error
-}
-
-// giveBackLate releases the holds granted by the n answers still to come
-// on answers, after their attempt decided without them.
-func giveBackLate(answers <-chan answer, n int) {
-	for range n {
-		if a := <-answers; a.ok {
-			giveBack([]*Mutex{a.m})
-		}
-	}
 }
 
 // held records a fresh hold by the servers of granted, of lease length.
@@ -330,7 +228,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
 	last, lost, err := rl.c.release(ctx, notHeld)
 	if errors.Is(err, errs.ErrNotHeld) {
-		rl.c.sweep(ctx, rl.ms)
+		rl.sweep(ctx)
 	}
 	if err != nil || !last {
 		return err
@@ -350,8 +248,11 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	var failed []error
 	for i, err := range errList {
 		if err != nil {
+			// Still held, and released by Unlock again; its outcome is
+			// unknown, so later attempts ask the server with a fresh handle.
+			rl.retire(grants[i])
 			left = append(left, grants[i])
-			failed = append(failed, fmt.Errorf("clients[%d]: %w", slices.Index(rl.ms, grants[i]), err))
+			failed = append(failed, fmt.Errorf("clients[%d]: %w", rl.server(grants[i]), err))
 		}
 	}
 	rl.mu.Lock()
@@ -434,8 +335,8 @@ func (rl *RedLock) check(ctx context.Context) error {
 	}
 	open := 0
 	var closed error
-	for _, m := range rl.ms {
-		if err := m.h.S.Err(); err != nil {
+	for _, s := range rl.ss {
+		if err := s.Err(); err != nil {
 			closed = err
 		} else {
 			open++

@@ -103,6 +103,54 @@ func TestLostRegisteringTryUnregisters(t *testing.T) {
 	})
 }
 
+// The same for an ExpirableSemaphore.
+func TestLostRegisteringTryUnregistersExpirable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		ps := semProcs(t, 3, func(i int, o *redis.Options) {
+			if i == 1 {
+				o.MaxRetries = -1 // the lost reply is the Acquire's error
+			}
+		})
+		hp, wp, lp := ps[0], ps[1], ps[2]
+		holder, waiter, live := rsemaphore.NewExpirable(hp.C, "n"), rsemaphore.NewExpirable(wp.C, "n"), rsemaphore.NewExpirable(lp.C, "n")
+		_, err := holder.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		held, err := holder.Acquire(ctx, rsemaphore.AcquireOptions{}) // loads the script
+		require.NoError(t, err)
+		registered := func() int64 { return hp.RDB.ZCard(ctx, "rc:{n}:xsem-waiters").Val() }
+
+		wp.Faults.DropReply(locktest.EvalSHA("xsem_acquire"))
+		_, err = waiter.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.Error(t, err)
+		require.Equal(t, 1, wp.Faults.Fired())
+		assert.Zero(t, registered(), "the failed Acquire left its registration")
+
+		time.Sleep(time.Millisecond)
+		type got struct {
+			p  rsemaphore.Permit
+			at time.Time
+		}
+		acquired := make(chan got, 1)
+		go func() {
+			p, err := live.Acquire(ctx, rsemaphore.AcquireOptions{})
+			assert.NoError(t, err)
+			acquired <- got{p, time.Now()}
+		}()
+		synctest.Wait()
+		require.Equal(t, int64(1), registered())
+		released := time.Now()
+		require.NoError(t, holder.Release(ctx, held))
+		select {
+		case g := <-acquired:
+			assert.Zero(t, g.at.Sub(released), "the release must wake the live waiter at once")
+			require.NoError(t, live.Release(ctx, g.p))
+		case <-time.After(time.Minute):
+			t.Fatal("the live waiter did not get a permit")
+		}
+	})
+}
+
 // A wait whose subscription is never confirmed polls; its first try had
 // registered it. Its first poll drops that registration, and the
 // heartbeat stops, so that a release wakes the live waiter at once.

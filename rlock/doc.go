@@ -24,17 +24,21 @@
 // TTL. A release to zero wakes one registered request, the one registered
 // or renewed longest ago, with one message on its Client's channel
 // (P:{name}:ch:<client id>), which only that process hears; the woken
-// request leaves the registry and registers again if its next try loses. An
-// uncontended release publishes nothing. A forced unlock wakes every
-// registered Client once. So a release costs one message however many
-// processes wait, where a broadcast on the name's channel would wake a
-// waiter in every one of them to race for the lock.
+// request leaves the registry and registers again if its next try loses. A
+// request that takes the lock, or whose Lock gives up, leaves the registry
+// too, even when a reply was lost on the way, so that a release does not
+// spend its wake on a holder or on a waiter that has gone. An uncontended
+// release publishes nothing. A forced unlock wakes every registered Client
+// once. So a release costs one message however many processes wait, where
+// a broadcast on the name's channel would wake a waiter in every one of
+// them to race for the lock.
 //
 // Pub/sub is a hint: a wake lost with a connection, or sent to a process
 // that died, costs the waiters one poll interval at most (their timer:
 // the holder's remaining lease or the max poll interval, whichever is
 // shorter). A Client that polls (WithPolling, or SUBSCRIBE refused)
-// registers nothing.
+// registers nothing, and a wait whose subscription is not confirmed in
+// time drops its registration and polls.
 //
 // # Fairness
 //

@@ -100,7 +100,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // acquire whose Client is woken by pub/sub registers its request in the
 // lock's waiter registry when a try finds the lock busy, so that a release
 // wakes this Client (see Unlock); a heartbeat keeps the registration alive
-// while it waits.
+// while it waits. The try that takes the lock unregisters the request (see
+// scripts.Registry), and Leave does when the acquire fails.
 type attempt struct {
 	h     *hold.Handle
 	op    *hold.Op
@@ -112,7 +113,6 @@ type attempt struct {
 
 // registered records that a busy try sent at sent registered the request.
 func (a *attempt) registered(sent time.Time) error {
-	a.reg = scripts.Reregister
 	if a.beat == nil {
 		ttl := a.h.S.Config.TTL
 		script, keys, args := a.h.Lock.Beat(a.req, ttl)
@@ -137,19 +137,26 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 	}
 	sent := time.Now()
 	reg := a.reg
-	if wait.Deaf(ctx) {
-		reg = scripts.NoRegistry // its wait could not hear a wake
+	if reg == scripts.Register && wait.Deaf(ctx) {
+		// Its wait cannot hear a wake: a registration would only spend a
+		// release's wake, so the one an earlier try made goes.
+		reg = scripts.Unregister
+		a.stopBeat()
 	}
 	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, reg)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
 		a.op.Stop()
 	}
-	if err == nil && !r.OK && reg != scripts.NoRegistry {
-		err = a.registered(sent)
-	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return hold.Got{}, wait.Attempt{}, err
+	case r.OK:
+		a.stopBeat() // the script unregistered the request
+	case reg == scripts.Register:
+		if err := a.registered(sent); err != nil {
+			return hold.Got{}, wait.Attempt{}, err
+		}
 	}
 	return hold.Got{Acquired: r, Since: sent}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }

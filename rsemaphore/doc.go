@@ -38,7 +38,10 @@
 // deployment, not one in each process, and a release of 5 wakes five. The
 // registry lists waiters by heartbeat deadline, the one registered or
 // renewed longest ago first; a woken waiter leaves it and registers again
-// if its next try loses the permits to a newcomer. A registration of a
+// if its next try loses the permits to a newcomer. A request that takes
+// its permits, or whose Acquire fails or gives up, leaves the registry,
+// even when a reply was lost on the way; so does a wait whose subscription
+// is not confirmed in time, which then polls. A registration of a
 // process that died lapses within one lease TTL (WithLeaseTTL), and a waiter
 // woken just as its context ended passes the wake on to the next. A release
 // looks at the 128 longest-registered waiters at most: one behind them whose

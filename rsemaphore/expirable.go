@@ -141,7 +141,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
 	}
-	registered := false // a try registered id: a release may have woken it
+	registered := false // a try that registers id was sent: a release may have woken it
 	// taken is what an acquiring try got: the permit's token, and no later
 	// than when its lease started.
 	type taken struct {
@@ -151,6 +151,9 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
 		now := time.Now()
 		register := hb != nil && !wait.Deaf(ctx) // a wait that cannot hear a wake does not register
+		// Applied or not (its reply may be lost), the try may have
+		// registered id: the leave after a failed wait unregisters it.
+		registered = registered || register
 		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, register, ttl)
 		switch err = core.AcquireErr(a.OK, err); {
 		case errors.Is(err, errs.ErrNotReplicated):
@@ -160,7 +163,6 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		}
 		if !a.OK {
 			if register {
-				registered = true
 				if err := hb.Watch(now); err != nil {
 					return taken{}, wait.Attempt{}, err
 				}

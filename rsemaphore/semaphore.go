@@ -137,7 +137,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		})
 	}
 	queued := false     // req joined the queue: a release may grant it permits
-	registered := false // a try registered req: a release may have woken it
+	registered := false // a try that registers req was sent: a release may have woken it
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
 	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
@@ -150,8 +150,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		now := time.Now()
 		w := mode
 		if mode == scripts.SemRegister && wait.Deaf(ctx) {
-			w = scripts.SemTry // its wait could not hear a wake
+			// Its wait cannot hear a wake: a registration would only spend
+			// a release's wake, so the one an earlier try made goes.
+			w = scripts.SemUnregister
+			hb.Stop()
 		}
+		// Applied or not (its reply may be lost), the try may have
+		// registered req: the leave after a failed wait unregisters it.
+		registered = registered || w == scripts.SemRegister
 		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, w, ttl)
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
@@ -160,6 +166,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			ok := true
 			if queued {
 				ok, err = granted(ctx)
+			}
+			if ok && hb != nil {
+				hb.Stop() // the script unregistered req, or the queue served it
 			}
 			return struct{}{}, wait.Attempt{Acquired: ok}, err
 		}
@@ -170,7 +179,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if queue || w == scripts.SemRegister {
-			queued, registered = queue, !queue
+			queued = queue
 			if err := hb.Watch(now); err != nil {
 				return struct{}{}, wait.Attempt{}, err
 			}

@@ -139,6 +139,15 @@ local function register(key, req, ms)
   outlive(key, ms)
 end
 
+-- unregister removes request req from the registry key, if it is there.
+-- waiting is the registry's size, read before the script's first write
+-- (its type checked then): an empty registry costs no write.
+local function unregister(key, req, waiting)
+  if waiting > 0 then
+    redis.call('ZREM', key, req)
+  end
+end
+
 -- wake_one wakes the registered request whose deadline comes first (the
 -- one registered or renewed longest ago), after dropping the dead ones
 -- (past their deadline): a message targeted at it ("@<req> ", see

@@ -4,34 +4,36 @@
 -- ARGV[1] owner   ARGV[2] kind   ARGV[3] request id   ARGV[4] lease (ms)
 -- ARGV[5] holder metadata   ARGV[6] token of the hold the handle has ('0': none)
 -- ARGV[7] the registry: '0' leave it be; 'r' register the request if the
---         lock is busy; 'u' the same, and unregister it if acquired (an
---         earlier try registered it)
+--         lock is busy; 'u' unregister the request even if the lock is
+--         busy (its wait polls: it could not hear a wake)
 -- ARGV[8] how long a registration lives without a heartbeat (ms)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
 --                           request was left (a late copy: refused)
--- The owner re-enters only the hold the handle knows (its token). A hold of
--- the owner with another token is an orphan (an acquire applied whose reply
--- and undo were both lost): it is taken over as a fresh hold, so that the
--- handle's one Unlock frees it. Writes happen only after every check, so an
--- error leaves the keys unchanged.
+-- Whatever the mode, a request that holds the lock leaves the registry: an
+-- earlier try of it may have registered it, or this very run did before a
+-- reply that was lost (go-redis then sends it again), and a release must
+-- not spend its wake on a holder. The owner re-enters only the hold the
+-- handle knows (its token). A hold of the owner with another token is an
+-- orphan (an acquire applied whose reply and undo were both lost): it is
+-- taken over as a fresh hold, so that the handle's one Unlock frees it.
+-- Writes happen only after every check, so an error leaves the keys
+-- unchanged.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
 check_kind(KEYS[1], h[1], ARGV[2])
 local mode = ARGV[7]
-if mode == 'u' then
-  redis.call('ZSCORE', KEYS[4], ARGV[3]) -- its type, before any write
-end
+local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
 if h[2] and h[2] ~= ARGV[1] then
-  if mode ~= '0' and not was_left(KEYS[3], ARGV[3]) then
+  if mode == 'r' and not was_left(KEYS[3], ARGV[3]) then
     register(KEYS[4], ARGV[3], tonumber(ARGV[8]))
+  elseif mode == 'u' then
+    unregister(KEYS[4], ARGV[3], waiting)
   end
   return {0, remaining(KEYS[1])}
 end
 if h[2] and h[5] == ARGV[3] then
-  if mode == 'u' then
-    redis.call('ZREM', KEYS[4], ARGV[3])
-  end
+  unregister(KEYS[4], ARGV[3], waiting)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[3], ARGV[3]) then
@@ -40,16 +42,12 @@ end
 if h[2] and h[4] == ARGV[6] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', ARGV[3])
-  if mode == 'u' then
-    redis.call('ZREM', KEYS[4], ARGV[3])
-  end
+  unregister(KEYS[4], ARGV[3], waiting)
   return {1, tonumber(h[4]), c}
 end
 local token = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 'x', 0, 't', token,
   'r', ARGV[3], 'm', ARGV[5], 'a', now_ms())
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-if mode == 'u' then
-  redis.call('ZREM', KEYS[4], ARGV[3])
-end
+unregister(KEYS[4], ARGV[3], waiting)
 return {1, tonumber(token), 1}

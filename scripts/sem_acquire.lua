@@ -4,8 +4,12 @@
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
 -- ARGV[7] "1": queue if not acquired (a fair Acquire); "r": register in
---         the waiter registry if not acquired, and leave it if acquired (an
---         unfair Acquire woken by pub/sub); "0": neither
+--         the waiter registry if not acquired (an unfair Acquire woken by
+--         pub/sub); "u": leave the registry even if not acquired (such an
+--         Acquire whose wait polls: it could not hear a wake); "0": neither.
+--         Whatever it says, a request that takes its permits leaves the
+--         registry: an earlier try of it may have registered it, or an
+--         earlier copy of this request whose reply was lost.
 -- ARGV[8] heartbeat (ms): how long the queue entry or registration lives
 --         without renewal
 -- Reply: {1, available}  acquired (now, by an earlier copy of this request,
@@ -47,13 +51,11 @@ if avail ~= tonumber(h[2]) then
   redis.call('HSET', KEYS[1], 'a', avail)
 end
 local enqueue = not took and ARGV[7] == '1'
-if ARGV[7] == 'r' then
-  local member = req .. ' ' .. ARGV[6] -- its registration; n as sent (Lua's '..' writes 1e+14 for a large number)
-  if not took then
-    register(KEYS[6], member, tonumber(ARGV[8]))
-  elseif registered > 0 then
-    redis.call('ZREM', KEYS[6], member)
-  end
+local member = req .. ' ' .. ARGV[6] -- its registration; n as sent (Lua's '..' writes 1e+14 for a large number)
+if ARGV[7] == 'r' and not took then
+  register(KEYS[6], member, tonumber(ARGV[8]))
+elseif registered > 0 and (took or ARGV[7] == 'u') then
+  redis.call('ZREM', KEYS[6], member)
 end
 if queue_length > 0 and not queued and not enqueue then
   -- The queue's last live waiters were served or found dead just now: the

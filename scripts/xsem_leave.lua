@@ -3,9 +3,11 @@
 -- request is refused from now on.
 -- KEYS, ARGV[1..4] as in xsem_lib.lua
 -- ARGV[5] permit id
--- ARGV[6] "1": a try of the request registered it (see xsem_acquire): it
---         leaves the registry, and if a release had woken it, it passes the
---         wake on to the next registered waiter
+-- ARGV[6] "1": a try that registers the request was sent (see
+--         xsem_acquire; its reply may have been lost): if the request is
+--         not registered, a release woke it, and it passes the wake on to
+--         the next registered waiter. The request leaves the registry
+--         either way.
 -- Reply: 1 the permit was given back; 0 there was none
 local id = ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
@@ -14,7 +16,8 @@ local now = now_ms()
 done_purge(KEYS[5], now)
 done_mark(KEYS[5], 'x', id, now, MARK_TTL)
 local held = reclaim(now)
-local woken = ARGV[6] == '1' and redis.call('ZREM', KEYS[6], id) == 0
+local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], id) == 1
+local woken = ARGV[6] == '1' and not unregistered
 if redis.call('ZREM', KEYS[2], id) == 0 then
   if woken then
     wake((tonumber(h[2]) or 0) - held)

@@ -103,7 +103,9 @@ type Acquired struct {
 }
 
 // Registry says what an unfair lock's acquire does with the waiter
-// registry (see lib.lua): NoRegistry, Register or Reregister.
+// registry (see lib.lua) when the lock is busy: NoRegistry, Register or
+// Unregister. Whatever it says, a request that takes the lock leaves the
+// registry.
 type Registry struct{ arg any }
 
 var (
@@ -112,9 +114,10 @@ var (
 	NoRegistry = Registry{"0"}
 	// Register registers the request as waiting when the lock is busy.
 	Register = Registry{"r"}
-	// Reregister is Register, and unregisters the request when it takes
-	// the lock: an earlier try of it registered it.
-	Reregister = Registry{"u"}
+	// Unregister removes the request from the registry, busy or not: a
+	// waiter whose earlier try registered it, and whose wait can no longer
+	// hear a wake.
+	Unregister = Registry{"u"}
 )
 
 // Acquire takes the lock or re-enters the hold named by held (TokenArg);

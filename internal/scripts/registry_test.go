@@ -59,12 +59,12 @@ func TestWaiterRegistry(t *testing.T) {
 		assert.Equal(t, "t:{n}:ch:cb @cb:1:2 ", next(), "the first registered, on its client's channel")
 		assert.Equal(t, []string{"cc:1:1"}, waiters(), "the woken request leaves the registry")
 
-		got, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Reregister)
+		got, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
 		require.NoError(t, err)
 		require.True(t, got.OK)
 		assert.Empty(t, waiters(), "a registered request that takes the lock leaves")
 
-		_, err = b.Acquire(ctx, rdb, "cb:1:2", TokenArg(0), lease, Reregister)
+		_, err = b.Acquire(ctx, rdb, "cb:1:2", TokenArg(0), lease, Register)
 		require.NoError(t, err)
 		_, err = a.Acquire(ctx, rdb, "ca:1:3", TokenArg(0), lease, Register)
 		require.NoError(t, err)
@@ -147,9 +147,9 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 	})
 }
 
-// A Reregister acquire that fails on a fence of the wrong type leaves the
-// registry as it was: its type is read, and its entry removed only after
-// the checks.
+// A registered request's acquire that fails on a fence of the wrong type
+// leaves the registry as it was: its type is read, and its entry removed
+// only after the checks.
 func TestWaiterRegistryKeptOnError(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -158,9 +158,57 @@ func TestWaiterRegistryKeptOnError(t *testing.T) {
 		require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: "ca:1:1"}).Err())
 		require.NoError(t, rdb.Set(ctx, a.Fence, "x", 0).Err())
 		before := dump(t, rdb)
-		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), Reregister)
+		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 		assert.Equal(t, before, dump(t, rdb), "keys changed")
+	})
+}
+
+// A request that takes the lock leaves the registry whatever its mode: a
+// copy of a registering try sent again after its reply was lost, a try
+// that does not register, a re-entry. Unregister drops a registration
+// while the lock is busy.
+func TestWaiterRegistryHolderLeaves(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		lease := NewLease(time.Minute, nil)
+		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
+		waiters := func() []string { return rdb.ZRange(ctx, a.Waiters, 0, -1).Val() }
+		take := func(l Lock, req string, held uint64, reg Registry) Acquired {
+			t.Helper()
+			got, err := l.Acquire(ctx, rdb, req, TokenArg(held), lease, reg)
+			require.NoError(t, err)
+			return got
+		}
+		enroll := func(req string) { // as a try of req did, its reply lost
+			t.Helper()
+			deadline := float64(time.Now().Add(time.Hour).UnixMilli())
+			require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: deadline, Member: req}).Err())
+		}
+
+		require.True(t, take(a, "ca:1:1", 0, NoRegistry).OK)
+		require.False(t, take(b, "cb:1:1", 0, Register).OK)
+		require.False(t, take(c, "cc:1:1", 0, Register).OK)
+		forced, err := a.Force(ctx, rdb) // frees the lock, keeps the registrations
+		require.NoError(t, err)
+		require.True(t, forced)
+		assert.Equal(t, []string{"cb:1:1", "cc:1:1"}, waiters())
+
+		got := take(b, "cb:1:1", 0, Register) // the copy sent again, the lock now free
+		require.True(t, got.OK)
+		assert.Equal(t, []string{"cc:1:1"}, waiters(), "a copy that takes the lock leaves")
+		enroll("cb:1:1")
+		require.True(t, take(b, "cb:1:1", 0, Register).OK, "a retry of it, applied already")
+		assert.Equal(t, []string{"cc:1:1"}, waiters(), "an applied request's retry leaves")
+		enroll("cb:1:2")
+		require.True(t, take(b, "cb:1:2", got.Token, NoRegistry).OK)
+		assert.Equal(t, []string{"cc:1:1"}, waiters(), "a re-entry leaves, whatever its mode")
+
+		require.False(t, take(c, "cc:1:1", 0, Unregister).OK)
+		assert.Empty(t, waiters(), "Unregister drops the registration of a busy try")
+		require.False(t, take(c, "cc:1:1", 0, Unregister).OK)
+		assert.Empty(t, waiters(), "and registers nothing")
 	})
 }
 

@@ -77,7 +77,8 @@ type SemAttempt struct {
 }
 
 // SemWait says what a semaphore acquire that does not take its permits
-// does: SemTry, SemQueue or SemRegister.
+// does: SemTry, SemQueue, SemRegister or SemUnregister. Whatever it says, a
+// request that takes its permits leaves the waiter registry.
 type SemWait struct{ arg string }
 
 var (
@@ -87,9 +88,12 @@ var (
 	// SemQueue joins the fair queue (once), which grants permits in order.
 	SemQueue = SemWait{"1"}
 	// SemRegister registers the request in the waiter registry, so that a
-	// release whose permits fit wakes it (see wake in sem_lib.lua); a try
-	// that takes the permits unregisters it.
+	// release whose permits fit wakes it (see wake in sem_lib.lua).
 	SemRegister = SemWait{"r"}
+	// SemUnregister removes the request from the waiter registry, whether
+	// it takes the permits or not: a waiter whose earlier try registered
+	// it, and whose wait can no longer hear a wake.
+	SemUnregister = SemWait{"u"}
 )
 
 // Acquire takes n permits for the request req, all or nothing, or finds
@@ -157,8 +161,9 @@ func semReleased(v any, n int64) (int64, error) {
 
 // Leave undoes what the acquire request req (for n permits) did: its queue
 // entry or registration, or the permits it took or was granted. registered
-// says a try of req registered it (SemRegister): a wake that reached it is
-// then passed on. It reports whether permits were given back.
+// says a try of req that registers it (SemRegister) was sent, applied or
+// not: a registration found gone was then woken, and the wake is passed
+// on. It reports whether permits were given back.
 func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool) (bool, error) {
 	reg := "0"
 	if registered {

@@ -250,8 +250,8 @@ type deafKey struct{}
 // it wanted a subscription and did not get one (refused, or not confirmed
 // in time), and polls. Such a try must not register to be woken (a waiter
 // registry): a release would spend its wake on a waiter that cannot hear
-// it. A registration an earlier try made lapses with its heartbeat, or is
-// woken once.
+// it. It drops the registration an earlier try of the wait made, and the
+// registration's heartbeat stops.
 func Deaf(ctx context.Context) bool {
 	deaf, _ := ctx.Value(deafKey{}).(bool)
 	return deaf

@@ -100,7 +100,7 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			return got, wait.Attempt{Hint: time.Millisecond}, err
 		}
 		// A grant found by a re-check is r.Age old.
-		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age)}, wait.Attempt{Acquired: true}, nil
+		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
 	}
 	a.sent, a.at = now, r.Now
 	if a.block {

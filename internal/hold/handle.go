@@ -158,11 +158,12 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value))
 }
 
-// Got is what an acquiring try got: Redis's reply, and when its request was
-// sent, no later than the lease began.
+// Got is what an acquiring try got: Redis's reply, when its request was
+// sent (no later than the lease began), and what the handle held then.
 type Got struct {
 	scripts.Acquired
 	Since time.Time
+	Held  Belief // the belief the request was sent with (Op.Start)
 }
 
 // Leaver undoes an acquire request that Redis may have applied.
@@ -182,7 +183,8 @@ func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Le
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
 // lock's read holds have a Tracker and a renewal of their own. A fresh hold
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
-// the lease it found.
+// the lease it found, and fails if the hold it re-entered was lost
+// meanwhile (see Tracker.Took).
 func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Got, fixed time.Duration, undo Leaver) error {
 	return h.tookOn(ctx, t, r, nil, got, fixed, undo)
 }
@@ -192,7 +194,7 @@ func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Go
 func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
 	since := got.Since
 	var err error
-	if !t.Reentry(got.Count) {
+	if !Reentry(got.Held, got.Count) {
 		length := fixed
 		if fixed == 0 {
 			length = h.S.Config.TTL
@@ -200,7 +202,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
 	}
 	if err == nil {
-		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
+		err = t.Took(got.Held, got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
 		_ = undo.Leave(context.WithoutCancel(ctx))

@@ -184,23 +184,30 @@ type Lease struct {
 	OnLost func()
 }
 
-// Reentry reports whether an acquire reply of count holds re-enters the
-// handle's current hold: the scripts reply a count of 1 for a fresh hold
-// (also one taken over from an orphan) and more for a re-entry.
-func (t *Tracker) Reentry(count int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.count > 0 && count > 1
-}
+// Reentry reports whether an acquire reply of count holds, to a request
+// sent with belief b, re-entered the hold b names: the scripts reply a
+// count of 1 for a fresh hold (also one taken over from an orphan) and
+// more for a re-entry, which only a request naming a hold makes. A
+// re-entry changes no lease.
+func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 
-// Took records a successful acquire reply, sent in the caller's turn. A
-// fresh hold (see Reentry) replaces the current one, which is then lost,
-// and is kept as l says: the watchdog watches it, or a timer marks it lost
-// when its fixed lease ends. It fails only when the watchdog is closed.
-func (t *Tracker) Took(token uint64, count int64, l Lease) error {
+// Took records a successful acquire reply to a request sent in the
+// caller's turn with belief b. A re-entry (see Reentry) counts one more
+// hold of the current one, if that is still the hold b names: a hold found
+// lost while the request was on its way (its fixed lease's timer, a
+// renewal that found it gone) is not taken again by the re-entry, which
+// set no lease: Took then fails with an error matching ErrNotAcquired and
+// ErrLeaseLost, and the caller gives the re-entry back. A fresh hold
+// replaces the current one, which is then lost, and is kept as l says: the
+// watchdog watches it, or a timer marks it lost when its fixed lease ends.
+// Otherwise it fails only when the watchdog is closed.
+func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.count > 0 && count > 1 {
+	if Reentry(b, count) {
+		if t.count == 0 || t.token != b.Token {
+			return errs.LostAcquire("%s %q: the hold this acquire re-entered was lost before its reply came", t.kind, t.name)
+		}
 		t.count = count
 		return nil
 	}

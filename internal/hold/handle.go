@@ -246,6 +246,38 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 	return t.EndRelease(n, err, what)
 }
 
+// ReleaseNamed is a release script that drops only the hold of the owner
+// whose token is named (a script argument), every hold of it at once, with
+// request id req; it returns the remaining count (-1: not held).
+type ReleaseNamed func(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error)
+
+// ReleaseLost is the release of a call that must not drop the handle's
+// current hold: the call found the handle holding nothing (token is 0), or
+// the hold of token it named was lost while the call waited for its turn,
+// and the handle may hold another since (a fair lock's grant to an acquire
+// of the handle that waits). It does not take the handle's turn. When the
+// hold was lost, release deletes what Redis may still have of it, named by
+// its token (a later hold has another), and the error matches ErrLeaseLost;
+// a handle that held nothing and lost nothing gets ErrNotHeld, without a
+// request. what names the hold in errors ("election").
+func (h *Handle) ReleaseLost(ctx context.Context, what string, token uint64, release ReleaseNamed) error {
+	if err := h.Check(ctx); err != nil {
+		return err
+	}
+	what += " " + strconv.Quote(h.Name)
+	named := h.Hold.LostHold()
+	if token != 0 {
+		named = scripts.TokenArg(token)
+	}
+	if named == nil {
+		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	}
+	if _, err := release(ctx, h.S.Writer(), h.NextRequest(), named); err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		return err
+	}
+	return errs.Lost("%s: the hold was lost before this call", what)
+}
+
 // Extend gives the handle's hold of the lock hash a fixed lease of length
 // from now (see Tracker.Extend), with lock_extend: the watchdog stops
 // renewing it, a renewal already on its way leaves it alone, and Lost

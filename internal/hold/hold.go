@@ -61,6 +61,9 @@ type Tracker struct {
 	// gone: the last hold was lost (Lost is closed) and no fresh hold has
 	// been taken since; a release then reports ErrLeaseLost.
 	gone bool
+	// lostArg is the token, as a script argument, of the last hold lost:
+	// what a release after the loss names (see Named).
+	lostArg any
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
 	scoped Scopes
@@ -147,6 +150,39 @@ func (o *Op) Stop() {
 		o.held = false
 		o.t.give()
 	}
+}
+
+// Named returns the token, as a script argument, of the hold a release
+// drops: the current hold's, or once it was lost the lost one's, so that a
+// release never drops a hold granted since to an acquire of the handle
+// that waits (a fair lock's grant); scripts.NoToken when the handle has
+// held nothing.
+func (t *Tracker) Named() any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.namedLocked()
+}
+
+// LostHold returns the token, as a script argument, of the handle's last
+// hold if it holds nothing because that hold was lost; nil otherwise.
+func (t *Tracker) LostHold() any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count == 0 && t.gone {
+		return t.lostArg
+	}
+	return nil
+}
+
+// namedLocked is Named; the caller holds mu.
+func (t *Tracker) namedLocked() any {
+	switch {
+	case t.count > 0 && t.arg != nil:
+		return t.arg
+	case t.count == 0 && t.gone && t.lostArg != nil:
+		return t.lostArg
+	}
+	return scripts.NoToken
 }
 
 // Count returns the hold count the handle last saw.
@@ -497,6 +533,9 @@ func (t *Tracker) endScopedLocked(lost bool) {
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
+	if t.count > 0 {
+		t.lostArg = t.arg
+	}
 	t.emitLocked(obs.LeaseLost)
 	t.endScopedLocked(true)
 	t.dropLocked()

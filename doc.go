@@ -76,6 +76,9 @@
 // hold when Unlock runs (a fixed lease ends by the holder's clock a little
 // before Redis expires it), Unlock deletes it all the same and still
 // returns ErrLeaseLost: the guarded work may have overlapped a successor's.
+// A re-entry whose reply comes after its hold was found lost fails the
+// same way, with an error that also matches ErrNotAcquired: a re-entry
+// sets no lease, so it cannot be a fresh hold; it is given back.
 //
 // An Unlock that fails (the request did not reach Redis, or its reply was
 // lost) leaves the hold as it was: still renewed while Redis has it, and

@@ -17,15 +17,17 @@
 // election is a fair lock (package rfairlock) whose holder leads. Resign
 // hands the lead to the longest-waiting live candidate inside the same
 // script, and publishes the grant to that candidate's process alone, which
-// returns from Campaign on the message, without another round trip. In
-// BenchmarkHandOff (the next candidate in another process, one
-// redis-server, 2 cores; three runs of 300 hand-offs) the next leader's
-// Campaign returned 254-277µs after the call to Resign at the median,
-// 2.8-3.5 times one idle EVALSHA round trip measured in the same runs
-// (79-92µs). Most of it is the Resign's own round trip (211-223µs): its
-// script makes the hand-off, some twenty commands and two messages, and
-// on that machine a script that starts after a millisecond of idleness
-// runs several times slower than in a busy loop.
+// confirms it in Redis in one round trip (as rfairlock's waiters do: the
+// message is a hint) and returns from Campaign. In BenchmarkHandOff (the
+// next candidate in another process, one redis-server, 2 cores; three runs
+// of 300 hand-offs, on a machine shared with other work) the next leader's
+// Campaign returned 350-509µs after the call to Resign at the median, 3.1
+// to 10 times one idle EVALSHA round trip measured in the same runs
+// (44-112µs). Most of it is the Resign's own round trip (274-363µs): its
+// script makes the hand-off, some twenty commands and two messages, and on
+// that machine a script that starts after a millisecond of idleness runs
+// several times slower than in a busy loop. The rest is the grant's
+// message and the new leader's confirmation of it.
 //
 // # Terms and fencing
 //

@@ -130,23 +130,33 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // cause ErrResigned. A handle that does not lead gets ErrNotHeld, and one
 // whose lead was lost (Lost is closed) ErrLeaseLost, which matches
 // ErrNotHeld too, at once, even while a Campaign of the handle waits
-// (Resign does not end it: cancel its context). A Resign that go-redis
-// retries after a lost reply is applied once. If Resign fails for another
-// reason, the handle may still lead: its lease is renewed while Redis has
-// it.
+// (Resign does not end it: cancel its context). Resign ends only the term
+// the handle led in when it was called: a lead that a waiting Campaign of
+// the handle is granted meanwhile is that Campaign's, and Resign then
+// reports the earlier term lost. A Resign that go-redis retries after a
+// lost reply is applied once. If Resign fails for another reason, the
+// handle may still lead: its lease is renewed while Redis has it.
 func (e *Election) Resign(ctx context.Context) error {
 	if err := e.h.Check(ctx); err != nil {
 		return err
 	}
-	if e.h.Hold.Count() == 0 {
+	// A Resign ends the term it finds (token), never a later one: a
+	// Campaign of this handle that waits may be granted the lead at any
+	// moment, and resigning that would leave it leading in its own eyes
+	// while the script hands the lead on.
+	token := e.h.Hold.Token()
+	if token == 0 {
 		// Not leading: report it (or a loss) now, not after a Campaign
 		// of this handle that waits.
-		return e.h.Unlock(ctx, e.releaseAll)
+		return e.h.ReleaseLost(ctx, "election", 0, e.q.ReleaseNamed)
 	}
 	if err := e.take(ctx); err != nil {
 		return err
 	}
 	defer e.give()
+	if e.h.Hold.Token() != token { // lost while this call waited for its turn
+		return e.h.ReleaseLost(ctx, "election", token, e.q.ReleaseNamed)
+	}
 	err := e.h.Unlock(ctx, e.releaseAll)
 	e.mu.Lock()
 	t := e.term
@@ -161,9 +171,10 @@ func (e *Election) Resign(ctx context.Context) error {
 	return err
 }
 
-// releaseAll releases every hold of the owner: it leads with one.
+// releaseAll releases the handle's hold at once, every re-entry of it
+// (it leads with one).
 func (e *Election) releaseAll(ctx context.Context, rdb redis.Scripter, req string, _ bool) (int64, error) {
-	return e.fair.Release(ctx, rdb, req, true)
+	return e.q.ReleaseNamed(ctx, rdb, req, e.h.Hold.Named())
 }
 
 // Proclaim says a new value as the leader, without a new term: observers

@@ -8,12 +8,15 @@
 // the lock taken joins a queue in Redis, and keeps its place however often
 // it re-checks. When the last hold is released, the release script itself
 // makes the first live waiter the holder (hold count, lease, fencing token)
-// and publishes the grant to that waiter alone; the waiter returns from Lock
-// on that message, with no further round trip (one, with
-// redcoord.WithWaitReplicas: the waiter's own write and WAIT, which make
-// sure the replicas have the grant). So a hand-off costs about one network
-// delay, where rlock's costs a wake-up and a retry that may lose to a
-// newcomer. Other waiters are not woken by a release.
+// and publishes the grant to that waiter alone. The message is a hint: a
+// ForceUnlock may have ended the grant and handed the lock on while it was
+// on its way. So the waiter confirms the grant in Redis before Lock returns,
+// in one round trip that does what the watchdog's first renewal would (it
+// renews the lease of the hold with the grant's token, or, for a fixed
+// lease, checks that hold is there; with redcoord.WithWaitReplicas its WAIT
+// also makes sure the replicas have the grant). A hand-off costs about one
+// network delay and a round trip, where rlock's costs a wake-up and a retry
+// that may lose to a newcomer. Other waiters are not woken by a release.
 //
 // TryLock never queues and never overtakes: it fails while anyone waits,
 // even if the lock is free for the instant between a holder's lease running
@@ -62,25 +65,29 @@
 // # Cost
 //
 // Taking a free lock with nobody queued is one round trip (EVALSHA), and so
-// is Unlock. A contended Lock costs two: the try that queues it and a
-// re-check once it is subscribed; the grant then arrives by pub/sub. Add one
-// per poll interval it waits (WithMaxPollInterval), and the heartbeats,
-// which ride on the watchdog's pipelined ticks. QueueLength and Position are
-// one round trip each; Position is O(queue length) in Redis.
+// is Unlock. A contended Lock costs three: the try that queues it, a
+// re-check once it is subscribed, and the confirmation of the grant that
+// arrives by pub/sub. Add one per poll interval it waits
+// (WithMaxPollInterval), and the heartbeats, which ride on the watchdog's
+// pipelined ticks. QueueLength and Position are one round trip each;
+// Position is O(queue length) in Redis.
 //
 // # Lease and watchdog
 //
 // Lock takes the Client's lease TTL and the watchdog renews it until Unlock;
 // LockWithLease takes a fixed lease that nothing renews. A grant gives the
-// waiter the lease it asked for, from the moment of the grant: the message
-// carries the server's clock, which the waiter reads against that of its
-// last check, so a fixed lease is not reported lost early however long ago
-// that check was. Either way a holder that dies keeps the lock at most one
-// lease. When a hold is found gone (expired, or deleted by ForceUnlock),
-// Lost is closed and Unlock returns ErrLeaseLost (see "Loss" in package
-// redcoord). Token returns the hold's
-// fencing token, which is what makes a lease-based lock safe against a
-// holder paused past its lease.
+// waiter the lease it asked for, from the moment of the grant, and the
+// confirmation of a renewed one renews it. A fixed lease runs from the
+// grant: the message carries the server's clock, which the waiter reads
+// against that of its last check, so the lease is not reported lost early
+// however long ago that check was. Either way a holder that dies keeps the
+// lock at most one lease. When a hold is found gone (expired, or deleted by
+// ForceUnlock), Lost is closed and Unlock returns ErrLeaseLost (see "Loss"
+// in package redcoord); an Unlock after that deletes only what Redis may
+// still have of the hold it lost, never a hold granted since to a Lock of
+// the same handle that waits. Token returns the hold's fencing token, which
+// is what makes a lease-based lock safe against a holder paused past its
+// lease.
 //
 // # Retries
 //

@@ -19,11 +19,12 @@ var kind = locktest.Kind{
 	},
 }
 
-func TestFaultFailedUnlock(t *testing.T)    { locktest.FailedUnlock(t, kind) }
-func TestFaultUnknownExtend(t *testing.T)   { locktest.UnknownExtend(t, kind) }
-func TestFaultOrphanedAcquire(t *testing.T) { locktest.OrphanedAcquire(t, kind) }
-func TestFaultLateAcquire(t *testing.T)     { locktest.LateAcquire(t, kind) }
-func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }
-func TestFaultLateReply(t *testing.T)       { locktest.LateReply(t, kind) }
-func TestFaultSharedHandle(t *testing.T)    { locktest.SharedHandle(t, kind) }
-func TestFaultTurnBounded(t *testing.T)     { locktest.TurnBounded(t, kind) }
+func TestFaultFailedUnlock(t *testing.T)     { locktest.FailedUnlock(t, kind) }
+func TestFaultUnknownExtend(t *testing.T)    { locktest.UnknownExtend(t, kind) }
+func TestFaultOrphanedAcquire(t *testing.T)  { locktest.OrphanedAcquire(t, kind) }
+func TestFaultLateAcquire(t *testing.T)      { locktest.LateAcquire(t, kind) }
+func TestFaultLossOneMeaning(t *testing.T)   { locktest.LossOneMeaning(t, kind) }
+func TestFaultLateReply(t *testing.T)        { locktest.LateReply(t, kind) }
+func TestFaultSharedHandle(t *testing.T)     { locktest.SharedHandle(t, kind) }
+func TestFaultTurnBounded(t *testing.T)      { locktest.TurnBounded(t, kind) }
+func TestFaultReentryAfterLoss(t *testing.T) { locktest.ReentryAfterLoss(t, kind) }

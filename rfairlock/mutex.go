@@ -94,7 +94,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // Unlock fails for another reason, the hold is still renewed while Redis
 // has it, and reported lost once it is gone.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.h.Unlock(ctx, m.fair.Release)
+	return m.h.Unlock(ctx, m.q.Release)
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one

@@ -158,7 +158,7 @@ func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, er
 			return hold.Got{}, wait.Attempt{}, err
 		}
 	}
-	return hold.Got{Acquired: r, Since: sent}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
+	return hold.Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }
 
 // Leave undoes the request if Redis applied it, and unregisters it.

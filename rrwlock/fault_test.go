@@ -116,3 +116,8 @@ func TestFaultTurnBounded(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.TurnBounded(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.TurnBounded(t, readers) })
 }
+
+func TestFaultReentryAfterLoss(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.ReentryAfterLoss(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.ReentryAfterLoss(t, readers) })
+}

@@ -228,7 +228,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock on %s; RUnlock it first",
 				errs.ErrNotAcquired, errs.ErrUpgrade, strconv.Quote(h.Name))
 		case a.OK:
-			return hold.Got{Acquired: a, Since: now}, wait.Attempt{Acquired: true}, nil
+			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
 		}
 		if block {
 			if hb == nil {
@@ -286,7 +286,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 			return got, wait.Attempt{}, err
 		}
 		if a.OK {
-			return hold.Got{Acquired: a, Since: now}, wait.Attempt{Acquired: true}, nil
+			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
 		}
 		return got, wait.Attempt{Hint: a.Wait}, nil
 	}

@@ -47,9 +47,20 @@ func Lost(format string, a ...any) error {
 	return &lostError{msg: fmt.Sprintf(format, a...)}
 }
 
-type lostError struct{ msg string }
+// LostAcquire is Lost for an acquire that re-entered a hold found gone
+// before its reply came: it matches ErrNotAcquired too.
+func LostAcquire(format string, a ...any) error {
+	return &lostError{msg: fmt.Sprintf(format, a...), acquire: true}
+}
+
+type lostError struct {
+	msg     string
+	acquire bool // also ErrNotAcquired
+}
 
 func (e *lostError) Error() string { return ErrLeaseLost.Error() + ": " + e.msg }
 
-// Is matches ErrLeaseLost and ErrNotHeld.
-func (e *lostError) Is(target error) bool { return target == ErrLeaseLost || target == ErrNotHeld }
+// Is matches ErrLeaseLost and ErrNotHeld, and ErrNotAcquired for LostAcquire.
+func (e *lostError) Is(target error) bool {
+	return target == ErrLeaseLost || target == ErrNotHeld || (e.acquire && target == ErrNotAcquired)
+}

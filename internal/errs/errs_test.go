@@ -22,3 +22,16 @@ func TestLost(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// LostAcquire matches ErrNotAcquired besides what Lost matches.
+func TestLostAcquire(t *testing.T) {
+	err := LostAcquire("lock %q: the hold re-entered was lost", "x")
+	for _, target := range []error{ErrLeaseLost, ErrNotHeld, ErrNotAcquired} {
+		if !errors.Is(err, target) {
+			t.Errorf("%v does not match %v", err, target)
+		}
+	}
+	if got, want := err.Error(), `redcoord: lease lost: lock "x": the hold re-entered was lost`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -6,6 +6,7 @@ package fair
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,7 +32,7 @@ type Acquirer struct {
 // caller has checked the handle, the Client and ctx.
 func (q *Acquirer) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
 	h := q.H
-	a := &attempt{q: q, op: h.Hold.Op(), req: h.NextRequest(), lease: l, block: block}
+	a := &attempt{q: q, op: h.Hold.Op(), req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
 	spec := wait.Spec{Kind: q.Fair.Kind, Name: h.Name, Channel: q.Ch, ID: a.req, Once: !block}
@@ -43,12 +44,26 @@ func (q *Acquirer) Acquire(ctx context.Context, l scripts.Lease, fixed time.Dura
 	return h.Took(ctx, got, fixed, a)
 }
 
+// Release drops one hold of the handle's, every one if all (see
+// hold.Release), naming the hold by its token (Tracker.Named): a hold
+// granted since to an acquire of the handle that waits is not dropped.
+func (q *Acquirer) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return q.Fair.Release(ctx, rdb, req, all, q.H.Hold.Named())
+}
+
+// ReleaseNamed drops every hold of the handle's hold of token named (see
+// hold.ReleaseNamed).
+func (q *Acquirer) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error) {
+	return q.Fair.Release(ctx, rdb, req, true, named)
+}
+
 // attempt is one acquire's tries, and the undo of its request.
 type attempt struct {
 	q     *Acquirer
 	op    *hold.Op
 	req   string
 	lease scripts.Lease
+	fixed bool            // a fixed lease, not renewed by the watchdog
 	block bool            // queue when the lock is busy (Lock, not TryLock)
 	hb    *hold.Heartbeat // the queue entry's heartbeat, made when a try first queues req
 	sent  time.Time       // when the last try that did not acquire was sent,
@@ -70,16 +85,17 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 		}
 	}()
 	if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
-		// The release script made req the holder, after the last try ran.
-		ok, err := a.granted(ctx)
+		// A release script made req the holder after the last try ran;
+		// the grant may have ended since (see confirm).
+		since, ok, err := a.confirm(ctx, token, grantedAt)
 		if err != nil {
 			return got, wait.Attempt{}, err
 		}
 		if ok {
-			got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: dated(a.sent, a.at, grantedAt)}
+			got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: since, Held: held}
 			return got, wait.Attempt{Acquired: true}, nil
 		}
-		// The grant is gone already (its lease ran out, or ForceUnlock): try.
+		// The grant is gone already: try.
 	}
 	ttl := h.S.Config.TTL
 	now := time.Now()
@@ -100,7 +116,7 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			return got, wait.Attempt{Hint: time.Millisecond}, err
 		}
 		// A grant found by a re-check is r.Age old.
-		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age)}, wait.Attempt{Acquired: true}, nil
+		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
 	}
 	a.sent, a.at = now, r.Now
 	if a.block {
@@ -113,6 +129,39 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 		}
 	}
 	return got, wait.Attempt{Hint: r.Wait}, nil
+}
+
+// confirm reports whether the grant of token that a release made to req
+// at server time grantedAt, announced by a message, still stands, and when
+// its lease is to be counted from. A message is a hint: it says that the
+// grant was made, not that it still stands, and it may be read after
+// ForceUnlock or a release by a call on this handle that named an earlier
+// hold ended the grant and handed the lock on; taking it as the hold would
+// make two holders. So the grantee asks Redis, in one round trip: a grant
+// renewed by the watchdog is confirmed by the watchdog's renewal of it
+// (lock_renew: the owner holds it with that token), whose lease is counted
+// from then; a fixed lease, which a renewal would change, by a touch of
+// its token (the token names one hold: tokens never repeat), its lease
+// dated from the grant. Both are sent on the Writer, so with
+// WithWaitReplicas the replicas have the grant once it is confirmed.
+func (a *attempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
+	h := a.q.H
+	arg := scripts.TokenArg(token)
+	sent := time.Now()
+	if a.fixed {
+		since = dated(a.sent, a.at, grantedAt)
+		ok, err = scripts.Touch(ctx, h.S.Writer(), a.q.Fair.Lock.Lock, "t", strconv.FormatUint(token, 10))
+	} else {
+		since = sent
+		script, keys, args := h.Lock.Renewal(h.S.Config.TTL, arg)
+		cmd := script.Run(ctx, h.S.Writer(), keys, args...)
+		n, _ := cmd.Val().(int64) // kept with a WAIT shortfall's error
+		ok, err = n == 1, cmd.Err()
+	}
+	if err = core.AcquireErr(ok, err); err != nil || !ok {
+		return since, false, err
+	}
+	return since, true, nil
 }
 
 // granted confirms a grant that a release made to req (see

@@ -158,11 +158,12 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value))
 }
 
-// Got is what an acquiring try got: Redis's reply, and when its request was
-// sent, no later than the lease began.
+// Got is what an acquiring try got: Redis's reply, when its request was
+// sent (no later than the lease began), and what the handle held then.
 type Got struct {
 	scripts.Acquired
 	Since time.Time
+	Held  Belief // the belief the request was sent with (Op.Start)
 }
 
 // Leaver undoes an acquire request that Redis may have applied.
@@ -182,7 +183,8 @@ func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Le
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
 // lock's read holds have a Tracker and a renewal of their own. A fresh hold
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
-// the lease it found.
+// the lease it found, and fails if the hold it re-entered was lost
+// meanwhile (see Tracker.Took).
 func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Got, fixed time.Duration, undo Leaver) error {
 	return h.tookOn(ctx, t, r, nil, got, fixed, undo)
 }
@@ -192,7 +194,7 @@ func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Go
 func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
 	since := got.Since
 	var err error
-	if !t.Reentry(got.Count) {
+	if !Reentry(got.Held, got.Count) {
 		length := fixed
 		if fixed == 0 {
 			length = h.S.Config.TTL
@@ -200,7 +202,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
 	}
 	if err == nil {
-		err = t.Took(got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
+		err = t.Took(got.Held, got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
 		_ = undo.Leave(context.WithoutCancel(ctx))
@@ -242,6 +244,38 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 	}
 	n, err := release(ctx, h.S.Writer(), h.NextRequest(), all)
 	return t.EndRelease(n, err, what)
+}
+
+// ReleaseNamed is a release script that drops only the hold of the owner
+// whose token is named (a script argument), every hold of it at once, with
+// request id req; it returns the remaining count (-1: not held).
+type ReleaseNamed func(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error)
+
+// ReleaseLost is the release of a call that must not drop the handle's
+// current hold: the call found the handle holding nothing (token is 0), or
+// the hold of token it named was lost while the call waited for its turn,
+// and the handle may hold another since (a fair lock's grant to an acquire
+// of the handle that waits). It does not take the handle's turn. When the
+// hold was lost, release deletes what Redis may still have of it, named by
+// its token (a later hold has another), and the error matches ErrLeaseLost;
+// a handle that held nothing and lost nothing gets ErrNotHeld, without a
+// request. what names the hold in errors ("election").
+func (h *Handle) ReleaseLost(ctx context.Context, what string, token uint64, release ReleaseNamed) error {
+	if err := h.Check(ctx); err != nil {
+		return err
+	}
+	what += " " + strconv.Quote(h.Name)
+	named := h.Hold.LostHold()
+	if token != 0 {
+		named = scripts.TokenArg(token)
+	}
+	if named == nil {
+		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	}
+	if _, err := release(ctx, h.S.Writer(), h.NextRequest(), named); err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		return err
+	}
+	return errs.Lost("%s: the hold was lost before this call", what)
 }
 
 // Extend gives the handle's hold of the lock hash a fixed lease of length

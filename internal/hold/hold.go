@@ -61,6 +61,9 @@ type Tracker struct {
 	// gone: the last hold was lost (Lost is closed) and no fresh hold has
 	// been taken since; a release then reports ErrLeaseLost.
 	gone bool
+	// lostArg is the token, as a script argument, of the last hold lost:
+	// what a release after the loss names (see Named).
+	lostArg any
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
 	scoped Scopes
@@ -149,6 +152,39 @@ func (o *Op) Stop() {
 	}
 }
 
+// Named returns the token, as a script argument, of the hold a release
+// drops: the current hold's, or once it was lost the lost one's, so that a
+// release never drops a hold granted since to an acquire of the handle
+// that waits (a fair lock's grant); scripts.NoToken when the handle has
+// held nothing.
+func (t *Tracker) Named() any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.namedLocked()
+}
+
+// LostHold returns the token, as a script argument, of the handle's last
+// hold if it holds nothing because that hold was lost; nil otherwise.
+func (t *Tracker) LostHold() any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count == 0 && t.gone {
+		return t.lostArg
+	}
+	return nil
+}
+
+// namedLocked is Named; the caller holds mu.
+func (t *Tracker) namedLocked() any {
+	switch {
+	case t.count > 0 && t.arg != nil:
+		return t.arg
+	case t.count == 0 && t.gone && t.lostArg != nil:
+		return t.lostArg
+	}
+	return scripts.NoToken
+}
+
 // Count returns the hold count the handle last saw.
 func (t *Tracker) Count() int64 {
 	t.mu.Lock()
@@ -184,23 +220,30 @@ type Lease struct {
 	OnLost func()
 }
 
-// Reentry reports whether an acquire reply of count holds re-enters the
-// handle's current hold: the scripts reply a count of 1 for a fresh hold
-// (also one taken over from an orphan) and more for a re-entry.
-func (t *Tracker) Reentry(count int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.count > 0 && count > 1
-}
+// Reentry reports whether an acquire reply of count holds, to a request
+// sent with belief b, re-entered the hold b names: the scripts reply a
+// count of 1 for a fresh hold (also one taken over from an orphan) and
+// more for a re-entry, which only a request naming a hold makes. A
+// re-entry changes no lease.
+func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 
-// Took records a successful acquire reply, sent in the caller's turn. A
-// fresh hold (see Reentry) replaces the current one, which is then lost,
-// and is kept as l says: the watchdog watches it, or a timer marks it lost
-// when its fixed lease ends. It fails only when the watchdog is closed.
-func (t *Tracker) Took(token uint64, count int64, l Lease) error {
+// Took records a successful acquire reply to a request sent in the
+// caller's turn with belief b. A re-entry (see Reentry) counts one more
+// hold of the current one, if that is still the hold b names: a hold found
+// lost while the request was on its way (its fixed lease's timer, a
+// renewal that found it gone) is not taken again by the re-entry, which
+// set no lease: Took then fails with an error matching ErrNotAcquired and
+// ErrLeaseLost, and the caller gives the re-entry back. A fresh hold
+// replaces the current one, which is then lost, and is kept as l says: the
+// watchdog watches it, or a timer marks it lost when its fixed lease ends.
+// Otherwise it fails only when the watchdog is closed.
+func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.count > 0 && count > 1 {
+	if Reentry(b, count) {
+		if t.count == 0 || t.token != b.Token {
+			return errs.LostAcquire("%s %q: the hold this acquire re-entered was lost before its reply came", t.kind, t.name)
+		}
 		t.count = count
 		return nil
 	}
@@ -490,6 +533,9 @@ func (t *Tracker) endScopedLocked(lost bool) {
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
+	if t.count > 0 {
+		t.lostArg = t.arg
+	}
 	t.emitLocked(obs.LeaseLost)
 	t.endScopedLocked(true)
 	t.dropLocked()

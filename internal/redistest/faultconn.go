@@ -72,7 +72,8 @@ func (c *faultConn) Write(b []byte) (int, error) {
 
 // Read returns the server's bytes, except that it drops the first reply
 // bytes after an armed DropReply (breaking c and returning io.EOF), discards
-// everything while c is blackholed, and returns io.EOF once c is broken.
+// everything while c is blackholed, returns a subscriber's bytes late under
+// DelaySubscribers, and returns io.EOF once c is broken.
 func (c *faultConn) Read(b []byte) (int, error) {
 	for {
 		n, err := c.Conn.Read(b)
@@ -90,6 +91,9 @@ func (c *faultConn) Read(b []byte) (int, error) {
 					return 0, err
 				}
 				continue // bounded by the read deadline and by Close
+			}
+			if d := time.Duration(c.f.late.Load()); d > 0 && c.subscriber.Load() {
+				time.Sleep(d)
 			}
 		}
 		return n, err

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Faults wraps the connections a go-redis client dials and injects faults
@@ -20,6 +21,7 @@ type Faults struct {
 	blackhole atomic.Bool  // subscriber connections swallow all traffic
 	stall     atomic.Bool  // every connection swallows all traffic
 	fired     atomic.Int64 // DropReply faults that have fired
+	late      atomic.Int64 // DelaySubscribers: how late subscribers' bytes arrive, ns
 
 	mu    sync.Mutex                 // protects drops and conns
 	drops []func(args []string) bool // armed DropReply matchers, oldest first
@@ -108,6 +110,14 @@ func (f *Faults) Stall() { f.stall.Store(true) }
 // Unstall restores delivery for bytes written or arriving from now on, as
 // Unblackhole does.
 func (f *Faults) Unstall() { f.stall.Store(false) }
+
+// DelaySubscribers makes every tracked subscriber connection (as for
+// Blackhole) hand the bytes that arrive from now on to the client d late
+// (0: at once, as before): each read that returns bytes waits d first. A
+// pub/sub message is then delivered late, in order, and the server's other
+// clients go on meanwhile: in a testing/synctest bubble, a message in
+// flight while they act.
+func (f *Faults) DelaySubscribers(d time.Duration) { f.late.Store(int64(d)) }
 
 // CloseAll breaks every tracked connection, as a network blip would: the real
 // connection is closed, and from then on the wrapper behaves like a

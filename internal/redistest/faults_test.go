@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -151,5 +152,44 @@ func TestBlackhole(t *testing.T) {
 			}
 		}
 		t.Fatal("no message within 5s after Unblackhole + CloseAll")
+	})
+}
+
+// DelaySubscribers delivers a subscriber's messages late, in order, and
+// leaves other connections alone.
+func TestDelaySubscribers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, opts := Bubble()
+		defer m.Close()
+		f := NewFaults()
+		opts.Dialer = f.Dialer(opts.Dialer)
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		ctx := context.Background()
+		sub := rdb.Subscribe(ctx, "ch")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatalf("SUBSCRIBE: %v", err)
+		}
+		f.DelaySubscribers(100 * time.Millisecond)
+		start := time.Now()
+		for _, payload := range []string{"a", "b"} {
+			if err := rdb.Publish(ctx, "ch", payload).Err(); err != nil {
+				t.Fatalf("PUBLISH: %v", err)
+			}
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("PUBLISH took %v; other connections are not delayed", took)
+		}
+		for _, want := range []string{"a", "b"} {
+			msg, err := sub.ReceiveMessage(ctx)
+			if err != nil || msg.Payload != want {
+				t.Fatalf("got %v, %v; want %s", msg, err, want)
+			}
+		}
+		if took := time.Since(start); took < 100*time.Millisecond {
+			t.Errorf("messages arrived after %v; want at least 100ms", took)
+		}
+		f.DelaySubscribers(0)
 	})
 }

@@ -92,7 +92,7 @@ func TestElectScripts(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok, "a term that ended proclaims nothing")
 
-		n, err := a.Release(ctx, rdb, "a:2", true)
+		n, err := a.Release(ctx, rdb, "a:2", true, TokenArg(got.Token))
 		require.NoError(t, err)
 		assert.Zero(t, n)
 		next, err := b.Leader(ctx, rdb)
@@ -189,17 +189,17 @@ func TestElectVacancy(t *testing.T) {
 		ctx := context.Background()
 		a, b := testElect("a"), testElect("b")
 		lease := NewLease(time.Minute, []byte("v"))
-		_, err := a.Acquire(ctx, rdb, "a:1", NoToken, lease, true, time.Minute)
+		first, err := a.Acquire(ctx, rdb, "a:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
 		_, err = b.Acquire(ctx, rdb, "b:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
-		_, err = a.Release(ctx, rdb, "a:2", true) // granted to b:1
+		_, err = a.Release(ctx, rdb, "a:2", true, TokenArg(first.Token)) // granted to b:1
 		require.NoError(t, err)
 		_, err = b.Leave(ctx, rdb, "b:1") // b gave up before it saw the grant
 		require.NoError(t, err)
-		_, err = a.Acquire(ctx, rdb, "a:3", NoToken, lease, true, time.Minute)
+		third, err := a.Acquire(ctx, rdb, "a:3", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
-		_, err = a.Release(ctx, rdb, "a:4", true)
+		_, err = a.Release(ctx, rdb, "a:4", true, TokenArg(third.Token))
 		require.NoError(t, err)
 		_, err = a.Acquire(ctx, rdb, "a:5", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)

@@ -82,7 +82,7 @@ func (f Fair) releaseCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.release
 	}
-	return f.set().release.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
+	return f.set().release.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner, markerMs)
 }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
@@ -180,12 +180,14 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 	return token, at, true
 }
 
-// Release drops one hold (every hold of the owner if all) and returns the
-// remaining count; -1: not held. At
-// zero the lock goes to the first live waiter. A retried final release is
-// recognised by the owner's release marker, as Lock.Release's.
-func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := f.releaseCall().Run(ctx, rdb, req, markerMs, flag(all))
+// Release drops one hold (every hold if all) of the owner's hold whose
+// token is named (TokenArg) and returns the remaining count; -1: not held
+// (a hold of the owner with another token was granted to a waiting request
+// after the named one ended, and is left alone). At zero the lock goes to
+// the first live waiter. A retried final release is recognised by the
+// owner's release marker, as Lock.Release's.
+func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
+	v, err := f.releaseCall().Run(ctx, rdb, req, flag(all), named)
 	return decode(v, err, integer)
 }
 

@@ -252,7 +252,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 		a, err = f.Acquire(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, f.Lock)), NewLease(time.Minute, []byte("meta "+req)), s.op == "lock", time.Minute)
 		got = a.Acquired
 	case "release":
-		got, err = f.Release(ctx, rdb, req, false)
+		got, err = f.Release(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, f.Lock)))
 	case "leave":
 		got, err = f.Leave(ctx, rdb, req)
 	case "force":
@@ -305,7 +305,7 @@ func TestFairGrant(t *testing.T) {
 		require.NoError(t, err)
 		assert.InDelta(t, server.UnixMilli(), got.Now, 1000, "the server's clock in ms")
 
-		n, err := a.Release(ctx, rdb, "a:2", false)
+		n, err := a.Release(ctx, rdb, "a:2", false, TokenArg(first.Token))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msg, err := sub.ReceiveMessage(ctx)
@@ -377,7 +377,7 @@ func TestFairWrongType(t *testing.T) {
 				}
 				_, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 				check("acquire", err, true)
-				_, err = f.Release(ctx, rdb, "a:2", false) // not held: it writes nothing
+				_, err = f.Release(ctx, rdb, "a:2", false, NoToken) // not held: it writes nothing
 				check("release", err, false)
 				_, err = f.Leave(ctx, rdb, "a:1")
 				check("leave", err, true)
@@ -404,7 +404,7 @@ func TestFairWrongTypeFenceRelease(t *testing.T) {
 		a, b := testFair("a"), testFair("b")
 		for _, waits := range []bool{false, true} {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
-			_, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			held, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			if waits {
 				_, err = b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
@@ -413,7 +413,7 @@ func TestFairWrongTypeFenceRelease(t *testing.T) {
 			require.NoError(t, rdb.Del(ctx, a.Fence).Err())
 			require.NoError(t, rdb.Set(ctx, a.Fence, "x", 0).Err())
 			before := dump(t, rdb)
-			n, err := a.Release(ctx, rdb, "a:2", false)
+			n, err := a.Release(ctx, rdb, "a:2", false, TokenArg(held.Token))
 			if waits {
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "%v", err)
 				assert.Equal(t, before, dump(t, rdb), "keys changed")

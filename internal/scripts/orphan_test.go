@@ -54,7 +54,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			b, err := f.Acquire(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a.Acquired, b.Acquired)
-			n, err := f.Release(ctx, rdb, "a:3", false)
+			n, err := f.Release(ctx, rdb, "a:3", false, TokenArg(b.Token))
 			require.NoError(t, err)
 			assert.Zero(t, n)
 

@@ -255,8 +255,11 @@ func shapes(cfg *config, workers int) []int {
 }
 
 // measure runs one cell on its own key and appends its row to res, unless
-// ctx ended during the cell.
+// ctx ended during the cell. Once the cell's fleet is closed it deletes the
+// keys under prefix (see clearCell): cells run one at a time, so they are
+// this cell's.
 func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
+	defer func() { err = errors.Join(err, clearCell(b, prefix)) }()
 	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, c.procs, prefix, key)
 	if err != nil {
 		return err
@@ -286,6 +289,22 @@ func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key s
 		if ctx.Err() == nil {
 			res.Seckill = append(res.Seckill, row)
 		}
+	}
+	return nil
+}
+
+// clearCell deletes the keys a cell left under prefix: redcoord's markers,
+// by which a retried release or a late acquire request is recognised (a
+// minute each, one or two per handle), and the fences (a day). Left in
+// place they slow the next cells on the embedded miniredis, which, keeping
+// TTLs on the wall clock (ClockTTL), visits every key in sorted order on
+// each command, a script's commands included: a few hundred leftover keys
+// stretch a fair lock's hand-off from under 1 ms to several.
+func clearCell(b *backend, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.cleanup(ctx, prefix); err != nil {
+		return fmt.Errorf("delete the cell's keys: %w", err)
 	}
 	return nil
 }

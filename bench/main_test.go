@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -363,5 +365,24 @@ func TestEstimate(t *testing.T) {
 func TestRate(t *testing.T) {
 	for v, want := range map[float64]string{0.5: "0.5", 9.96: "10.0", 10: "10", 748.4: "748"} {
 		require.Equal(t, want, rate(v), "%v", v)
+	}
+}
+
+// TestCellLeavesNoKeys: each cell's keys are deleted as it ends, so that
+// no cell runs beside the markers and fences of the cells before it (on
+// the embedded miniredis they slow every command).
+func TestCellLeavesNoKeys(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := parseConfig([]string{"-duration", "100ms", "-workers", "4", "-procs", "2", "-locks", "rlock,rfairlock"}, io.Discard)
+	require.NoError(t, err)
+	cfg.logger = slog.New(slog.DiscardHandler)
+	b, err := connect(ctx, cfg)
+	require.NoError(t, err)
+	defer b.close()
+	res := newResults(cfg, b)
+	for i, c := range plan(cfg) {
+		require.NoError(t, measure(ctx, b, cfg, c, "rcbench-test", fmt.Sprintf("mutex:%d", i), res))
+		require.Positive(t, res.Mutex[i].Acquisitions, "%s", c)
+		require.Empty(t, b.mini.Keys(), "%s left keys behind", c)
 	}
 }

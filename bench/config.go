@@ -19,8 +19,10 @@ import (
 type config struct {
 	scenarios []string // in the order of scenarioNames
 
-	redis    string   // host:port of one server; "" and no cluster: miniredis
+	redis    string   // host:port of one server; "" and no cluster: the bench starts one (start)
 	cluster  []string // seed addresses of a Redis Cluster
+	start    string   // with no redis or cluster: "redis-server" or "miniredis", the server the bench starts; else ""
+	fallback bool     // start is miniredis because no redis-server is on PATH (-start auto)
 	username string
 	password string
 	tls      bool
@@ -50,12 +52,19 @@ type config struct {
 	observe func(redcoord.Event) // the Clients' observer; set by run with -metrics
 }
 
-// The default -duration: a default run on the embedded miniredis (25
-// cells) ends in about half a minute; a server is measured longer. A -hold
-// longer than a third of it lengthens it to three holds.
+// The default -duration. On the servers the bench starts it is long
+// enough for a fair lock's queue of 64 workers holding 1ms to go round at
+// least five times (a redis-server hands the lock on in about 0.3ms, the
+// embedded miniredis in about 1ms, on a loaded 2-core machine): with
+// fewer rounds, a perfectly fair lock's counts differ by one between the
+// workers served once more and the others, and Jain's index falls below
+// 0.99 by arithmetic alone. The default run (25 cells) then takes about
+// half a minute on a redis-server. A server of the user's is measured
+// longer. A -hold longer than a third of it lengthens it to three holds.
 const (
-	defaultDurationMini   = time.Second
-	defaultDurationServer = 3 * time.Second
+	defaultDurationStarted = time.Second
+	defaultDurationMini    = 2 * time.Second
+	defaultDurationServer  = 3 * time.Second
 )
 
 // maxSpan bounds -duration and -order-timeout: the histograms hold waits up
@@ -76,9 +85,14 @@ var lockNames = []string{"rlock", "rlock-poll", "rfairlock", "redsync", "redislo
 const usageHead = `Usage: go run ./bench [flags]
 
 Compares redcoord's locks with each other and with the locks Go services use
-today, on one contended name. With no flags it runs the mutex scenario on an
-embedded miniredis: no Redis needed, figures that show behaviour, not
-production speed. Point it at a real server with -redis host:port.
+today, on one contended name. With no flags it runs the mutex scenario on a
+redis-server it starts on a free loopback port, when redis-server is on PATH,
+else on an embedded miniredis (figures that show behaviour, not speed).
+Point it at a server of yours with -redis host:port.
+
+The workers run in this one OS process, spread over Clients (-procs): each
+Client is a go-redis client of its own and, for redcoord, a redcoord Client
+(its own pub/sub connection and watchdog), as separate services would have.
 
 Flags:
 `
@@ -98,7 +112,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		workers, mixes, procs     string
 	)
 	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
-	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
+	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: one the bench starts, see -start)")
+	fs.StringVar(&c.start, "start", "auto", "with no -redis or -cluster, the server the bench starts for its run: "+
+		"redis-server (found on PATH, on a free loopback port), miniredis (embedded), or auto: redis-server when it is on PATH, else miniredis")
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
 	fs.StringVar(&c.username, "username", "", "Redis ACL user name (AUTH with -password)")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
@@ -114,7 +130,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
-		defaultDurationMini.String()+" on the embedded miniredis, "+defaultDurationServer.String()+" on a server (-redis, -cluster), at least 3 -hold")
+		defaultDurationStarted.String()+" on a redis-server the bench starts, "+defaultDurationMini.String()+" on the embedded miniredis, "+
+		defaultDurationServer.String()+" on a server of yours (-redis, -cluster), at least 3 -hold")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
@@ -172,13 +189,20 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		}
 	}
 	if c.redis == "" && c.cluster == nil && (c.username != "" || c.password != "" || c.tls) {
-		return errors.New("-username, -password and -tls need -redis or -cluster: the embedded miniredis takes none of them")
+		return errors.New("-username, -password and -tls need -redis or -cluster: the server the bench starts takes none of them")
 	}
 
+	if err := c.setStart(flagSet(fs, "start")); err != nil {
+		return err
+	}
 	if !flagSet(fs, "duration") {
-		c.duration = defaultDurationServer
-		if c.redis == "" && c.cluster == nil {
+		switch c.start {
+		case "redis-server":
+			c.duration = defaultDurationStarted
+		case "miniredis":
 			c.duration = defaultDurationMini
+		default:
+			c.duration = defaultDurationServer
 		}
 		c.duration = max(c.duration, 3*c.hold) // a long -hold: a few holds a worker
 	}

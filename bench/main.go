@@ -4,8 +4,8 @@
 // round trips and server time (on a real server) per acquisition, fairness,
 // and the mutual-exclusion violations the harness itself counts.
 //
-//	go run ./bench                           # embedded miniredis, no set-up
-//	go run ./bench -redis 127.0.0.1:6379     # a real server
+//	go run ./bench                           # a redis-server it starts when one is on PATH, else an embedded miniredis
+//	go run ./bench -redis 127.0.0.1:6379     # a server of yours
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
@@ -124,6 +124,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer b.close()
+	if b.note != "" {
+		fmt.Fprintln(stderr, b.note)
+	}
 
 	if cfg.clean {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -23,9 +23,13 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// tiny are flags that make a run take well under a second: every contender,
-// two worker counts, cells of 50ms.
-var tiny = []string{"-duration", "50ms", "-workers", "1,4", "-procs", "2"}
+// tinyCells are flags that make a run take well under a second: every
+// contender, two worker counts, cells of 50ms; tiny runs them on the
+// embedded miniredis.
+var (
+	tinyCells = []string{"-duration", "50ms", "-workers", "1,4", "-procs", "2"}
+	tiny      = append(tinyCells[:len(tinyCells):len(tinyCells)], "-start", "miniredis")
+)
 
 // bench runs the command in-process and returns its exit status and streams.
 func bench(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -125,6 +129,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, or all`},
 		{[]string{"-locks", "none"}, "the mutex scenario needs a lock"},
 		{[]string{"-cluster", "127.0.0.1:7000,"}, "an empty address"},
+		{[]string{"-start", "redis"}, `-start "redis": want redis-server, miniredis or auto`},
+		{[]string{"-start", "miniredis", "-redis", "127.0.0.1:1"}, "-start: the bench starts a server only without -redis and -cluster"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
@@ -139,20 +145,22 @@ func TestBadFlags(t *testing.T) {
 	require.Contains(t, errOut, "-scenario")
 }
 
-// With no -duration, a cell runs 1s on the embedded miniredis (the default
-// run, 25 cells, ends in about half a minute) and 3s on a server, and at
-// least three -hold; a given -duration stands.
+// With no -duration, a cell runs 1s on a redis-server the bench starts
+// (the default run, 25 cells, ends in about half a minute), 2s on the
+// embedded miniredis and 3s on a server of the user's, and at least three
+// -hold; a given -duration stands.
 func TestDefaultDuration(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want time.Duration
 	}{
-		{nil, time.Second},
+		{[]string{"-start", "redis-server"}, time.Second},
+		{[]string{"-start", "miniredis"}, 2 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1"}, 3 * time.Second},
 		{[]string{"-cluster", "127.0.0.1:1"}, 3 * time.Second},
 		{[]string{"-duration", "2s"}, 2 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1", "-duration", "500ms"}, 500 * time.Millisecond},
-		{[]string{"-hold", "2s"}, 6 * time.Second},
+		{[]string{"-start", "redis-server", "-hold", "2s"}, 6 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1", "-hold", "500ms"}, 3 * time.Second},
 	} {
 		cfg, err := parseConfig(tc.args, io.Discard)
@@ -167,7 +175,7 @@ func TestUnreachableRedis(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close()) // a loopback port that nobody listens on
 
-	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", addr)...)
+	code, out, errOut := bench(t, context.Background(), append(tinyCells, "-redis", addr)...)
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
 	require.Equal(t, 1, strings.Count(errOut, "\n"), "one line:\n%s", errOut)
@@ -192,7 +200,7 @@ func TestInterrupt(t *testing.T) {
 // lock at all, workers are inside together, and the run reports it.
 func TestHarnessCountsViolations(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-duration", "100ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "100ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
 	require.NoError(t, err)
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)
@@ -231,7 +239,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestRealRedis(t *testing.T) {
 	srv := redistest.Real(t)
 	dir := t.TempDir()
-	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", srv.Addr, "-out", dir,
+	code, out, errOut := bench(t, context.Background(), append(tinyCells, "-redis", srv.Addr, "-out", dir,
 		"-scenario", "all", "-mixes", "95", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "backend: Redis at "+srv.Addr+" (redis ")
@@ -310,7 +318,7 @@ func TestMetricsAndClean(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	require.NoError(t, rdb.Set(ctx, "rcbench-killed:{x}:fence", "1", 0).Err())
-	code, out, errOut := bench(t, ctx, append(tiny, "-redis", srv.Addr, "-out", "", "-locks", "rlock", "-metrics", "-clean")...)
+	code, out, errOut := bench(t, ctx, append(tinyCells, "-redis", srv.Addr, "-out", "", "-locks", "rlock", "-metrics", "-clean")...)
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, "metrics (redcoordotel")
 	require.Contains(t, out, "redcoord.wait")
@@ -373,7 +381,7 @@ func TestRate(t *testing.T) {
 // the embedded miniredis they slow every command).
 func TestCellLeavesNoKeys(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-duration", "100ms", "-workers", "4", "-procs", "2", "-locks", "rlock,rfairlock"}, io.Discard)
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "100ms", "-workers", "4", "-procs", "2", "-locks", "rlock,rfairlock"}, io.Discard)
 	require.NoError(t, err)
 	cfg.logger = slog.New(slog.DiscardHandler)
 	b, err := connect(ctx, cfg)

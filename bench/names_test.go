@@ -74,7 +74,7 @@ func TestRecorderNames(t *testing.T) {
 // names never meet, 8 on 4 names do, and the run reports it.
 func TestHarnessCountsViolationsPerName(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-duration", "200ms", "-hold", "5ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "200ms", "-hold", "5ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
 	require.NoError(t, err)
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)

@@ -74,7 +74,7 @@ func TestBadPermits(t *testing.T) {
 // that lets 4 in where the harness allows 2 is caught, and fails the run.
 func TestHarnessCountsOverLimit(t *testing.T) {
 	ctx := context.Background()
-	args := []string{"-duration", "300ms", "-hold", "5ms", "-scenario", "semaphore", "-procs", "2"}
+	args := []string{"-start", "miniredis", "-duration", "300ms", "-hold", "5ms", "-scenario", "semaphore", "-procs", "2"}
 	loose, err := parseConfig(append(args, "-permits", "4"), io.Discard)
 	require.NoError(t, err)
 	strict, err := parseConfig(append(args, "-permits", "2"), io.Discard)

@@ -32,7 +32,7 @@ type config struct {
 	names    int      // mutex, semaphore: worker i takes name i % names
 	mixes    []int    // rwlock: the reads' share of each mix, in percent
 	permits  int      // semaphore: its total
-	procs    []int    // process counts the workers are spread over, one row each; 0: one process per worker
+	procs    []int    // Client counts the workers are spread over, one row each; 0: one Client per worker
 	hold     time.Duration
 	duration time.Duration // per cell
 	poll     time.Duration // retry interval of the polling contenders
@@ -126,8 +126,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		"exclusion is checked per name (mutex, semaphore)")
 	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
-	fs.StringVar(&procs, "procs", "w,1", "process counts the workers are spread over, comma-separated, one row each: "+
-		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
+	fs.StringVar(&procs, "procs", "w,1", "Client counts the workers are spread over, comma-separated, one row each: "+
+		"a count, or w for one Client per worker; each Client is a go-redis client and a redcoord Client, all in this OS process")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
 		defaultDurationStarted.String()+" on a redis-server the bench starts, "+defaultDurationMini.String()+" on the embedded miniredis, "+
@@ -291,8 +291,8 @@ func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// processes parses -procs: a comma-separated list of process counts, each
-// a whole number from 1 or "w" (returned as 0: one process per worker),
+// processes parses -procs: a comma-separated list of Client counts, each
+// a whole number from 1 or "w" (returned as 0: one Client per worker),
 // without repeats.
 func processes(list string) ([]int, error) {
 	var out []int
@@ -302,7 +302,7 @@ func processes(list string) ([]int, error) {
 		if s != "w" {
 			var err error
 			if n, err = strconv.Atoi(s); err != nil || n < 1 || n > 10000 {
-				return nil, fmt.Errorf("-procs: %q is neither a process count from 1 to 10000 nor w (one process per worker)", s)
+				return nil, fmt.Errorf("-procs: %q is neither a Client count from 1 to 10000 nor w (one Client per worker)", s)
 			}
 		}
 		if !slices.Contains(out, n) {
@@ -312,7 +312,7 @@ func processes(list string) ([]int, error) {
 	return out, nil
 }
 
-// procsFor returns how many processes workers are spread over for the
+// procsFor returns how many Clients workers are spread over for the
 // -procs entry p (0: one per worker).
 func procsFor(p, workers int) int {
 	if p == 0 || p > workers {

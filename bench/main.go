@@ -67,7 +67,7 @@ type cell struct {
 	ct       contender
 	workers  int
 	names    int // lock names the workers are spread over: 1, or up to -names (mutex, semaphore)
-	procs    int // processes the workers are spread over, from 1 to workers
+	procs    int // Clients the workers are spread over, from 1 to workers
 	readPct  int // rwlock: the mix's share of reads, in percent
 }
 
@@ -75,19 +75,24 @@ func (c cell) String() string {
 	scenario := c.scenario
 	switch c.scenario {
 	case "seckill":
-		return fmt.Sprintf("seckill %s, %s", c.ct.name, plural(c.procs, "process", "processes"))
+		return fmt.Sprintf("seckill %s, %s", c.ct.name, clients(c.procs))
 	case "rwlock":
 		scenario += " " + mixName(c.readPct)
 	}
 	s := fmt.Sprintf("%s %s, %s", scenario, c.ct.name, plural(c.workers, "worker", "workers"))
-	if c.names > 1 {
-		s += fmt.Sprintf(" on %d names", c.names)
-	}
 	if c.workers > 1 {
-		s += " in " + plural(c.procs, "process", "processes")
+		s += " on " + clients(c.procs)
+	}
+	if c.names > 1 {
+		s += fmt.Sprintf(" over %d names", c.names)
 	}
 	return s
 }
+
+// clients says how many Clients: "1 Client", "8 Clients". A Client is
+// one go-redis client and, for redcoord, one redcoord Client, as one
+// service would have; all of them run in the bench's own process.
+func clients(n int) string { return plural(n, "Client", "Clients") }
 
 // plural returns "n one" or "n many", as n asks.
 func plural(n int, one, many string) string {
@@ -200,8 +205,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// plan lists the cells cfg asks for: for each worker count, each shape of
-// processes (-procs; two entries that come to the same count run once),
+// plan lists the cells cfg asks for: for each worker count, each count of
+// Clients (-procs; two entries that come to the same count run once),
 // each contender.
 func plan(cfg *config) (cells []cell) {
 	for _, s := range cfg.scenarios {
@@ -245,7 +250,7 @@ func plan(cfg *config) (cells []cell) {
 	return cells
 }
 
-// shapes returns the process counts -procs asks for with workers workers,
+// shapes returns the Client counts -procs asks for with workers workers,
 // in its order, without repeats.
 func shapes(cfg *config, workers int) []int {
 	var out []int

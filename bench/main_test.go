@@ -117,7 +117,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "0s"}, "-duration"},
 		{[]string{"-hold", "-1ms"}, "-hold"},
 		{[]string{"-procs", "0"}, "-procs"},
-		{[]string{"-procs", "w,x"}, `-procs: "x" is neither a process count`},
+		{[]string{"-procs", "w,x"}, `-procs: "x" is neither a Client count`},
 		{[]string{"-orders", "0"}, "-orders"},
 		{[]string{"-redis", "127.0.0.1:1", "-cluster", "127.0.0.1:2"}, "give one, not both"},
 		{[]string{"-progress", "maybe"}, "-progress"},
@@ -213,7 +213,7 @@ func TestHarnessCountsViolations(t *testing.T) {
 	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}},
 		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4, Procs: 2}, ME: 1}}}
 	require.Len(t, res.violations(), 3)
-	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers in 2 processes: 1 mutual-exclusion")
+	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers on 2 Clients: 1 mutual-exclusion")
 }
 
 // cancelOn is a writer that calls cancel once it has been written needle.
@@ -278,8 +278,8 @@ func readResults(t *testing.T, path string) results {
 	return res
 }
 
-// The default -procs runs each worker count in two shapes, one process per
-// worker and all in one process, once where they are the same (1 worker).
+// The default -procs runs each worker count in two shapes, one Client per
+// worker and all on one Client, once where they are the same (1 worker).
 func TestPlanShapes(t *testing.T) {
 	cfg, err := parseConfig([]string{"-workers", "1,8", "-locks", "rlock,redsync"}, io.Discard)
 	require.NoError(t, err)
@@ -289,8 +289,8 @@ func TestPlanShapes(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"mutex rlock, 1 worker", "mutex redsync, 1 worker",
-		"mutex rlock, 8 workers in 8 processes", "mutex redsync, 8 workers in 8 processes",
-		"mutex rlock, 8 workers in 1 process", "mutex redsync, 8 workers in 1 process",
+		"mutex rlock, 8 workers on 8 Clients", "mutex redsync, 8 workers on 8 Clients",
+		"mutex rlock, 8 workers on 1 Client", "mutex redsync, 8 workers on 1 Client",
 	}, got)
 	cfg, err = parseConfig([]string{"-workers", "4", "-procs", "2,w,8,2", "-locks", "rlock"}, io.Discard)
 	require.NoError(t, err)
@@ -299,7 +299,7 @@ func TestPlanShapes(t *testing.T) {
 	for _, c := range plan(cfg) {
 		got = append(got, c.String())
 	}
-	require.Equal(t, []string{"mutex rlock, 4 workers in 2 processes", "mutex rlock, 4 workers in 4 processes"}, got)
+	require.Equal(t, []string{"mutex rlock, 4 workers on 2 Clients", "mutex rlock, 4 workers on 4 Clients"}, got)
 }
 
 // Lists take "all" among other names, and repeats count once.

@@ -92,7 +92,7 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 	require.Greater(t, row.MaxInside, 2)
 	res := &results{Semaphore: []semRow{row}}
 	require.Len(t, res.violations(), 1)
-	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers in 2 processes:")
+	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers on 2 Clients:")
 	require.Contains(t, res.violations()[0], "over-limit violations (more than 2 inside at once)")
 }
 

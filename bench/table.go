@@ -13,25 +13,25 @@ func writeTable(out io.Writer, r *results) error {
 	s := r.Settings
 	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
-		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; procs: the processes the workers are spread over",
+		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over, in this process",
 			mutexWhat, s.HoldMs, s.DurationS),
-		head: "lock\tworkers\tprocs\t" + mutexNames.head() +
+		head: "lock\tworkers\tclients\t" + mutexNames.head() +
 			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tserver µs/acq\tJain\tFIFO viol.\tME viol.\terrors\t",
 	}
 	for _, m := range r.Mutex {
-		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
+		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.ErrorSample,
 			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
 			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO, m.ME, m.Errors)
 	}
 	rw := section{
 		title: fmt.Sprintf("rwlock: one lock name; each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
-			"%gs a cell; procs: the processes the workers are spread over\n  rlock, the baseline, takes reads as writes; "+
-			"x rlock: acq/s over rlock's at the same mix, workers and procs", s.HoldMs, s.DurationS),
-		head: "mix\tlock\tworkers\tprocs\tacq/s\tx rlock\twait p50 ms\tp99 ms\tmax ms\twrite p99 ms\tstarved\tround trips/acq\tserver µs/acq\tmax readers\tME viol.\terrors\t",
+			"%gs a cell; clients: the Clients the workers are spread over, in this process\n  rlock, the baseline, takes reads as writes; "+
+			"x rlock: acq/s over rlock's at the same mix, workers and clients", s.HoldMs, s.DurationS),
+		head: "mix\tlock\tworkers\tclients\tacq/s\tx rlock\twait p50 ms\tp99 ms\tmax ms\twrite p99 ms\tstarved\tround trips/acq\tserver µs/acq\tmax readers\tME viol.\terrors\t",
 	}
 	for _, m := range r.RWLock {
-		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers in %d processes", m.Mix, m.Lock, m.Workers, m.Procs), m.ErrorSample,
+		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers on %s", m.Mix, m.Lock, m.Workers, clients(m.Procs)), m.ErrorSample,
 			"%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t%d\t",
 			m.Mix, m.Lock, m.Workers, m.Procs, rate(m.AcqPerSec), times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
 			m.WriteWaitP99, m.Starved, m.RoundTrips, micros(m.ServerUs), m.MaxReaders, m.ME, m.Errors)
@@ -39,23 +39,23 @@ func writeTable(out io.Writer, r *results) error {
 	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
 	sem := section{
 		title: fmt.Sprintf("semaphore: %s of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
-			"procs: the processes the workers are spread over\n  max inside: the most workers holding a permit at once, as the harness saw them",
+			"clients: the Clients the workers are spread over, in this process\n  max inside: the most workers holding a permit at once, as the harness saw them",
 			semWhat, s.Permits, s.HoldMs, s.DurationS),
-		head: "lock\tworkers\tprocs\t" + semNames.head() +
+		head: "lock\tworkers\tclients\t" + semNames.head() +
 			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\tround trips/acq\tserver µs/acq\tJain\tmax inside\tFIFO viol.\tover-limit viol.\terrors\t",
 	}
 	for _, m := range r.Semaphore {
-		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
+		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.ErrorSample,
 			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t",
 			m.Lock, m.Workers, m.Procs, semNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.MaxInside, m.FIFO, m.OverLimit, m.Errors)
 	}
 	seckill := section{
 		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock", s.Orders, s.Concurrency, s.Stock),
-		head:  "lock\tprocs\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\tserver µs/order\toversold\terrors\t",
+		head:  "lock\tclients\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\tserver µs/order\toversold\terrors\t",
 	}
 	for _, k := range r.Seckill {
-		seckill.add(k.Lock, fmt.Sprintf("%s in %d processes", k.Lock, k.Procs), k.ErrorSample, "%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%d\t%d\t",
+		seckill.add(k.Lock, fmt.Sprintf("%s on %s", k.Lock, clients(k.Procs)), k.ErrorSample, "%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%d\t%d\t",
 			k.Lock, k.Procs, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
 			k.RoundTrips, micros(k.ServerUs), k.Oversold, k.Errors)
 	}

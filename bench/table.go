@@ -12,8 +12,8 @@ func writeTable(out io.Writer, r *results) error {
 	s := r.Settings
 	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
-		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over, "+
-			"in this process\n  round trips and server µs are per acquisition", mutexWhat, s.HoldMs, s.DurationS),
+		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over"+
+			"\n  all Clients run in this process; round trips and server µs are per acquisition", mutexWhat, s.HoldMs, s.DurationS),
 		keys:  3 + mutexNames.n(),
 		head1: "\t\t\t" + mutexNames.head1() + "\twait\twait\twait\t\thand-off\tround\tserver\t\tFIFO\tME\t",
 		head2: "lock\tworkers\tclients\t" + mutexNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\tp50 µs\ttrips\tµs\tJain\tviol.\tviol.\t",
@@ -26,7 +26,7 @@ func writeTable(out io.Writer, r *results) error {
 	}
 	rw := section{
 		title: fmt.Sprintf("rwlock: one lock name; each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
-			"%gs a cell; clients: the Clients the workers are spread over, in this process\n  rlock, the baseline, takes reads as writes; "+
+			"%gs a cell; clients: the Clients the workers are spread over\n  all Clients run in this process; rlock, the baseline, takes reads as writes; "+
 			"x rlock: acq/s over rlock's at the same mix, workers and clients; round trips and server µs are per acquisition", s.HoldMs, s.DurationS),
 		keys:  4,
 		head1: "\t\t\t\t\tx\twait\twait\twait\twrite\t\tround\tserver\tmax\tME\t",
@@ -41,7 +41,7 @@ func writeTable(out io.Writer, r *results) error {
 	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
 	sem := section{
 		title: fmt.Sprintf("semaphore: %s of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
-			"clients: the Clients the workers are spread over, in this process\n  round trips and server µs are per acquisition; "+
+			"clients: the Clients the workers are spread over\n  all Clients run in this process; round trips and server µs are per acquisition; "+
 			"max inside: the most workers holding a permit at once, as the harness saw them; limit viol.: more than the permits inside",
 			semWhat, s.Permits, s.HoldMs, s.DurationS),
 		keys:  3 + semNames.n(),

@@ -54,8 +54,8 @@ type config struct {
 
 // The default -duration. On the servers the bench starts it is long
 // enough for a fair lock's queue of 64 workers holding 1ms to go round at
-// least five times (a redis-server hands the lock on in about 0.3ms, the
-// embedded miniredis in about 1ms, on a loaded 2-core machine): with
+// least five times (a redis-server's hand-offs add about 0.5ms to each
+// hold, the embedded miniredis's 2-3ms, on a loaded 2-core machine): with
 // fewer rounds, a perfectly fair lock's counts differ by one between the
 // workers served once more and the others, and Jain's index falls below
 // 0.99 by arithmetic alone. The default run (25 cells) then takes about

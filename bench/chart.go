@@ -28,7 +28,7 @@ const (
 
 // writeChart writes an SVG chart of rows (all the mutex rows of a run, or
 // all the semaphore rows) to w. It charts the largest worker count that has
-// any acquisitions, in the most processes it ran in (one per worker by
+// any acquisitions, on the most Clients it ran on (one per worker by
 // default), one series per contender in the order of rows: on the
 // left the wait time by percentile, on the right each worker's share of the
 // acquisitions. If rows hold nothing to chart it returns an error and
@@ -78,7 +78,7 @@ func drawPanels(w io.Writer, panels []*plot.Plot, title string) error {
 }
 
 // largestCell returns the rows with acquisitions at the largest worker
-// count that has any, and of those the ones in the most processes, in
+// count that has any, and of those the ones on the most Clients, in
 // their order in rows, or nil if none has any.
 func largestCell(rows []common) []common {
 	n, procs := 0, 0
@@ -105,7 +105,7 @@ func largestCell(rows []common) []common {
 // axes stretched so that the tail gets as much room as the body.
 func waitPanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Wait time by percentile (%d workers in %s)", n, plural(cell[0].Procs, "process", "processes"))
+	p.Title.Text = fmt.Sprintf("Wait time by percentile (%d workers on %s)", n, clients(cell[0].Procs))
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "wait (ms)"
 	// Waits grow to the right, so the bottom right corner is the emptiest.
@@ -173,7 +173,7 @@ func percentileX(q float64) float64 {
 // workers as a reference: a fair lock is flat, an unfair one steep.
 func sharePanel(cell []common, n int) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Share of acquisitions per worker (%d workers in %s)", n, plural(cell[0].Procs, "process", "processes"))
+	p.Title.Text = fmt.Sprintf("Share of acquisitions per worker (%d workers on %s)", n, clients(cell[0].Procs))
 	p.X.Label.Text = "worker rank (most acquisitions first)"
 	p.Y.Label.Text = "share of acquisitions (%)"
 	p.Legend.Top, p.Legend.XOffs = true, -vg.Points(6)

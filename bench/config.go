@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,8 +18,10 @@ import (
 type config struct {
 	scenarios []string // in the order of scenarioNames
 
-	redis    string   // host:port of one server; "" and no cluster: miniredis
+	redis    string   // host:port of one server; "" and no cluster: the bench starts one (start)
 	cluster  []string // seed addresses of a Redis Cluster
+	start    string   // with no redis or cluster: "redis-server" or "miniredis", the server the bench starts; else ""
+	fallback bool     // start is miniredis because no redis-server is on PATH (-start auto)
 	username string
 	password string
 	tls      bool
@@ -30,7 +31,7 @@ type config struct {
 	names    int      // mutex, semaphore: worker i takes name i % names
 	mixes    []int    // rwlock: the reads' share of each mix, in percent
 	permits  int      // semaphore: its total
-	procs    []int    // process counts the workers are spread over, one row each; 0: one process per worker
+	procs    []int    // Client counts the workers are spread over, one row each; 0: one Client per worker
 	hold     time.Duration
 	duration time.Duration // per cell
 	poll     time.Duration // retry interval of the polling contenders
@@ -50,12 +51,19 @@ type config struct {
 	observe func(redcoord.Event) // the Clients' observer; set by run with -metrics
 }
 
-// The default -duration: a default run on the embedded miniredis (25
-// cells) ends in about half a minute; a server is measured longer. A -hold
-// longer than a third of it lengthens it to three holds.
+// The default -duration. On the servers the bench starts it is long
+// enough for a fair lock's queue of 64 workers holding 1ms to go round at
+// least five times (a redis-server's hand-offs add about 0.5ms to each
+// hold, the embedded miniredis's 2-3ms, on a loaded 2-core machine): with
+// fewer rounds, a perfectly fair lock's counts differ by one between the
+// workers served once more and the others, and Jain's index falls below
+// 0.99 by arithmetic alone. The default run (25 cells) then takes about
+// half a minute on a redis-server. A server of the user's is measured
+// longer. A -hold longer than a third of it lengthens it to three holds.
 const (
-	defaultDurationMini   = time.Second
-	defaultDurationServer = 3 * time.Second
+	defaultDurationStarted = time.Second
+	defaultDurationMini    = 2 * time.Second
+	defaultDurationServer  = 3 * time.Second
 )
 
 // maxSpan bounds -duration and -order-timeout: the histograms hold waits up
@@ -76,9 +84,14 @@ var lockNames = []string{"rlock", "rlock-poll", "rfairlock", "redsync", "redislo
 const usageHead = `Usage: go run ./bench [flags]
 
 Compares redcoord's locks with each other and with the locks Go services use
-today, on one contended name. With no flags it runs the mutex scenario on an
-embedded miniredis: no Redis needed, figures that show behaviour, not
-production speed. Point it at a real server with -redis host:port.
+today, on one contended name. With no flags it runs the mutex scenario on a
+redis-server it starts on a free loopback port, when redis-server is on PATH,
+else on an embedded miniredis (figures that show behaviour, not speed).
+Point it at a server of yours with -redis host:port.
+
+The workers run in this one OS process, spread over Clients (-procs): each
+Client is a go-redis client of its own and, for redcoord, a redcoord Client
+(its own pub/sub connection and watchdog), as separate services would have.
 
 Flags:
 `
@@ -98,7 +111,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		workers, mixes, procs     string
 	)
 	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
-	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: an embedded miniredis)")
+	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: one the bench starts, see -start)")
+	fs.StringVar(&c.start, "start", "auto", "with no -redis or -cluster, the server the bench starts for its run: "+
+		"redis-server (found on PATH, on a free loopback port), miniredis (embedded), or auto: redis-server when it is on PATH, else miniredis")
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
 	fs.StringVar(&c.username, "username", "", "Redis ACL user name (AUTH with -password)")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
@@ -110,11 +125,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		"exclusion is checked per name (mutex, semaphore)")
 	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
-	fs.StringVar(&procs, "procs", "w,1", "process counts the workers are spread over, comma-separated, one row each: "+
-		"a count, or w for one process per worker; each process is a go-redis client and a redcoord Client")
+	fs.StringVar(&procs, "procs", "w,1", "Client counts the workers are spread over, comma-separated, one row each: "+
+		"a count, or w for one Client per worker; each Client is a go-redis client and a redcoord Client, all in this OS process")
 	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
-		defaultDurationMini.String()+" on the embedded miniredis, "+defaultDurationServer.String()+" on a server (-redis, -cluster), at least 3 -hold")
+		defaultDurationStarted.String()+" on a redis-server the bench starts, "+defaultDurationMini.String()+" on the embedded miniredis, "+
+		defaultDurationServer.String()+" on a server of yours (-redis, -cluster), at least 3 -hold")
 	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
@@ -172,13 +188,20 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		}
 	}
 	if c.redis == "" && c.cluster == nil && (c.username != "" || c.password != "" || c.tls) {
-		return errors.New("-username, -password and -tls need -redis or -cluster: the embedded miniredis takes none of them")
+		return errors.New("-username, -password and -tls need -redis or -cluster: the server the bench starts takes none of them")
 	}
 
+	if err := c.setStart(flagSet(fs, "start")); err != nil {
+		return err
+	}
 	if !flagSet(fs, "duration") {
-		c.duration = defaultDurationServer
-		if c.redis == "" && c.cluster == nil {
+		switch c.start {
+		case "redis-server":
+			c.duration = defaultDurationStarted
+		case "miniredis":
 			c.duration = defaultDurationMini
+		default:
+			c.duration = defaultDurationServer
 		}
 		c.duration = max(c.duration, 3*c.hold) // a long -hold: a few holds a worker
 	}
@@ -225,81 +248,4 @@ func writable(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
-}
-
-// pick parses a comma-separated subset of known ("all" in it for every
-// one) and returns it in known's order, without repeats.
-func pick(flagName, list string, known []string) ([]string, error) {
-	var got []string
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		if s == "all" {
-			got = append(got, known...)
-			continue
-		}
-		if !slices.Contains(known, s) {
-			return nil, fmt.Errorf("%s: unknown %q; want one of %s, or all", flagName, s, strings.Join(known, ", "))
-		}
-		got = append(got, s)
-	}
-	var out []string
-	for _, k := range known {
-		if slices.Contains(got, k) {
-			out = append(out, k)
-		}
-	}
-	return out, nil
-}
-
-// numbers parses a comma-separated list of whole numbers, each a what from
-// lo to hi, without repeats.
-func numbers(flagName, list, what string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < lo || n > hi {
-			return nil, fmt.Errorf("%s: %q is not a %s from %d to %d", flagName, s, what, lo, hi)
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// processes parses -procs: a comma-separated list of process counts, each
-// a whole number from 1 or "w" (returned as 0: one process per worker),
-// without repeats.
-func processes(list string) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		n := 0
-		if s != "w" {
-			var err error
-			if n, err = strconv.Atoi(s); err != nil || n < 1 || n > 10000 {
-				return nil, fmt.Errorf("-procs: %q is neither a process count from 1 to 10000 nor w (one process per worker)", s)
-			}
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// procsFor returns how many processes workers are spread over for the
-// -procs entry p (0: one per worker).
-func procsFor(p, workers int) int {
-	if p == 0 || p > workers {
-		return workers
-	}
-	return p
-}
-
-// flagSet reports whether the flag name was given.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -33,14 +33,15 @@ type preparer interface {
 type contender struct {
 	name  string
 	about string // how it waits, for the table's legend
-	// open prepares one process on rdb, naming its keys under prefix.
+	// open prepares one Client on rdb, naming its keys under prefix.
 	open func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error)
 }
 
-// process is one contender's state in one simulated process.
+// process is one contender's state on one Client of a cell: what one
+// service's process would hold (the bench runs them all in its own).
 type process struct {
 	handle func(key string) locker         // a new worker's lock on key
-	close  func(ctx context.Context) error // ends the process's session, if any
+	close  func(ctx context.Context) error // ends the Client's session, if any
 	pubsub func() int64                    // SUBSCRIBE/UNSUBSCRIBE sent so far; nil: none
 }
 
@@ -84,7 +85,7 @@ func named(cfg *config, names []string) []contender {
 	return out
 }
 
-// redcoordProcess opens one redcoord Client per process.
+// redcoordProcess opens one redcoord Client per Client of a cell.
 func redcoordProcess(mk func(*redcoord.Client, string) locker, opts ...redcoord.Option) func(redis.UniversalClient, *config, string) (process, error) {
 	return func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
 		base := []redcoord.Option{redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger)}
@@ -173,5 +174,5 @@ type noLock struct{}
 func (noLock) Lock(context.Context) error   { return nil }
 func (noLock) Unlock(context.Context) error { return nil }
 
-// noClose is the close of a process with no session of its own.
+// noClose is the close of a Client with no session of its own.
 func noClose(context.Context) error { return nil }

@@ -14,7 +14,7 @@ type common struct {
 	Lock         string  `json:"lock"`
 	Workers      int     `json:"workers"`
 	Names        int     `json:"names,omitempty"` // -names: worker i on name i mod Names; 0 (omitted): one name
-	Procs        int     `json:"procs"`           // processes the workers were spread over
+	Procs        int     `json:"procs"`           // Clients the workers were spread over (-procs)
 	Seconds      float64 `json:"seconds"`
 	Acquisitions int64   `json:"acquisitions"`
 	AcqPerSec    float64 `json:"acq_per_sec"`
@@ -107,7 +107,7 @@ type seckillRow struct {
 	Lock        string  `json:"lock"`
 	Orders      int     `json:"orders"`
 	Concurrency int     `json:"concurrency"`
-	Procs       int     `json:"procs"` // processes the orders were spread over
+	Procs       int     `json:"procs"` // Clients the orders were spread over (-procs)
 	Stock       int     `json:"stock"`
 	Seconds     float64 `json:"seconds"`
 	OrdersPerS  float64 `json:"orders_per_sec"`

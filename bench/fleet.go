@@ -11,9 +11,10 @@ import (
 	"github.com/redcoord/redcoord/internal/roundtrip"
 )
 
-// fleet is one cell's workers: spread over processes, each with its own
-// go-redis client (and, for redcoord, its own Client: watchdog, pub/sub
-// connection), all counted by one round-trip hook.
+// fleet is one cell's workers, spread over Clients: each its own go-redis
+// client and, for redcoord, its own redcoord Client (watchdog, pub/sub
+// connection), as one service would have, all in this process and all
+// counted by one round-trip hook.
 type fleet struct {
 	clients []redis.UniversalClient
 	procs   []process
@@ -27,9 +28,9 @@ type fleet struct {
 }
 
 // openFleet opens workers handles of ct, spread over min(names, workers)
-// names made from key (see spreadKey), in min(procs, workers)
-// processes, prepares each name's primitive if it needs it (a semaphore's
-// permits), and warms one handle in each process and on each name so that
+// names made from key (see spreadKey), on min(procs, workers) Clients,
+// prepares each name's primitive if it needs it (a semaphore's permits),
+// and warms one handle on each Client and on each name so that
 // scripts are loaded, on every server, before the clock starts. It resets
 // the round trips and the server time.
 func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names, procs int, prefix, key string) (*fleet, error) {
@@ -56,7 +57,7 @@ func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, worke
 			}
 		}
 	}
-	for p := range max(n, f.names) { // worker p < n is the first in process p
+	for p := range max(n, f.names) { // worker p < n is the first on Client p
 		if err := warm(ctx, f.locks[p]); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", ct.name, err), f.close())
 		}
@@ -152,13 +153,13 @@ func (f *fleet) serverMicros() int64 {
 }
 
 // roundTrips returns the round trips since the last reset: commands and
-// pipelines, and the SUBSCRIBE and UNSUBSCRIBE commands of the processes'
+// pipelines, and the SUBSCRIBE and UNSUBSCRIBE commands of the Clients'
 // Hubs, which go-redis hooks do not see.
 func (f *fleet) roundTrips() int64 {
 	return f.trips.Load() + f.pubsub() - f.base
 }
 
-// pubsub returns the pub/sub commands the processes have sent.
+// pubsub returns the pub/sub commands the Clients have sent.
 func (f *fleet) pubsub() int64 {
 	var n int64
 	for _, p := range f.procs {
@@ -169,7 +170,7 @@ func (f *fleet) pubsub() int64 {
 	return n
 }
 
-// close ends every process and closes its client; it waits at most 10s.
+// close ends every Client and closes its go-redis client; it waits at most 10s.
 func (f *fleet) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -183,7 +184,7 @@ func (f *fleet) close() error {
 	return errors.Join(errs...)
 }
 
-// client returns the go-redis client of worker w's process.
+// client returns the go-redis client of worker w's Client.
 func (f *fleet) client(w int) redis.UniversalClient {
 	return f.clients[w%len(f.clients)]
 }

@@ -4,8 +4,8 @@
 // round trips and server time (on a real server) per acquisition, fairness,
 // and the mutual-exclusion violations the harness itself counts.
 //
-//	go run ./bench                           # embedded miniredis, no set-up
-//	go run ./bench -redis 127.0.0.1:6379     # a real server
+//	go run ./bench                           # a redis-server it starts when one is on PATH, else an embedded miniredis
+//	go run ./bench -redis 127.0.0.1:6379     # a server of yours
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
@@ -67,7 +67,7 @@ type cell struct {
 	ct       contender
 	workers  int
 	names    int // lock names the workers are spread over: 1, or up to -names (mutex, semaphore)
-	procs    int // processes the workers are spread over, from 1 to workers
+	procs    int // Clients the workers are spread over, from 1 to workers
 	readPct  int // rwlock: the mix's share of reads, in percent
 }
 
@@ -75,19 +75,24 @@ func (c cell) String() string {
 	scenario := c.scenario
 	switch c.scenario {
 	case "seckill":
-		return fmt.Sprintf("seckill %s, %s", c.ct.name, plural(c.procs, "process", "processes"))
+		return fmt.Sprintf("seckill %s, %s", c.ct.name, clients(c.procs))
 	case "rwlock":
 		scenario += " " + mixName(c.readPct)
 	}
 	s := fmt.Sprintf("%s %s, %s", scenario, c.ct.name, plural(c.workers, "worker", "workers"))
-	if c.names > 1 {
-		s += fmt.Sprintf(" on %d names", c.names)
-	}
 	if c.workers > 1 {
-		s += " in " + plural(c.procs, "process", "processes")
+		s += " on " + clients(c.procs)
+	}
+	if c.names > 1 {
+		s += fmt.Sprintf(" over %d names", c.names)
 	}
 	return s
 }
+
+// clients says how many Clients: "1 Client", "8 Clients". A Client is
+// one go-redis client and, for redcoord, one redcoord Client, as one
+// service would have; all of them run in the bench's own process.
+func clients(n int) string { return plural(n, "Client", "Clients") }
 
 // plural returns "n one" or "n many", as n asks.
 func plural(n int, one, many string) string {
@@ -124,6 +129,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer b.close()
+	if b.note != "" {
+		fmt.Fprintln(stderr, b.note)
+	}
 
 	if cfg.clean {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -197,8 +205,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// plan lists the cells cfg asks for: for each worker count, each shape of
-// processes (-procs; two entries that come to the same count run once),
+// plan lists the cells cfg asks for: for each worker count, each count of
+// Clients (-procs; two entries that come to the same count run once),
 // each contender.
 func plan(cfg *config) (cells []cell) {
 	for _, s := range cfg.scenarios {
@@ -242,7 +250,7 @@ func plan(cfg *config) (cells []cell) {
 	return cells
 }
 
-// shapes returns the process counts -procs asks for with workers workers,
+// shapes returns the Client counts -procs asks for with workers workers,
 // in its order, without repeats.
 func shapes(cfg *config, workers int) []int {
 	var out []int
@@ -255,8 +263,11 @@ func shapes(cfg *config, workers int) []int {
 }
 
 // measure runs one cell on its own key and appends its row to res, unless
-// ctx ended during the cell.
+// ctx ended during the cell. Once the cell's fleet is closed it deletes the
+// keys under prefix (see clearCell): cells run one at a time, so they are
+// this cell's.
 func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
+	defer func() { err = errors.Join(err, clearCell(b, prefix)) }()
 	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, c.procs, prefix, key)
 	if err != nil {
 		return err
@@ -286,6 +297,22 @@ func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key s
 		if ctx.Err() == nil {
 			res.Seckill = append(res.Seckill, row)
 		}
+	}
+	return nil
+}
+
+// clearCell deletes the keys a cell left under prefix: redcoord's markers,
+// by which a retried release or a late acquire request is recognised (a
+// minute each, one or two per handle), and the fences (a day). Left in
+// place they slow the next cells on the embedded miniredis, which, keeping
+// TTLs on the wall clock (ClockTTL), visits every key in sorted order on
+// each command, a script's commands included: a few hundred leftover keys
+// stretch a fair lock's hand-off from under 1 ms to several.
+func clearCell(b *backend, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.cleanup(ctx, prefix); err != nil {
+		return fmt.Errorf("delete the cell's keys: %w", err)
 	}
 	return nil
 }

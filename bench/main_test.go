@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,9 +23,13 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// tiny are flags that make a run take well under a second: every contender,
-// two worker counts, cells of 50ms.
-var tiny = []string{"-duration", "50ms", "-workers", "1,4", "-procs", "2"}
+// tinyCells are flags that make a run take well under a second: every
+// contender, two worker counts, cells of 50ms; tiny runs them on the
+// embedded miniredis.
+var (
+	tinyCells = []string{"-duration", "50ms", "-workers", "1,4", "-procs", "2"}
+	tiny      = append(tinyCells[:len(tinyCells):len(tinyCells)], "-start", "miniredis")
+)
 
 // bench runs the command in-process and returns its exit status and streams.
 func bench(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -61,7 +67,7 @@ func TestTableHasEveryContender(t *testing.T) {
 			"%s, %d workers", m.Lock, m.Workers)
 		require.Nil(t, m.ServerUs, "%s, %d workers: miniredis keeps no commandstats", m.Lock, m.Workers)
 	}
-	require.Regexp(t, `(?m)round trips/acq\s+server µs/acq\s`, out)
+	require.Regexp(t, `(?m)\sround\s+server\s.*\n.*\strips\s+µs\s+Jain\s`, out)
 	require.Regexp(t, `(?m)^\s*rlock\s+1\s.*\s\d+\.\d\d\s+-\s+\d\.\d{3}\s`, out,
 		"round trips, then - for the server time on miniredis, then Jain")
 	svg, err := os.ReadFile(filepath.Join(dir, "waits.svg"))
@@ -111,7 +117,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "0s"}, "-duration"},
 		{[]string{"-hold", "-1ms"}, "-hold"},
 		{[]string{"-procs", "0"}, "-procs"},
-		{[]string{"-procs", "w,x"}, `-procs: "x" is neither a process count`},
+		{[]string{"-procs", "w,x"}, `-procs: "x" is neither a Client count`},
 		{[]string{"-orders", "0"}, "-orders"},
 		{[]string{"-redis", "127.0.0.1:1", "-cluster", "127.0.0.1:2"}, "give one, not both"},
 		{[]string{"-progress", "maybe"}, "-progress"},
@@ -123,6 +129,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, or all`},
 		{[]string{"-locks", "none"}, "the mutex scenario needs a lock"},
 		{[]string{"-cluster", "127.0.0.1:7000,"}, "an empty address"},
+		{[]string{"-start", "redis"}, `-start "redis": want redis-server, miniredis or auto`},
+		{[]string{"-start", "miniredis", "-redis", "127.0.0.1:1"}, "-start: the bench starts a server only without -redis and -cluster"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
@@ -137,20 +145,22 @@ func TestBadFlags(t *testing.T) {
 	require.Contains(t, errOut, "-scenario")
 }
 
-// With no -duration, a cell runs 1s on the embedded miniredis (the default
-// run, 25 cells, ends in about half a minute) and 3s on a server, and at
-// least three -hold; a given -duration stands.
+// With no -duration, a cell runs 1s on a redis-server the bench starts
+// (the default run, 25 cells, ends in about half a minute), 2s on the
+// embedded miniredis and 3s on a server of the user's, and at least three
+// -hold; a given -duration stands.
 func TestDefaultDuration(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want time.Duration
 	}{
-		{nil, time.Second},
+		{[]string{"-start", "redis-server"}, time.Second},
+		{[]string{"-start", "miniredis"}, 2 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1"}, 3 * time.Second},
 		{[]string{"-cluster", "127.0.0.1:1"}, 3 * time.Second},
 		{[]string{"-duration", "2s"}, 2 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1", "-duration", "500ms"}, 500 * time.Millisecond},
-		{[]string{"-hold", "2s"}, 6 * time.Second},
+		{[]string{"-start", "redis-server", "-hold", "2s"}, 6 * time.Second},
 		{[]string{"-redis", "127.0.0.1:1", "-hold", "500ms"}, 3 * time.Second},
 	} {
 		cfg, err := parseConfig(tc.args, io.Discard)
@@ -165,7 +175,7 @@ func TestUnreachableRedis(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close()) // a loopback port that nobody listens on
 
-	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", addr)...)
+	code, out, errOut := bench(t, context.Background(), append(tinyCells, "-redis", addr)...)
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
 	require.Equal(t, 1, strings.Count(errOut, "\n"), "one line:\n%s", errOut)
@@ -190,7 +200,7 @@ func TestInterrupt(t *testing.T) {
 // lock at all, workers are inside together, and the run reports it.
 func TestHarnessCountsViolations(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-duration", "100ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "100ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
 	require.NoError(t, err)
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)
@@ -203,7 +213,7 @@ func TestHarnessCountsViolations(t *testing.T) {
 	res := &results{Mutex: []mutexRow{row}, Seckill: []seckillRow{{Lock: "rlock", Oversold: 1}},
 		RWLock: []rwRow{{Mix: "read-mostly 95%", common: common{Lock: "rrwlock", Workers: 4, Procs: 2}, ME: 1}}}
 	require.Len(t, res.violations(), 3)
-	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers in 2 processes: 1 mutual-exclusion")
+	require.Contains(t, res.violations()[1], "rwlock read-mostly 95% rrwlock, 4 workers on 2 Clients: 1 mutual-exclusion")
 }
 
 // cancelOn is a writer that calls cancel once it has been written needle.
@@ -229,7 +239,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestRealRedis(t *testing.T) {
 	srv := redistest.Real(t)
 	dir := t.TempDir()
-	code, out, errOut := bench(t, context.Background(), append(tiny, "-redis", srv.Addr, "-out", dir,
+	code, out, errOut := bench(t, context.Background(), append(tinyCells, "-redis", srv.Addr, "-out", dir,
 		"-scenario", "all", "-mixes", "95", "-orders", "40", "-concurrency", "8", "-stock", "10")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "backend: Redis at "+srv.Addr+" (redis ")
@@ -268,8 +278,8 @@ func readResults(t *testing.T, path string) results {
 	return res
 }
 
-// The default -procs runs each worker count in two shapes, one process per
-// worker and all in one process, once where they are the same (1 worker).
+// The default -procs runs each worker count in two shapes, one Client per
+// worker and all on one Client, once where they are the same (1 worker).
 func TestPlanShapes(t *testing.T) {
 	cfg, err := parseConfig([]string{"-workers", "1,8", "-locks", "rlock,redsync"}, io.Discard)
 	require.NoError(t, err)
@@ -279,8 +289,8 @@ func TestPlanShapes(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"mutex rlock, 1 worker", "mutex redsync, 1 worker",
-		"mutex rlock, 8 workers in 8 processes", "mutex redsync, 8 workers in 8 processes",
-		"mutex rlock, 8 workers in 1 process", "mutex redsync, 8 workers in 1 process",
+		"mutex rlock, 8 workers on 8 Clients", "mutex redsync, 8 workers on 8 Clients",
+		"mutex rlock, 8 workers on 1 Client", "mutex redsync, 8 workers on 1 Client",
 	}, got)
 	cfg, err = parseConfig([]string{"-workers", "4", "-procs", "2,w,8,2", "-locks", "rlock"}, io.Discard)
 	require.NoError(t, err)
@@ -289,7 +299,7 @@ func TestPlanShapes(t *testing.T) {
 	for _, c := range plan(cfg) {
 		got = append(got, c.String())
 	}
-	require.Equal(t, []string{"mutex rlock, 4 workers in 2 processes", "mutex rlock, 4 workers in 4 processes"}, got)
+	require.Equal(t, []string{"mutex rlock, 4 workers on 2 Clients", "mutex rlock, 4 workers on 4 Clients"}, got)
 }
 
 // Lists take "all" among other names, and repeats count once.
@@ -308,7 +318,7 @@ func TestMetricsAndClean(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	require.NoError(t, rdb.Set(ctx, "rcbench-killed:{x}:fence", "1", 0).Err())
-	code, out, errOut := bench(t, ctx, append(tiny, "-redis", srv.Addr, "-out", "", "-locks", "rlock", "-metrics", "-clean")...)
+	code, out, errOut := bench(t, ctx, append(tinyCells, "-redis", srv.Addr, "-out", "", "-locks", "rlock", "-metrics", "-clean")...)
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, "metrics (redcoordotel")
 	require.Contains(t, out, "redcoord.wait")
@@ -363,5 +373,24 @@ func TestEstimate(t *testing.T) {
 func TestRate(t *testing.T) {
 	for v, want := range map[float64]string{0.5: "0.5", 9.96: "10.0", 10: "10", 748.4: "748"} {
 		require.Equal(t, want, rate(v), "%v", v)
+	}
+}
+
+// TestCellLeavesNoKeys: each cell's keys are deleted as it ends, so that
+// no cell runs beside the markers and fences of the cells before it (on
+// the embedded miniredis they slow every command).
+func TestCellLeavesNoKeys(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "100ms", "-workers", "4", "-procs", "2", "-locks", "rlock,rfairlock"}, io.Discard)
+	require.NoError(t, err)
+	cfg.logger = slog.New(slog.DiscardHandler)
+	b, err := connect(ctx, cfg)
+	require.NoError(t, err)
+	defer b.close()
+	res := newResults(cfg, b)
+	for i, c := range plan(cfg) {
+		require.NoError(t, measure(ctx, b, cfg, c, "rcbench-test", fmt.Sprintf("mutex:%d", i), res))
+		require.Positive(t, res.Mutex[i].Acquisitions, "%s", c)
+		require.Empty(t, b.mini.Keys(), "%s left keys behind", c)
 	}
 }

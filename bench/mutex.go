@@ -101,7 +101,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // waitKey is the context key of a worker's waitMark: Lock's context
-// carries it to the go-redis hook of the worker's process (replyHook).
+// carries it to the go-redis hook of the worker's Client (replyHook).
 type waitKey struct{}
 
 // waitMark says whose wait a command belongs to.

@@ -74,7 +74,7 @@ func TestRecorderNames(t *testing.T) {
 // names never meet, 8 on 4 names do, and the run reports it.
 func TestHarnessCountsViolationsPerName(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-duration", "200ms", "-hold", "5ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
+	cfg, err := parseConfig([]string{"-start", "miniredis", "-duration", "200ms", "-hold", "5ms", "-locks", "none", "-scenario", "seckill"}, io.Discard)
 	require.NoError(t, err)
 	b, err := connect(ctx, cfg)
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestHarnessCountsViolationsPerName(t *testing.T) {
 		}
 		require.Positive(t, row.ME, "%d workers on %d names, 2 a name, holding 5ms each with no lock overlap", tc.workers, tc.names)
 		require.Len(t, res.violations(), 1)
-		require.Contains(t, res.violations()[0], "none, 8 workers in 3 processes:")
+		require.Contains(t, res.violations()[0], "none, 8 workers on 3 Clients:")
 	}
 }
 
@@ -111,12 +111,12 @@ func TestNamesTable(t *testing.T) {
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "\nmutex: worker i on lock name i mod names, each worker holds it")
 	require.Contains(t, out, "\nsemaphore: worker i on semaphore i mod names, each of 1 permits;")
-	require.Regexp(t, `(?m)^\s*lock\s+workers\s+procs\s+names\s+acq/s\s`, out)
+	require.Regexp(t, `(?m)^\s*lock\s+workers\s+clients\s+names\s+acq/s\s`, out)
 	for _, lock := range []string{"rlock", "rfairlock", "rsemaphore", "rsemaphore-fair"} {
-		require.Regexp(t, `(?m)^\s*`+lock+`\s+1\s+1\s+1\s`, out, "%s: 1 worker in 1 process on 1 name", lock)
-		require.Regexp(t, `(?m)^\s*`+lock+`\s+4\s+2\s+3\s`, out, "%s: 4 workers in 2 processes on 3 names", lock)
+		require.Regexp(t, `(?m)^\s*`+lock+`\s+1\s+1\s+1\s`, out, "%s: 1 worker on 1 Client on 1 name", lock)
+		require.Regexp(t, `(?m)^\s*`+lock+`\s+4\s+2\s+3\s`, out, "%s: 4 workers on 2 Clients over 3 names", lock)
 	}
-	require.Contains(t, errOut, "mutex rlock, 4 workers on 3 names in 2 processes")
+	require.Contains(t, errOut, "mutex rlock, 4 workers on 2 Clients over 3 names")
 
 	res := readResults(t, dir+"/results.json")
 	require.Len(t, res.Mutex, 4)
@@ -142,7 +142,7 @@ func TestOneNameUnchanged(t *testing.T) {
 	code, out, errOut := bench(t, context.Background(), append(tiny, "-locks", "rlock", "-out", "")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 	require.Contains(t, out, "\nmutex: one lock name, each worker holds it")
-	require.Regexp(t, `(?m)^\s*lock\s+workers\s+procs\s+acq/s\s`, out)
+	require.Regexp(t, `(?m)^\s*lock\s+workers\s+clients\s+acq/s\s`, out)
 	require.NotContains(t, errOut, "names")
 	code, out, errOut = bench(t, context.Background(), append(tiny, "-locks", "rlock", "-out", "", "-json", "-names", "1")...)
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)

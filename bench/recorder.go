@@ -190,7 +190,7 @@ func (r *recorder) releaseFailed(err error) {
 }
 
 // common returns the figures of contender lock's cell, which ran in procs
-// processes for elapsed at cost c. Call it once the workers have stopped.
+// Clients for elapsed at cost c. Call it once the workers have stopped.
 func (r *recorder) common(lock string, procs int, elapsed time.Duration, c cost) common {
 	out := common{
 		Lock:        lock,

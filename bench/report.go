@@ -35,7 +35,7 @@ type settings struct {
 	Workers     []int    `json:"workers"`
 	Mixes       []int    `json:"mixes_read_pct"`
 	Permits     int      `json:"permits"`
-	Procs       []int    `json:"procs"` // -procs; 0: one process per worker
+	Procs       []int    `json:"procs"` // -procs: Client counts; 0: one Client per worker
 	HoldMs      float64  `json:"hold_ms"`
 	DurationS   float64  `json:"duration_s"`
 	PollMs      float64  `json:"poll_ms"`
@@ -89,24 +89,24 @@ func (r *results) violations() []string {
 	var out []string
 	for _, m := range r.Mutex {
 		if m.ME > 0 {
-			out = append(out, fmt.Sprintf("%s, %d workers in %d processes: %d mutual-exclusion violations", m.Lock, m.Workers, m.Procs, m.ME))
+			out = append(out, fmt.Sprintf("%s, %d workers on %s: %d mutual-exclusion violations", m.Lock, m.Workers, clients(m.Procs), m.ME))
 		}
 	}
 	for _, m := range r.RWLock {
 		if m.ME > 0 {
-			out = append(out, fmt.Sprintf("rwlock %s %s, %d workers in %d processes: %d mutual-exclusion violations",
-				m.Mix, m.Lock, m.Workers, m.Procs, m.ME))
+			out = append(out, fmt.Sprintf("rwlock %s %s, %d workers on %s: %d mutual-exclusion violations",
+				m.Mix, m.Lock, m.Workers, clients(m.Procs), m.ME))
 		}
 	}
 	for _, m := range r.Semaphore {
 		if m.OverLimit > 0 {
-			out = append(out, fmt.Sprintf("semaphore %s, %d workers in %d processes: %d over-limit violations (more than %d inside at once)",
-				m.Lock, m.Workers, m.Procs, m.OverLimit, m.Permits))
+			out = append(out, fmt.Sprintf("semaphore %s, %d workers on %s: %d over-limit violations (more than %d inside at once)",
+				m.Lock, m.Workers, clients(m.Procs), m.OverLimit, m.Permits))
 		}
 	}
 	for _, k := range r.Seckill {
 		if k.Lock != "none" && k.Oversold != 0 {
-			out = append(out, fmt.Sprintf("seckill %s in %d processes: oversold %d", k.Lock, k.Procs, k.Oversold))
+			out = append(out, fmt.Sprintf("seckill %s on %s: oversold %d", k.Lock, clients(k.Procs), k.Oversold))
 		}
 	}
 	return out

@@ -15,7 +15,7 @@ import (
 
 // writeRWChart writes an SVG chart of rows (all the rwlock rows of a run)
 // to w: a panel per mix, in the order of rows, of the acquisitions per
-// second at each worker count (in the most processes it ran in), a bar per
+// second at each worker count (on the most Clients it ran on), a bar per
 // contender. A cell that did not run, or failed, is a missing bar. If no row
 // has acquisitions it returns an error and writes nothing; if w fails, part
 // of the SVG may have been written.
@@ -113,7 +113,7 @@ func appendNew[T comparable](s []T, v T) []T {
 }
 
 // widest keeps, of the rows of each mix and worker count, those that ran in
-// the most processes (one per worker by default).
+// the most Clients (one per worker by default).
 func widest(rows []rwRow) []rwRow {
 	most := map[[2]int]int{}
 	for _, r := range rows {

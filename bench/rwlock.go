@@ -75,7 +75,7 @@ func mixName(readPct int) string {
 }
 
 // compare sets each row's XRlock from the first rlock row of the same mix,
-// worker count and process count that has any acquisitions.
+// worker count and Client count that has any acquisitions.
 func compare(rows []rwRow) {
 	for i := range rows {
 		for _, b := range rows {

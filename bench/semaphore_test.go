@@ -74,7 +74,7 @@ func TestBadPermits(t *testing.T) {
 // that lets 4 in where the harness allows 2 is caught, and fails the run.
 func TestHarnessCountsOverLimit(t *testing.T) {
 	ctx := context.Background()
-	args := []string{"-duration", "300ms", "-hold", "5ms", "-scenario", "semaphore", "-procs", "2"}
+	args := []string{"-start", "miniredis", "-duration", "300ms", "-hold", "5ms", "-scenario", "semaphore", "-procs", "2"}
 	loose, err := parseConfig(append(args, "-permits", "4"), io.Discard)
 	require.NoError(t, err)
 	strict, err := parseConfig(append(args, "-permits", "2"), io.Discard)
@@ -92,7 +92,7 @@ func TestHarnessCountsOverLimit(t *testing.T) {
 	require.Greater(t, row.MaxInside, 2)
 	res := &results{Semaphore: []semRow{row}}
 	require.Len(t, res.violations(), 1)
-	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers in 2 processes:")
+	require.Contains(t, res.violations()[0], "semaphore rsemaphore, 8 workers on 2 Clients:")
 	require.Contains(t, res.violations()[0], "over-limit violations (more than 2 inside at once)")
 }
 

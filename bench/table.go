@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 )
 
 // writeTable prints r as text tables.
@@ -13,51 +12,59 @@ func writeTable(out io.Writer, r *results) error {
 	s := r.Settings
 	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
-		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; procs: the processes the workers are spread over",
-			mutexWhat, s.HoldMs, s.DurationS),
-		head: "lock\tworkers\tprocs\t" + mutexNames.head() +
-			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\thand-off p50 µs\tround trips/acq\tserver µs/acq\tJain\tFIFO viol.\tME viol.\terrors\t",
+		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over"+
+			"\n  all Clients run in this process; round trips and server µs are per acquisition", mutexWhat, s.HoldMs, s.DurationS),
+		keys:  3 + mutexNames.n(),
+		head1: "\t\t\t" + mutexNames.head1() + "\twait\twait\twait\t\thand-off\tround\tserver\t\tFIFO\tME\t",
+		head2: "lock\tworkers\tclients\t" + mutexNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\tp50 µs\ttrips\tµs\tJain\tviol.\tviol.\t",
 	}
 	for _, m := range r.Mutex {
-		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
+		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t",
 			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
-			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO, m.ME, m.Errors)
+			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO, m.ME)
 	}
 	rw := section{
 		title: fmt.Sprintf("rwlock: one lock name; each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
-			"%gs a cell; procs: the processes the workers are spread over\n  rlock, the baseline, takes reads as writes; "+
-			"x rlock: acq/s over rlock's at the same mix, workers and procs", s.HoldMs, s.DurationS),
-		head: "mix\tlock\tworkers\tprocs\tacq/s\tx rlock\twait p50 ms\tp99 ms\tmax ms\twrite p99 ms\tstarved\tround trips/acq\tserver µs/acq\tmax readers\tME viol.\terrors\t",
+			"%gs a cell; clients: the Clients the workers are spread over\n  all Clients run in this process; rlock, the baseline, takes reads as writes; "+
+			"x rlock: acq/s over rlock's at the same mix, workers and clients; round trips and server µs are per acquisition", s.HoldMs, s.DurationS),
+		keys:  4,
+		head1: "\t\t\t\t\tx\twait\twait\twait\twrite\t\tround\tserver\tmax\tME\t",
+		head2: "mix\tlock\tworkers\tclients\tacq/s\trlock\tp50 ms\tp99 ms\tmax ms\tp99 ms\tstarved\ttrips\tµs\treaders\tviol.\t",
 	}
 	for _, m := range r.RWLock {
-		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers in %d processes", m.Mix, m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t%d\t",
+		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers on %s", m.Mix, m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+			"%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t",
 			m.Mix, m.Lock, m.Workers, m.Procs, rate(m.AcqPerSec), times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
-			m.WriteWaitP99, m.Starved, m.RoundTrips, micros(m.ServerUs), m.MaxReaders, m.ME, m.Errors)
+			m.WriteWaitP99, m.Starved, m.RoundTrips, micros(m.ServerUs), m.MaxReaders, m.ME)
 	}
 	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
 	sem := section{
 		title: fmt.Sprintf("semaphore: %s of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
-			"procs: the processes the workers are spread over\n  max inside: the most workers holding a permit at once, as the harness saw them",
+			"clients: the Clients the workers are spread over\n  all Clients run in this process; round trips and server µs are per acquisition; "+
+			"max inside: the most workers holding a permit at once, as the harness saw them; limit viol.: more than the permits inside",
 			semWhat, s.Permits, s.HoldMs, s.DurationS),
-		head: "lock\tworkers\tprocs\t" + semNames.head() +
-			"acq/s\twait p50 ms\tp99 ms\tmax ms\tstarved\tround trips/acq\tserver µs/acq\tJain\tmax inside\tFIFO viol.\tover-limit viol.\terrors\t",
+		keys:  3 + semNames.n(),
+		head1: "\t\t\t" + semNames.head1() + "\twait\twait\twait\t\tround\tserver\t\tmax\tFIFO\tlimit\t",
+		head2: "lock\tworkers\tclients\t" + semNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\ttrips\tµs\tJain\tinside\tviol.\tviol.\t",
 	}
 	for _, m := range r.Semaphore {
-		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers in %d processes", m.Lock, m.Workers, m.Procs), m.ErrorSample,
-			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t",
+		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
 			m.Lock, m.Workers, m.Procs, semNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
-			m.RoundTrips, micros(m.ServerUs), m.Jain, m.MaxInside, m.FIFO, m.OverLimit, m.Errors)
+			m.RoundTrips, micros(m.ServerUs), m.Jain, m.MaxInside, m.FIFO, m.OverLimit)
 	}
 	seckill := section{
-		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock", s.Orders, s.Concurrency, s.Stock),
-		head:  "lock\tprocs\torders/s\tsold\tsold out\tfailed\tlatency p50 ms\tp99 ms\tmax ms\tround trips/order\tserver µs/order\toversold\terrors\t",
+		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock; round trips and server µs are per order", s.Orders, s.Concurrency, s.Stock),
+		keys:  2,
+		head1: "\t\t\t\tsold\t\tlatency\tlatency\tlatency\tround\tserver\t\t",
+		head2: "lock\tclients\torders/s\tsold\tout\tfailed\tp50 ms\tp99 ms\tmax ms\ttrips\tµs\toversold\t",
 	}
 	for _, k := range r.Seckill {
-		seckill.add(k.Lock, fmt.Sprintf("%s in %d processes", k.Lock, k.Procs), k.ErrorSample, "%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%d\t%d\t",
+		seckill.add(k.Lock, fmt.Sprintf("%s on %s", k.Lock, clients(k.Procs)), k.Errors, k.ErrorSample,
+			"%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%d\t",
 			k.Lock, k.Procs, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
-			k.RoundTrips, micros(k.ServerUs), k.Oversold, k.Errors)
+			k.RoundTrips, micros(k.ServerUs), k.Oversold)
 	}
 	ran := map[string]bool{}
 	for _, t := range []*section{&mutex, &rw, &sem, &seckill} {
@@ -85,49 +92,6 @@ func writeTable(out io.Writer, r *results) error {
 	return nil
 }
 
-// section is one scenario's table: a title, a header and rows, each cell
-// followed by a tab.
-type section struct {
-	title, head string
-	rows        []tableRow
-}
-
-// tableRow is one row of a section: its cells, its lock, who it is for its
-// first error, and that error, if any.
-type tableRow struct {
-	cells, lock, who, err string
-}
-
-// add appends a row for lock, its cells formatted by format and args.
-func (t *section) add(lock, who, err, format string, args ...any) {
-	t.rows = append(t.rows, tableRow{cells: fmt.Sprintf(format, args...), lock: lock, who: who, err: err})
-}
-
-// print prints the section, if it has rows, after a blank line, its cells
-// right-aligned, then the first error of each row that had one; it marks
-// each row's lock in ran.
-func (t *section) print(out io.Writer, ran map[string]bool) error {
-	if len(t.rows) == 0 {
-		return nil
-	}
-	fmt.Fprintf(out, "\n%s\n", t.title)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, t.head)
-	for _, r := range t.rows {
-		fmt.Fprintln(tw, r.cells)
-		ran[r.lock] = true
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, r := range t.rows {
-		if r.err != "" {
-			fmt.Fprintf(out, "  %s, first error: %s\n", r.who, r.err)
-		}
-	}
-	return nil
-}
-
 // namesColumn says whether a section has a names column: whether any of
 // its rows spread its workers over several names.
 type namesColumn bool
@@ -139,6 +103,23 @@ func namesOf[R row](rows []R, one, spread string) (namesColumn, string) {
 		return true, spread
 	}
 	return false, one
+}
+
+// n is how many columns it is: 0 or 1.
+func (on namesColumn) n() int {
+	if !on {
+		return 0
+	}
+	return 1
+}
+
+// head1 is the column's upper header row, empty, with its tab; "" for no
+// column.
+func (on namesColumn) head1() string {
+	if !on {
+		return ""
+	}
+	return "\t"
 }
 
 // head is the column's header, with its tab; "" for no column.
@@ -165,7 +146,6 @@ func gap(m mutexRow) string {
 	return fmt.Sprintf("%.0f", m.GapP50)
 }
 
-// micros formats a server time per acquisition, or "-" when it is unknown.
 // rate formats a rate per second: whole above 10, to a tenth below (a
 // long -hold gives a fraction of one per second).
 func rate(v float64) string {
@@ -175,6 +155,7 @@ func rate(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
+// micros formats a server time per acquisition, or "-" when it is unknown.
 func micros(us *float64) string {
 	if us == nil {
 		return "-"

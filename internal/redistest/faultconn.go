@@ -84,6 +84,9 @@ func (c *faultConn) Write(b []byte) (int, error) {
 // everything while c is blackholed, and returns io.EOF once c is broken.
 func (c *faultConn) Read(b []byte) (int, error) {
 	for {
+		if c.f.swallowTimeout.Load() && c.swallowed() && !c.broken.Load() {
+			return 0, fmt.Errorf("redistest: read swallowed: %w", os.ErrDeadlineExceeded)
+		}
 		n, err := c.Conn.Read(b)
 		if c.broken.Load() {
 			return 0, io.EOF

@@ -23,6 +23,8 @@ type Faults struct {
 	fired     atomic.Int64 // DropReply faults that have fired
 	delayed   atomic.Int64 // DelayReply faults that have held a reply
 
+	swallowTimeout atomic.Bool // a read that swallowed bytes ends with a timeout
+
 	mu     sync.Mutex                 // protects drops, delays and conns
 	drops  []func(args []string) bool // armed DropReply matchers, oldest first
 	delays []delay                    // armed DelayReply faults, oldest first
@@ -94,6 +96,17 @@ func (f *Faults) Fired() int { return int(f.fired.Load()) }
 // itself discarded if Blackhole is in effect. The server still sees the
 // subscription, so PUBLISH keeps counting the subscriber.
 func (f *Faults) Blackhole() { f.blackhole.Store(true) }
+
+// TimeoutSwallowed makes a read on a connection that Blackhole or Stall
+// swallows return a timeout error at once, as a read whose data did not
+// come in time, instead of waiting for its deadline. Use it in a synctest
+// bubble for faults that last: go-redis's PubSub reconnects (dialing, and
+// reading HELLO's reply) with its mutex held, and its health check then
+// waits for that mutex; a goroutine waiting for a sync.Mutex is not durably
+// blocked, so the bubble's clock stops and the deadline never comes.
+// go-redis answers the timeout as on a network: a retry, a ping, a
+// reconnect, on and on while the fault lasts.
+func (f *Faults) TimeoutSwallowed() { f.swallowTimeout.Store(true) }
 
 // Unblackhole restores normal delivery for bytes written or arriving from now
 // on. Bytes discarded meanwhile are gone; the client's view of the connection

@@ -28,7 +28,7 @@ func TestChaos(t *testing.T) {
 					}
 					seed = only
 				}
-				res := runBubble(t, seed, p.make())
+				res := runBubble(t, seed, p.make(seed))
 				sum.add(res)
 				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
 					t.Logf("seed %d history:\n%s", seed, res.text)

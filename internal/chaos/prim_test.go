@@ -76,9 +76,17 @@ func (unsupported) context(p context.Context, _ bool) (context.Context, context.
 }
 
 // primitives lists every primitive by its summary name, in summary order.
+// RedLock runs on 5 servers for one seed in four, on 3 for the others.
 var primitives = []struct {
 	name string
-	make func() primitive
+	make func(seed uint64) primitive
 }{
-	{"rlock", func() primitive { return rlockPrim{} }},
+	{"rlock", func(uint64) primitive { return rlockPrim{} }},
+	{"rfairlock", func(uint64) primitive { return rfairlockPrim{} }},
+	{"rrwlock", func(uint64) primitive { return rrwlockPrim{} }},
+	{"multi", func(uint64) primitive { return multiPrim{} }},
+	{"redlock", func(seed uint64) primitive { return redlockPrim{n: 3 + 2*int(min(seed%4, 1)^1)} }},
+	{"relection", func(uint64) primitive { return relectionPrim{} }},
+	{"xsemaphore", func(uint64) primitive { return xsemPrim{} }},
+	{"semaphore", func(uint64) primitive { return semPrim{} }},
 }

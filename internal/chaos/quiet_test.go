@@ -27,7 +27,7 @@ func (rn *run) quiet() {
 	rn.releaseHolds()
 	rn.settle()
 	for h := range rn.hs {
-		if !rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed {
+		if !rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed && !rn.rec.holding(h, false) && !rn.rec.holding(h, true) {
 			rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 2 * livenessBound}, true)
 		}
 	}

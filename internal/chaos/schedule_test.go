@@ -15,7 +15,7 @@ import (
 
 const (
 	defaultSchedules = 100 // per primitive, bubble tier
-	stepsPerSchedule = 36  // steps with faults; the quiet phase follows
+	stepsPerSchedule = 30  // steps with faults; the quiet phase follows
 	procsPerSchedule = 3
 	handlesPerProc   = 2
 )

@@ -47,7 +47,10 @@ func newProc(opts []*redis.Options) (*proc, error) {
 		oo.Dialer = p.faults.Dialer(o.Dialer)
 		oo.ReadTimeout = readTimeout
 		// go-redis draws a random back-off before a retry: none keeps the
-		// bubble's clock a function of the seed.
+		// bubble's clock a function of the seed. It also keeps go-redis's
+		// PubSub from sleeping with its mutex held (a re-dial's retried
+		// HELLO): a goroutine waiting for that mutex is not durably
+		// blocked, and the bubble's clock would stop.
 		oo.MinRetryBackoff, oo.MaxRetryBackoff = -1, -1
 		rdb := redis.NewClient(&oo)
 		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll))

@@ -79,7 +79,7 @@ func (rn *run) result() result {
 	res.violations = append(res.violations, rn.violations...)
 	res.violations = append(res.violations, checkHolds(rn.c, rn.rec.holds, rn.windows)...)
 	if rn.c.fenced {
-		res.violations = append(res.violations, checkFencing(rn.rec.holds)...)
+		res.violations = append(res.violations, checkFencing(rn.c, rn.rec.holds)...)
 	}
 	for _, v := range res.violations {
 		res.known = append(res.known, known(v, rn.rec, res.events))

@@ -32,10 +32,10 @@ type window struct {
 }
 
 // excused reports whether a's belief overlapping a hold begun at b is one a
-// window allows: a ended by Lost within the grace of a window that opened
-// between a's start and b.
+// window allows: a ended (by Lost, or by a release that came first) within
+// the grace of a window that opened between a's start and b.
 func excused(a *holdRec, b time.Duration, name string, ws []window) bool {
-	if a.endHow != "lost" {
+	if a.endHow == "open" {
 		return false
 	}
 	for _, w := range ws {
@@ -105,7 +105,10 @@ func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 // (rrwlock) carries the name's last token, so it may equal the one before.
 // A handle whose release failed (a done context) goes on holding: the same
 // token again is that hold, not a new one.
-func checkFencing(holds []*holdRec) []violation {
+func checkFencing(c caps, holds []*holdRec) []violation {
+	if c.capacity > 1 {
+		return checkDistinct(holds)
+	}
 	var out []violation
 	for _, name := range holdNames(holds) {
 		var hs []*holdRec
@@ -187,4 +190,23 @@ func shortHistory(events []event, v violation) string {
 		lines = append([]string{fmt.Sprintf("   ... %d earlier events", len(lines)-maxLines)}, lines[len(lines)-maxLines:]...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// checkDistinct is fencing where holds may coexist (permits): the order in
+// which beliefs begin need not be the order in which Redis granted them, so
+// only this is checked: no two fresh holds of a name share a token.
+func checkDistinct(holds []*holdRec) []violation {
+	var out []violation
+	seen := make(map[string]*holdRec)
+	for _, hr := range holds {
+		for name, tok := range hr.tokens {
+			k := fmt.Sprintf("%s/%d", name, tok)
+			if a := seen[k]; a != nil && tok != 0 && a.h != hr.h {
+				out = append(out, violation{check: "fencing", name: name, at: hr.start, seq: a.seq,
+					msg: fmt.Sprintf("%s has token %d, as %s has", describeHold(hr), tok, describeHold(a)), a: a, b: hr})
+			}
+			seen[k] = hr
+		}
+	}
+	return out
 }

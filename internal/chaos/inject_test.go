@@ -72,6 +72,8 @@ func outcome(ok bool, err error) string {
 		return "ok"
 	case err == nil:
 		return "busy"
+	case errors.Is(err, redcoord.ErrUpgrade):
+		return "upgrade refused"
 	case errors.Is(err, redcoord.ErrClosed):
 		return "closed"
 	case errors.Is(err, redcoord.ErrLeaseLost):

@@ -22,10 +22,14 @@ type Faults struct {
 	stall     atomic.Bool  // every connection swallows all traffic
 	fired     atomic.Int64 // DropReply faults that have fired
 	late      atomic.Int64 // DelaySubscribers: how late subscribers' bytes arrive, ns
+	delayed   atomic.Int64 // DelayReply faults that have held a reply
 
-	mu    sync.Mutex                 // protects drops and conns
-	drops []func(args []string) bool // armed DropReply matchers, oldest first
-	conns map[*faultConn]struct{}    // connections dialed and not yet closed by their owner
+	swallowTimeout atomic.Bool // a read that swallowed bytes ends with a timeout
+
+	mu     sync.Mutex                 // protects drops, delays and conns
+	drops  []func(args []string) bool // armed DropReply matchers, oldest first
+	delays []delay                    // armed DelayReply faults, oldest first
+	conns  map[*faultConn]struct{}    // connections dialed and not yet closed by their owner
 }
 
 // NewFaults returns a Faults with no fault armed and no connection tracked.
@@ -94,6 +98,17 @@ func (f *Faults) Fired() int { return int(f.fired.Load()) }
 // subscription, so PUBLISH keeps counting the subscriber.
 func (f *Faults) Blackhole() { f.blackhole.Store(true) }
 
+// TimeoutSwallowed makes a read on a connection that Blackhole or Stall
+// swallows return a timeout error at once, as a read whose data did not
+// come in time, instead of waiting for its deadline. Use it in a synctest
+// bubble for faults that last: go-redis's PubSub reconnects (dialing, and
+// reading HELLO's reply) with its mutex held, and its health check then
+// waits for that mutex; a goroutine waiting for a sync.Mutex is not durably
+// blocked, so the bubble's clock stops and the deadline never comes.
+// go-redis answers the timeout as on a network: a retry, a ping, a
+// reconnect, on and on while the fault lasts.
+func (f *Faults) TimeoutSwallowed() { f.swallowTimeout.Store(true) }
+
 // Unblackhole restores normal delivery for bytes written or arriving from now
 // on. Bytes discarded meanwhile are gone; the client's view of the connection
 // may be out of step with the server's, so tests usually follow Unblackhole
@@ -158,6 +173,54 @@ func (f *Faults) rearm(matchers []func([]string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.drops = append(matchers, f.drops...)
+}
+
+// delay is one armed DelayReply fault.
+type delay struct {
+	match func(args []string) bool
+	d     time.Duration
+}
+
+// DelayReply arms one fault: the next command, on any tracked connection,
+// for which match returns true is passed to the server unchanged, and when
+// the first bytes of its reply arrive they are held back for d (on the
+// bubble's fake clock inside a testing/synctest bubble). If the
+// connection's read deadline comes first, the read waits until the deadline
+// and returns a timeout error, the reply is lost and the connection broken,
+// as a reply that never came in time: go-redis retries the command (which
+// the server did execute) on a new connection. Closing the connection ends
+// the wait at once. match is as for [Faults.DropReply]; the same limitation
+// about pipelines applies. Each call arms one more fault, consumed by the one
+// command it matches; [Faults.Delayed] counts those whose reply was held.
+func (f *Faults) DelayReply(match func(args []string) bool, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delays = append(f.delays, delay{match: match, d: d})
+}
+
+// Delayed returns how many DelayReply faults have held a reply back so far.
+func (f *Faults) Delayed() int { return int(f.delayed.Load()) }
+
+// Disarm drops every armed DropReply and DelayReply fault that has not been
+// matched yet.
+func (f *Faults) Disarm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drops, f.delays = nil, nil
+}
+
+// takeDelay consumes and returns the delay of the oldest armed DelayReply
+// fault that accepts args, or 0.
+func (f *Faults) takeDelay(args []string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, dl := range f.delays {
+		if dl.match(args) {
+			f.delays = append(f.delays[:i:i], f.delays[i+1:]...)
+			return dl.d
+		}
+	}
+	return 0
 }
 
 // forget stops tracking c.

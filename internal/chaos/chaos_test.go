@@ -1,0 +1,139 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// TestChaos runs the bubble tier: for every primitive, schedules seeds 1..n
+// (or the one REDCOORD_CHAOS_SEED names), each in a synctest bubble of its
+// own, and prints one summary line per primitive.
+func TestChaos(t *testing.T) {
+	n, only, err := schedules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range primitives {
+		t.Run(p.name, func(t *testing.T) {
+			var sum summary
+			for i := range n {
+				seed := uint64(i + 1)
+				if only != 0 {
+					if i > 0 {
+						break
+					}
+					seed = only
+				}
+				res := runBubble(t, seed, p.make(seed))
+				sum.add(res)
+				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
+					t.Logf("seed %d history:\n%s", seed, res.text)
+				}
+				for i, v := range res.violations {
+					t.Errorf("%s", report(p.name, seed, v, res.events, res.known[i]))
+				}
+			}
+			t.Logf("%s", sum.line(p.name))
+		})
+	}
+}
+
+// result is what one schedule did and found.
+type result struct {
+	ops, faults int
+	violations  []violation
+	events      []event
+	text        string
+	known       []string // per violation: the known finding it matches, or ""
+}
+
+// runBubble runs one schedule of p in a synctest bubble of its own.
+func runBubble(t *testing.T, seed uint64, p primitive) result {
+	var res result
+	synctest.Test(t, func(t *testing.T) {
+		c := p.caps()
+		w, err := newBubbleWorld(c.servers, procsPerSchedule, []string{"n0", "n1", "n2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.close()
+		if err := p.setup(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		rn := newRun(seed, p, w, true)
+		rn.drive()
+		rn.wg.Wait()
+		rn.rec.finish()
+		res = rn.result()
+	})
+	return res
+}
+
+// result runs the checkers over the finished history.
+func (rn *run) result() result {
+	res := result{ops: rn.ops, faults: rn.faults, events: rn.rec.sorted(), text: rn.rec.text()}
+	res.violations = append(res.violations, rn.violations...)
+	res.violations = append(res.violations, checkHolds(rn.c, rn.rec.holds, rn.windows)...)
+	if rn.c.fenced {
+		res.violations = append(res.violations, checkFencing(rn.c, rn.rec.holds)...)
+	}
+	for _, v := range res.violations {
+		res.known = append(res.known, known(v, rn.rec, res.events))
+	}
+	return res
+}
+
+// report is what a failing schedule prints: how to replay it, what broke,
+// and the shortest history that shows it.
+func report(prim string, seed uint64, v violation, events []event, known string) string {
+	if known != "" {
+		known = "\nmatches the known finding: " + known
+	}
+	return fmt.Sprintf("chaos: %s seed=%d %s on %q at %.3fs: %s%s\nreplay: REDCOORD_CHAOS_SEED=%d go test ./internal/chaos -run 'TestChaos/%s$'\n%s",
+		prim, seed, v.check, v.name, v.at.Seconds(), v.msg, known, seed, prim, shortHistory(events, v))
+}
+
+// summary counts a primitive's schedules.
+type summary struct {
+	schedules, ops, faults, violations int
+	byCheck, byKnown                   map[string]int
+}
+
+func (s *summary) add(r result) {
+	s.schedules++
+	s.ops += r.ops
+	s.faults += r.faults
+	s.violations += len(r.violations)
+	for i, v := range r.violations {
+		if s.byCheck == nil {
+			s.byCheck, s.byKnown = make(map[string]int), make(map[string]int)
+		}
+		s.byCheck[v.check]++
+		if r.known[i] != "" {
+			s.byKnown[r.known[i]]++
+		}
+	}
+}
+
+func (s summary) line(prim string) string {
+	l := fmt.Sprintf("chaos: %s schedules=%d ops=%d faults=%d violations=%d", prim, s.schedules, s.ops, s.faults, s.violations)
+	if len(s.byCheck) > 0 {
+		var parts []string
+		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim"} {
+			if s.byCheck[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, s.byCheck[k]))
+			}
+		}
+		l += " (" + strings.Join(parts, " ") + ")"
+		known := 0
+		for _, n := range s.byKnown {
+			known += n
+		}
+		l += fmt.Sprintf(", %d of them known findings", known)
+	}
+	return l
+}

@@ -1,0 +1,19 @@
+// Package chaos holds the seeded fault-schedule suite of redcoord: its tests
+// drive every exclusive primitive (rlock, rfairlock, rrwlock, MultiMutex,
+// RedLock, relection, ExpirableSemaphore, Semaphore) with several Clients and
+// handles through a random mix of operations and faults drawn from one seed,
+// record what each handle was told, and check the history: exclusivity,
+// fencing, counts, liveness once faults stop, and nothing left behind.
+//
+// The bubble tier runs on miniredis inside a testing/synctest bubble and is
+// determined by its seed; a failure names the seed, and
+//
+//	REDCOORD_CHAOS_SEED=<seed> go test ./internal/chaos -run TestChaos
+//
+// replays that schedule. REDCOORD_CHAOS_SCHEDULES=<n> runs n schedules per
+// primitive instead of the default. The real-server tier (restarts with and
+// without persistence, SIGSTOP) is seeded too, but timing makes it
+// best-effort.
+//
+// The package has no API: everything is in its tests.
+package chaos

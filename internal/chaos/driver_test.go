@@ -1,0 +1,234 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	"github.com/redcoord/redcoord"
+)
+
+// The driver: one goroutine that draws each step from the schedule's source
+// and issues it at an instant of the clock; every operation runs in a
+// goroutine of its own. In the bubble tier, synctest.Wait after each step
+// lets everything the step set off run until it blocks, so the next draw
+// sees a state that depends on the seed alone.
+
+// livenessBound is how long after faults stop a waiter may still wait: one
+// lease (a holder that went away) plus one poll interval (a lost wake-up),
+// plus the driver's own delay in releasing a hold taken meanwhile.
+const livenessBound = leaseTTL + maxPoll + quietTick
+
+// quietTick is how often the quiet phase looks for holds to release.
+const quietTick = maxPoll / 4
+
+type run struct {
+	seed   uint64
+	prim   primitive
+	c      caps
+	w      *world
+	rec    *recorder
+	r      *rand.Rand
+	bubble bool
+
+	hs    []handle
+	hproc []int // the process of each handle
+
+	mu         sync.Mutex // protects busy, windows, violations
+	busy       []bool     // an operation of the handle is in flight
+	windows    []window
+	violations []violation
+	wg         sync.WaitGroup
+
+	ops, faults int
+	heals       []heal // faults to end, in order of at
+}
+
+type heal struct {
+	at   time.Duration
+	proc int
+	kind faultKind
+}
+
+func newRun(seed uint64, p primitive, w *world, bubble bool) *run {
+	rn := &run{seed: seed, prim: p, c: p.caps(), w: w, rec: newRecorder(), r: newRand(seed), bubble: bubble}
+	for pi := range w.procs {
+		for i := range handlesPerProc {
+			rn.hs = append(rn.hs, p.handle(w, pi, i, rn.r))
+			rn.hproc = append(rn.hproc, pi)
+		}
+	}
+	rn.busy = make([]bool, len(rn.hs))
+	return rn
+}
+
+// settle lets what a step set off run until it blocks.
+func (rn *run) settle() {
+	if rn.bubble {
+		synctest.Wait()
+	} else {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// drive runs the steps with faults, then the quiet phase.
+func (rn *run) drive() {
+	for range stepsPerSchedule {
+		time.Sleep(drawGap(rn.r))
+		rn.healDue()
+		if rn.r.IntN(5) == 0 {
+			rn.inject(drawFault(rn.r, len(rn.w.procs)))
+		} else {
+			h := rn.r.IntN(len(rn.hs))
+			if rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {
+				rn.settle()
+				continue
+			}
+			live := 0
+			for _, p := range rn.w.procs {
+				if !p.closed {
+					live++
+				}
+			}
+			rn.issue(drawOp(rn.r, rn.c, h, rn.rec.holding(h, false), rn.rec.holding(h, true), live > 2), false)
+		}
+		rn.settle()
+	}
+	rn.quiet()
+}
+
+func (rn *run) isBusy(h int) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.busy[h]
+}
+
+func (rn *run) violate(v violation) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	rn.violations = append(rn.violations, v)
+}
+
+// opContext is the context an operation is called with, and what ends it.
+func opContext(o opStep) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	switch {
+	case o.done:
+		cancel()
+		return ctx, cancel
+	case o.cancel > 0:
+		t := time.AfterFunc(o.cancel, cancel)
+		return ctx, func() { t.Stop(); cancel() }
+	case o.ctxDur > 0:
+		tctx, tcancel := context.WithTimeout(ctx, o.ctxDur)
+		return tctx, func() { tcancel(); cancel() }
+	}
+	return ctx, cancel
+}
+
+// issue starts o in a goroutine of its own. quiet marks the acquires of the
+// quiet phase: they release at once, and their wait is checked.
+func (rn *run) issue(o opStep, quiet bool) {
+	h, proc := rn.hs[o.h], rn.hproc[o.h]
+	what := o.String()
+	if quiet {
+		what = "quiet " + what
+	}
+	seq := rn.rec.call(o.h, proc, what, h.names())
+	rn.ops++
+	rn.mu.Lock()
+	rn.busy[o.h] = true
+	rn.mu.Unlock()
+	switch o.kind {
+	case oRelease:
+		rn.rec.releasing(o.h, o.a.read)
+	case oClose:
+		rn.w.procs[proc].closed = true
+		rn.rec.closing(proc)
+	}
+	ctx, cancel := opContext(o)
+	rn.wg.Add(1)
+	go func() {
+		defer rn.wg.Done()
+		defer cancel()
+		res := rn.exec(ctx, seq, o, quiet)
+		rn.rec.ret(seq, o.h, proc, what, res)
+		rn.mu.Lock()
+		rn.busy[o.h] = false
+		rn.mu.Unlock()
+	}()
+}
+
+// exec runs one operation and says how it ended.
+func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
+	h, proc := rn.hs[o.h], rn.hproc[o.h]
+	called := rn.rec.now()
+	switch o.kind {
+	case oAcquire:
+		ok, err := h.acquire(ctx, o.a)
+		if !ok || err != nil {
+			// A handle whose RUnlock failed still reads: its Lock is refused.
+			if quiet && rn.rec.quiet >= 0 && !errors.Is(err, redcoord.ErrUpgrade) {
+				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,
+					msg: fmt.Sprintf("h%d's acquire after faults stopped at %.3fs failed: %s", o.h, rn.rec.quiet.Seconds(), outcome(ok, err))})
+			}
+			return outcome(ok, err)
+		}
+		hd := h.held(o.a.read)
+		rn.rec.acquired(seq, o.h, proc, o.a.read, h.names(), hd)
+		res := "ok" + tokensText(hd.tokens)
+		if quiet {
+			if late := rn.rec.now() - rn.rec.quiet; late > livenessBound {
+				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,
+					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, livenessBound)})
+			}
+			rn.rec.releasing(o.h, o.a.read)
+			rctx, rcancel := context.WithTimeout(context.Background(), leaseTTL)
+			defer rcancel()
+			res += ", released: " + outcome(true, h.release(rctx, o.a.read))
+		}
+		return res
+	case oRelease:
+		return outcome(true, h.release(ctx, o.a.read))
+	case oExtend:
+		return outcome(true, h.extend(ctx, o.lease, o.a.read))
+	case oForce:
+		ok, err := h.force(ctx)
+		if ok && err == nil {
+			rn.mu.Lock()
+			for _, n := range h.names() {
+				rn.windows = append(rn.windows, window{name: n, from: called, to: rn.rec.now(), grace: leaseTTL, what: "ForceUnlock"})
+			}
+			rn.mu.Unlock()
+		}
+		return outcome(ok, err)
+	case oForget:
+		return outcome(true, h.forget(ctx))
+	case oContext:
+		cctx, cancel := h.context(context.Background(), o.a.read)
+		rn.rec.watchCtx(o.h, o.a.read, cctx, cancel)
+		return "ok"
+	case oProclaim:
+		err := h.proclaim(ctx)
+		if err == nil && !rn.rec.holding(o.h, false) {
+			rn.violate(violation{check: "proclaim", name: h.names()[0], at: rn.rec.now(), seq: seq,
+				msg: fmt.Sprintf("h%d's Proclaim succeeded while it did not lead", o.h)})
+		}
+		return outcome(true, err)
+	case oClose:
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		for _, c := range rn.w.procs[proc].clients {
+			if e := c.Close(cctx); e != nil && err == nil {
+				err = e
+			}
+		}
+		return outcome(true, err)
+	}
+	return "?"
+}

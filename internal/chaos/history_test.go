@@ -1,0 +1,260 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The history of one schedule: every call and return, every Lost and
+// Context that ended, every fault, at the instant it happened on the
+// bubble's clock (the wall clock on the real server), and the holds they
+// imply: a hold is believed from the acquire's return to the first of its
+// Unlock's call, its Lost closing, its Context ending.
+
+type evKind uint8
+
+const (
+	evCall evKind = iota
+	evReturn
+	evLost
+	evCtxDone
+	evFault
+)
+
+type event struct {
+	at    time.Duration // since the schedule began
+	seq   int           // the operation's number; a hold's acquire for evLost and evCtxDone
+	kind  evKind
+	h     int // handle; -1 for faults
+	proc  int
+	what  string
+	res   string
+	names []string
+}
+
+func (e event) String() string {
+	who := fmt.Sprintf("h%d/p%d", e.h, e.proc)
+	if e.h < 0 {
+		who = fmt.Sprintf("p%d", e.proc)
+	}
+	var s string
+	switch e.kind {
+	case evCall:
+		s = fmt.Sprintf("#%d %s %s%v", e.seq, who, e.what, e.names)
+	case evReturn:
+		s = fmt.Sprintf("#%d %s %s -> %s", e.seq, who, e.what, e.res)
+	case evLost:
+		s = fmt.Sprintf("#%d %s Lost closed", e.seq, who)
+	case evCtxDone:
+		s = fmt.Sprintf("#%d %s Context done", e.seq, who)
+	case evFault:
+		s = fmt.Sprintf("fault %s %s", who, e.what)
+	}
+	return fmt.Sprintf("%9.3fs %s", e.at.Seconds(), s)
+}
+
+// holdRec is one believed hold.
+type holdRec struct {
+	h, proc  int
+	names    []string
+	read     bool
+	tokens   map[string]uint64
+	start    time.Duration
+	end      time.Duration // valid once !open
+	open     bool
+	endHow   string // "unlock", "lost", "ctx", "replaced" (by a fresh hold of the handle), "open" (when the run ended)
+	seq      int    // the acquire that began it
+	count    int    // re-entries + 1
+	done     chan struct{}
+	cancels  []context.CancelFunc
+	lostSeen bool
+	lostCh   <-chan struct{} // the hold's Lost
+}
+
+type holdKey struct {
+	h    int
+	read bool
+}
+
+// recorder collects one schedule's history; safe for concurrent use.
+type recorder struct {
+	mu     sync.Mutex
+	t0     time.Time
+	events []event
+	holds  []*holdRec
+	cur    map[holdKey]*holdRec
+	seq    int
+	quiet  time.Duration         // when faults stopped; -1 before
+	closed map[int]time.Duration // process → when its Client.Close was called
+}
+
+func newRecorder() *recorder {
+	return &recorder{t0: time.Now(), cur: make(map[holdKey]*holdRec), quiet: -1, closed: make(map[int]time.Duration)}
+}
+
+func (r *recorder) now() time.Duration { return time.Since(r.t0) }
+
+// call records the start of an operation and returns its number. The
+// driver calls it before starting the operation's goroutine, so numbers
+// follow the schedule.
+func (r *recorder) call(h, proc int, what string, names []string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.events = append(r.events, event{at: r.now(), seq: r.seq, kind: evCall, h: h, proc: proc, what: what, names: names})
+	return r.seq
+}
+
+func (r *recorder) ret(seq, h, proc int, what, res string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event{at: r.now(), seq: seq, kind: evReturn, h: h, proc: proc, what: what, res: res})
+}
+
+// closing records a Client.Close call of proc.
+func (r *recorder) closing(proc int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed[proc] = r.now()
+}
+
+func (r *recorder) fault(proc int, what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event{at: r.now(), seq: r.seq, kind: evFault, h: -1, proc: proc, what: what})
+}
+
+// holding reports whether handle h believes it holds (read or write).
+func (r *recorder) holding(h int, read bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur[holdKey{h, read}] != nil
+}
+
+// acquired records an acquire by h that returned true: a fresh hold, or a
+// re-entry of the one h believes it has.
+func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := holdKey{h, read}
+	if hr := r.cur[k]; hr != nil {
+		if hr.lostCh == hd.lost && maps.Equal(hr.tokens, hd.tokens) {
+			hr.count++
+			return
+		}
+		// The handle took a fresh hold: the one it had is over, though
+		// its Lost may not have been seen closing yet.
+		how := "replaced"
+		select {
+		case <-hr.lostCh:
+			how = "lost"
+		default:
+		}
+		r.endLocked(hr, how)
+	}
+	hr := &holdRec{h: h, proc: proc, names: names, read: read, tokens: hd.tokens, start: r.now(),
+		open: true, seq: seq, count: 1, done: make(chan struct{}), lostCh: hd.lost}
+	r.cur[k] = hr
+	r.holds = append(r.holds, hr)
+	if hd.lost != nil {
+		go r.watch(hr, hd.lost, evLost, "lost")
+	}
+}
+
+// watchCtx ends hr's belief when ctx ends, as a user's work under Context
+// would stop.
+func (r *recorder) watchCtx(h int, read bool, ctx context.Context, cancel context.CancelFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr := r.cur[holdKey{h, read}]
+	if hr == nil {
+		cancel()
+		return
+	}
+	hr.cancels = append(hr.cancels, cancel)
+	go r.watch(hr, ctx.Done(), evCtxDone, "ctx")
+}
+
+func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how string) {
+	select {
+	case <-ch:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if kind == evLost {
+			hr.lostSeen = true
+		}
+		if hr.open {
+			r.events = append(r.events, event{at: r.now(), seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
+			r.endLocked(hr, how)
+		}
+	case <-hr.done:
+	}
+}
+
+// releasing records an Unlock (Resign, Release) call by h: the last one
+// ends the belief, whatever the call then returns.
+func (r *recorder) releasing(h int, read bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr := r.cur[holdKey{h, read}]
+	if hr == nil {
+		return
+	}
+	if hr.count--; hr.count == 0 {
+		r.endLocked(hr, "unlock")
+	}
+}
+
+func (r *recorder) endLocked(hr *holdRec, how string) {
+	hr.open, hr.end, hr.endHow = false, r.now(), how
+	close(hr.done)
+	for _, c := range hr.cancels {
+		c()
+	}
+	k := holdKey{hr.h, hr.read}
+	if r.cur[k] == hr {
+		delete(r.cur, k)
+	}
+}
+
+// finish ends every belief still open at the end of the run (endHow "open")
+// and stops the watchers.
+func (r *recorder) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, hr := range r.holds {
+		if hr.open {
+			r.endLocked(hr, "open")
+		}
+	}
+}
+
+// sorted returns the events in a canonical order: by instant, then by
+// operation number, then by kind. Goroutines that act at one instant of
+// the bubble's clock append in any order; this order does not depend on it.
+func (r *recorder) sorted() []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := slices.Clone(r.events)
+	slices.SortStableFunc(ev, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq), cmp.Compare(a.kind, b.kind),
+			cmp.Compare(a.h, b.h), strings.Compare(a.what, b.what))
+	})
+	return ev
+}
+
+// text is the whole history, one event a line: what the replay test compares.
+func (r *recorder) text() string {
+	var b strings.Builder
+	for _, e := range r.sorted() {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,52 @@
+package chaos
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redcoord/redcoord/rlock"
+)
+
+// multi: MultiMutexes over two of three names each, so that name sets
+// overlap.
+type multiPrim struct{}
+
+func (multiPrim) caps() caps {
+	return caps{servers: 1, capacity: 1, reentrant: true, lease: true, fenced: true, context: true}
+}
+
+func (multiPrim) setup(context.Context, *world) error { return nil }
+
+func (multiPrim) handle(w *world, p, _ int, r *rand.Rand) handle {
+	skip := r.IntN(3)
+	var names []string
+	for i, n := range w.names[:3] {
+		if i != skip {
+			names = append(names, n)
+		}
+	}
+	return &multiHandle{m: rlock.NewMulti(w.procs[p].clients[0], names), ns: names}
+}
+
+type multiHandle struct {
+	unsupported
+	m  *rlock.MultiMutex
+	ns []string
+}
+
+func (h *multiHandle) names() []string { return h.ns }
+
+func (h *multiHandle) acquire(ctx context.Context, a acq) (bool, error) {
+	return lockWith(ctx, a, h.m.Lock, h.m.TryLock, h.m.LockWithLease, h.m.TryLockWithLease)
+}
+
+func (h *multiHandle) held(bool) hold { return hold{tokens: h.m.Tokens(), lost: h.m.Lost()} }
+
+func (h *multiHandle) release(ctx context.Context, _ bool) error { return h.m.Unlock(ctx) }
+func (h *multiHandle) extend(ctx context.Context, d time.Duration, _ bool) error {
+	return h.m.Extend(ctx, d)
+}
+func (h *multiHandle) context(p context.Context, _ bool) (context.Context, context.CancelFunc) {
+	return h.m.Context(p)
+}

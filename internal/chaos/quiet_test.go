@@ -1,0 +1,145 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The quiet phase: faults stop, holders release, and every live handle
+// acquires once (releasing at once). Each of those acquires must succeed
+// within livenessBound of the moment faults stopped. Then, with every handle
+// idle and every lease of a closed process run out, nothing may be left in
+// Redis but the fencing counters and what the primitive keeps by design.
+
+func (rn *run) quiet() {
+	for i, p := range rn.w.procs {
+		p.heal()
+		rn.rec.fault(i, "heal all")
+	}
+	rn.heals = nil
+	rn.rec.mu.Lock()
+	rn.rec.quiet = rn.rec.now()
+	rn.rec.mu.Unlock()
+	tq := rn.rec.quiet
+
+	rn.releaseHolds()
+	rn.settle()
+	for h := range rn.hs {
+		if !rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed && !rn.rec.holding(h, false) && !rn.rec.holding(h, true) {
+			rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 2 * livenessBound}, true)
+		}
+	}
+	rn.settle()
+	// Every call has a deadline; this bounds the wait for them all the same.
+	for rn.anyBusy() || rn.anyLiveHold() {
+		if rn.rec.now() > tq+4*livenessBound+3*leaseTTL {
+			rn.violate(violation{check: "liveness", at: rn.rec.now(), seq: rn.rec.seq,
+				msg: "operations still running long after faults stopped"})
+			return
+		}
+		time.Sleep(quietTick)
+		rn.releaseHolds()
+		rn.settle()
+	}
+	time.Sleep(leaseTTL + maxPoll) // holds of closed processes run out
+	rn.settle()
+	rn.idleCheck()
+}
+
+// releaseHolds unlocks the holds of live, idle handles.
+func (rn *run) releaseHolds() {
+	for h := range rn.hs {
+		if rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {
+			continue
+		}
+		for _, read := range []bool{false, true} {
+			if rn.rec.holding(h, read) {
+				rn.issue(opStep{kind: oRelease, h: h, a: acq{read: read}, ctxDur: leaseTTL}, false)
+				break
+			}
+		}
+	}
+}
+
+// anyLiveHold reports whether a handle of a live process believes it holds.
+func (rn *run) anyLiveHold() bool {
+	for h := range rn.hs {
+		if !rn.w.procs[rn.hproc[h]].closed && (rn.rec.holding(h, false) || rn.rec.holding(h, true)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (rn *run) anyBusy() bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	for _, b := range rn.busy {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// idleChecker is implemented by primitives that keep state of their own to
+// check when idle (permits back to their total).
+type idleChecker interface {
+	idle(ctx context.Context, w *world) []string
+}
+
+// leftovers are the keys that say someone holds or waits: with every handle
+// idle, none may have a live entry.
+var leftovers = map[string]bool{"lock": true, "queue": true, "alive": true, "waiters": true, "readers": true, "leases": true, "writers": true}
+
+// idleCheck looks at every server's keys.
+func (rn *run) idleCheck() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var found []string
+	for si, a := range rn.w.admin {
+		keys, err := a.Keys(ctx, "*").Result()
+		if err != nil {
+			found = append(found, fmt.Sprintf("server %d: KEYS: %v", si, err))
+			continue
+		}
+		now, _ := a.Time(ctx).Result()
+		nowMs := now.UnixMilli()
+		for _, k := range keys {
+			kind := k[strings.LastIndex(k, ":")+1:]
+			if !leftovers[kind] {
+				continue
+			}
+			typ, _ := a.Type(ctx, k).Result()
+			switch typ {
+			case "zset":
+				zs, _ := a.ZRangeWithScores(ctx, k, 0, -1).Result()
+				for _, z := range zs {
+					if int64(z.Score) > nowMs {
+						found = append(found, fmt.Sprintf("%s: %v (live for %dms more)", k, z.Member, int64(z.Score)-nowMs))
+					}
+				}
+			case "list":
+				l, _ := a.LRange(ctx, k, 0, -1).Result()
+				if len(l) > 0 {
+					found = append(found, fmt.Sprintf("%s: %v", k, l))
+				}
+			case "hash":
+				m, _ := a.HGetAll(ctx, k).Result()
+				found = append(found, fmt.Sprintf("%s: %d fields", k, len(m)))
+			case "none":
+			default:
+				found = append(found, k+": a "+typ)
+			}
+		}
+	}
+	if ic, ok := rn.prim.(idleChecker); ok {
+		found = append(found, ic.idle(ctx, rn.w)...)
+	}
+	if len(found) > 0 {
+		rn.violate(violation{check: "leftover", at: rn.rec.now(), seq: rn.rec.seq,
+			msg: "with every handle idle: " + strings.Join(found, "; ")})
+	}
+}

@@ -1,0 +1,119 @@
+package chaos
+
+import (
+	"context"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// Timing of every schedule. Lease and poll interval are short so that a
+// schedule covers many leases in little simulated time; ReadTimeout is the
+// go-redis default scaled to the lease.
+const (
+	leaseTTL    = time.Second
+	maxPoll     = 200 * time.Millisecond
+	readTimeout = 2 * time.Second
+)
+
+// world is the servers and processes of one schedule.
+type world struct {
+	servers []*miniredis.Miniredis // bubble tier; nil on the real server
+	opts    []*redis.Options       // one per server
+	admin   []*redis.Client        // fault-free, for setup and idle checks
+	procs   []*proc
+	names   []string // the names handles lock
+}
+
+// proc is one process: its own connections to every server, one fault set
+// for all of them, and one Client per server.
+type proc struct {
+	faults  *redistest.Faults
+	rdbs    []*redis.Client
+	clients []*redcoord.Client
+	closed  bool // Client.Close was called (driver's state)
+}
+
+// newProc dials nothing yet: go-redis and the Client connect on first use.
+func newProc(opts []*redis.Options) (*proc, error) {
+	p := &proc{faults: redistest.NewFaults()}
+	p.faults.TimeoutSwallowed()
+	for _, o := range opts {
+		oo := *o
+		oo.Dialer = p.faults.Dialer(o.Dialer)
+		oo.ReadTimeout = readTimeout
+		// go-redis draws a random back-off before a retry: none keeps the
+		// bubble's clock a function of the seed. It also keeps go-redis's
+		// PubSub from sleeping with its mutex held (a re-dial's retried
+		// HELLO): a goroutine waiting for that mutex is not durably
+		// blocked, and the bubble's clock would stop.
+		oo.MinRetryBackoff, oo.MaxRetryBackoff = -1, -1
+		rdb := redis.NewClient(&oo)
+		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll))
+		if err != nil {
+			return nil, err
+		}
+		p.rdbs = append(p.rdbs, rdb)
+		p.clients = append(p.clients, c)
+	}
+	return p, nil
+}
+
+// close closes the process's Clients and connections, bounded.
+func (p *proc) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, c := range p.clients {
+		_ = c.Close(ctx)
+	}
+	for _, r := range p.rdbs {
+		_ = r.Close()
+	}
+}
+
+// heal ends every fault of p that is still in effect.
+func (p *proc) heal() {
+	p.faults.Disarm()
+	p.faults.Unstall()
+	p.faults.Unblackhole()
+	p.faults.CloseAll()
+}
+
+// close closes everything of w: processes first, then admin clients and
+// servers.
+func (w *world) close() {
+	for _, p := range w.procs {
+		p.close()
+	}
+	for _, a := range w.admin {
+		_ = a.Close()
+	}
+	for _, m := range w.servers {
+		m.Close()
+	}
+}
+
+// newBubbleWorld makes n miniredis servers and procs processes; it must run
+// inside a synctest bubble.
+func newBubbleWorld(n, procs int, names []string) (*world, error) {
+	w := &world{names: names}
+	for range n {
+		m, o := redistest.Bubble()
+		w.servers = append(w.servers, m)
+		w.opts = append(w.opts, o)
+		w.admin = append(w.admin, redis.NewClient(o))
+	}
+	for range procs {
+		p, err := newProc(w.opts)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		w.procs = append(w.procs, p)
+	}
+	return w, nil
+}

@@ -55,6 +55,15 @@
 // a name used once (orders:42) leaves no key behind for long; a token handed
 // out after that is still floored by the clock.
 //
+// Forget (rlock, rfairlock, rrwlock) deletes the counter at once. It deletes
+// nothing, and reports false, while a lock of any kind holds the name or
+// has a waiter registered or queued for it, and while the counter's last
+// token is above the server's clock in microseconds (a failover from a
+// primary whose clock ran ahead): tokens after the counter is gone start
+// again from the clock, which would then hand out tokens below the last.
+// Owners' markers are not deleted: they expire by themselves within a
+// minute.
+//
 // # Loss
 //
 // Loss has one meaning. A hold is lost when its lease ran out before it was

@@ -193,13 +193,10 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token). It does
-// nothing while a lock of any kind holds the name or has a waiter
-// registered or queued for it, and reports whether it deleted. Tokens of
-// the name after it start again from the Redis server's clock, in
-// microseconds: still above every earlier token, unless the server's clock
-// has stepped back since (see "Fencing tokens" in package redcoord). The
-// owners' markers expire by themselves within a minute.
+// longer used (it otherwise expires a day after the last token), and
+// reports whether it deleted it. It does nothing while the name is in use
+// or the counter is ahead of the server's clock: see "Fencing tokens" in
+// package redcoord.
 func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports

@@ -266,10 +266,11 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 var inUse = []string{"lock", "waiters", "queue", "alive", "readers", "leases", "writers", "wwaiters", "elect-alive"}
 
 // Forget deletes the name's fence when no lock of any kind holds the name
-// or waits for it (none of the keys of inUse exists), and reports whether
-// it did; a name in use is (false, nil), and nothing is deleted. The
-// owners' markers are left to expire: a late copy of a request must still
-// be refused, a retried release still recognised.
+// or waits for it (none of the keys of inUse exists) and the fence's last
+// token is not ahead of the server's clock, and reports whether it did;
+// otherwise it is (false, nil), and nothing is deleted. The owners'
+// markers are left to expire: a late copy of a request must still be
+// refused, a retried release still recognised.
 func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
@@ -278,7 +279,7 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	for i, part := range inUse {
 		busy[i] = h.Key(part)
 	}
-	return scripts.Forget(ctx, h.S.Writer(), busy, []string{h.Lock.Fence})
+	return scripts.Forget(ctx, h.S.Writer(), busy, h.Lock.Fence)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

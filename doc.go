@@ -28,7 +28,9 @@
 // default, WithLeaseTTL), renewed every TTL/3 by the Client's watchdog, in one
 // pipelined round trip per node for all holds. A process that dies holds a
 // lock at most one TTL. A renewal that finds the hold gone closes the
-// handle's Lost channel. Close stops the watchdog without releasing anything.
+// handle's Lost channel. Close stops the watchdog without releasing
+// anything, and ends for their handles the holds it kept (see
+// Client.Close).
 //
 // # Fencing tokens
 //
@@ -79,9 +81,10 @@
 // connections, up to three at once: a lease TTL's worth. Give the go-redis
 // client a ReadTimeout all the same (its default is 3s): with none, stuck
 // requests hold their connections until the TCP keep-alive gives up, and
-// three of them stop the renewals until then. Then, and only then, the handle's Lost channel closes, and
-// from then on its Unlock returns an error matching ErrLeaseLost (and
-// ErrNotHeld) until the handle takes a fresh hold. If Redis still has the
+// three of them stop the renewals until then. Then, and only then, the
+// handle's Lost channel closes (or when the Client's Close ends a hold no
+// longer renewed), and from then on its Unlock returns an error matching
+// ErrLeaseLost (and ErrNotHeld) until the handle takes a fresh hold. If Redis still has the
 // hold when Unlock runs (a fixed lease ends by the holder's clock a little
 // before Redis expires it), Unlock deletes it all the same and still
 // returns ErrLeaseLost: the guarded work may have overlapped a successor's.

@@ -27,3 +27,4 @@ func TestFaultLossOneMeaning(t *testing.T)  { locktest.LossOneMeaning(t, kind) }
 func TestFaultLateReply(t *testing.T)       { locktest.LateReply(t, kind) }
 func TestFaultSharedHandle(t *testing.T)    { locktest.SharedHandle(t, kind) }
 func TestFaultTurnBounded(t *testing.T)     { locktest.TurnBounded(t, kind) }
+func TestFaultClosedEnds(t *testing.T)      { locktest.ClosedEnds(t, kind) }

@@ -190,11 +190,14 @@ func (s *Session) Wait(poll time.Duration) wait.Config {
 }
 
 // Close stops the watchdog and the Hub and waits for their goroutines. Holds
-// are not released: they expire by lease. Calling Close again returns nil.
+// are not released: they expire by lease. The watchdog's holds end first
+// (their Lost closes), before the done signal, so that whoever wakes on
+// done finds them ended. Calling Close again returns nil.
 func (s *Session) Close(ctx context.Context) error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.Watchdog.Stop()
 	close(s.done)
 	s.checkOnce.Do(func() {}) // no check starts after Close
 	err := s.Watchdog.Close(ctx)

@@ -48,7 +48,7 @@ type Tracker struct {
 	timer *time.Timer   // fires at the end of a fixed lease
 	lost  chan struct{} // the current hold's; closed by loss
 	keep  Lease         // how the current hold is kept, to watch it again
-	watch func()        // the current hold's onLost, for the watchdog
+	end   func(bool)    // the current hold's onLost, as lease.Watchdog.Add takes it
 	since time.Time     // when the current hold was taken (a fresh acquire's request sent)
 	// maybeEnd is when the current hold may end in Redis because of an
 	// Extend whose outcome is unknown (its reply was lost): the hold is
@@ -58,8 +58,9 @@ type Tracker struct {
 	// renewed is when the current hold was last renewed, taken as Releasing
 	// stops its renewals, so that watching it again keeps its deadline.
 	renewed time.Time
-	// gone: the last hold was lost (Lost is closed) and no fresh hold has
-	// been taken since; a release then reports ErrLeaseLost.
+	// gone: the last hold was lost (Lost is closed), or ended by the
+	// Client's Close, and no fresh hold has been taken since; a release
+	// then reports ErrLeaseLost.
 	gone bool
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
@@ -78,11 +79,11 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 	t.observe, t.kind, t.name = f, kind, name
 }
 
-// emitLocked reports the end of the current hold to the observer, if any;
-// the caller holds mu.
-func (t *Tracker) emitLocked(k obs.Kind) {
+// emitLocked reports the end of the current hold to the observer, if any,
+// with err; the caller holds mu.
+func (t *Tracker) emitLocked(k obs.Kind, err error) {
 	if t.observe != nil && t.count > 0 {
-		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.since)})
+		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.since), Err: err})
 	}
 }
 
@@ -180,7 +181,8 @@ type Lease struct {
 	Since    time.Time // taken before the acquire request was sent
 	TokenArg any       // the hold's token as a script argument; nil: made from it
 	// OnLost, if set, is called when the lease or the timer finds the hold
-	// gone, after Lost has closed, outside the Tracker's lock.
+	// gone, or the Client's Close ends it, after Lost has closed, outside
+	// the Tracker's lock.
 	OnLost func()
 }
 
@@ -195,8 +197,9 @@ func (t *Tracker) Reentry(count int64) bool {
 
 // Took records a successful acquire reply, sent in the caller's turn. A
 // fresh hold (see Reentry) replaces the current one, which is then lost,
-// and is kept as l says: the watchdog watches it, or a timer marks it lost
-// when its fixed lease ends. It fails only when the watchdog is closed.
+// and is kept as l says: the watchdog watches it (and the Client's Close
+// ends it, see closedLocked), or a timer marks it lost when its fixed lease
+// ends. It fails only when the watchdog is closed.
 func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -210,10 +213,13 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	t.dropLocked()
 	t.gone = false
 	lost := make(chan struct{})
-	onLost := func() {
+	end := func(closed bool) {
 		t.mu.Lock()
 		hit := t.lost == lost && t.count > 0
-		if hit {
+		switch {
+		case hit && closed:
+			t.closedLocked()
+		case hit:
 			t.lostLocked()
 		}
 		t.mu.Unlock()
@@ -223,9 +229,9 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	}
 	if l.Fixed > 0 {
 		// Lost closes when the lease may end in Redis, as the watchdog's do.
-		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), onLost)
+		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
 	} else {
-		ls, err := l.Watchdog.Add(l.Renewal, l.Since, onLost)
+		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
 		if err != nil {
 			return err
 		}
@@ -235,7 +241,7 @@ func (t *Tracker) Took(token uint64, count int64, l Lease) error {
 	if arg == nil {
 		arg = scripts.TokenArg(token)
 	}
-	t.count, t.token, t.arg, t.lost, t.keep, t.watch, t.since = max(count, 1), token, arg, lost, l, onLost, l.Since
+	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
 	return nil
 }
 
@@ -355,7 +361,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	}
 	t.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
 	t.keep.Fixed, t.keep.Since = length, sent
-	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.watch)
+	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
 		return fmt.Errorf("%w; the new lease stands", err)
 	}
@@ -365,27 +371,39 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 // watchLocked keeps the current hold again as it was kept before a
 // request stopped that: the watchdog renews it from its last renewal, or a
 // timer marks it lost when its fixed lease ends; and bound marks it lost at
-// maybeEnd, if set. The caller holds mu.
+// maybeEnd, if set. A hold the closed watchdog no longer takes is ended as
+// its Close ends the others. The caller holds mu.
 func (t *Tracker) watchLocked() {
 	if t.count == 0 {
 		return
 	}
 	if !t.maybeEnd.IsZero() && t.bound == nil {
-		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.watch)
+		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.expiryLocked())
 	}
 	if t.lease != nil || t.timer != nil {
 		return
 	}
 	if t.keep.Fixed > 0 {
-		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.watch)
+		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.expiryLocked())
 		return
 	}
 	if t.keep.Watchdog == nil {
 		return
 	}
-	if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.watch); err == nil {
-		t.lease = ls
+	ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.end)
+	if err != nil {
+		t.closedLocked()
+		return
 	}
+	t.lease = ls
+}
+
+// expiryLocked returns what a timer calls when the current hold may be
+// gone: its onLost, bound to it, so that a timer left from an earlier hold
+// cannot end a later one. The caller holds mu.
+func (t *Tracker) expiryLocked() func() {
+	end := t.end
+	return func() { end(false) }
 }
 
 // released records a release reply: the remaining count, or -1 when Redis
@@ -402,11 +420,11 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	if n >= 0 {
 		if n == 0 {
-			t.emitLocked(obs.Released)
+			t.emitLocked(obs.Released, nil)
 		}
 		t.count = n
 		if n == 0 {
-			t.endScopedLocked(false)
+			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what) })
 			t.dropLocked()
 		} else {
 			t.watchLocked() // Redis counted more holds than the handle did
@@ -460,8 +478,9 @@ func (t *Tracker) LostIf(token uint64) {
 }
 
 // Context returns a copy of parent that is cancelled when the handle's
-// current hold ends: lost (the cause matches ErrLeaseLost) or released to
-// zero (ErrNotHeld), before the call that ended it returns; at once, with
+// current hold ends: lost (the cause matches ErrLeaseLost), released to
+// zero (ErrNotHeld), or no longer kept once the Client is closed
+// (ErrClosed), before the call that ended it returns; at once, with
 // ErrNotHeld, when the handle holds nothing. what names the hold in the
 // cause ("lock \"orders:42\""). The CancelFunc releases the context's
 // resources; call it when the work is done.
@@ -474,24 +493,32 @@ func (t *Tracker) Context(parent context.Context, what string) (context.Context,
 	return t.scoped.Add(parent, &t.mu, what)
 }
 
-// endScopedLocked cancels the current hold's contexts: it was lost, or
-// released. The caller holds mu.
-func (t *Tracker) endScopedLocked(lost bool) {
-	t.scoped.End(func(what string) error {
-		if lost {
-			return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what)
-		}
-		return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what)
-	})
-}
-
 // lostLocked marks the current hold lost: it is forgotten, Lost closes,
 // and releases report ErrLeaseLost until a fresh hold is taken. The caller
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
-	t.emitLocked(obs.LeaseLost)
-	t.endScopedLocked(true)
+	t.emitLocked(obs.LeaseLost, nil)
+	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what) })
+	t.goneLocked()
+}
+
+// closedLocked ends the current hold because the Client was closed: the
+// watchdog no longer renews it, so it ends in Redis within a lease, and
+// the handle must not count on it from now on. It is forgotten as a lost
+// hold is (Lost closes), and its contexts end with ErrClosed. The caller
+// holds mu.
+func (t *Tracker) closedLocked() {
+	t.emitLocked(obs.LeaseLost, errs.ErrClosed)
+	t.scoped.End(func(what string) error {
+		return fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, what)
+	})
+	t.goneLocked()
+}
+
+// goneLocked forgets the current hold, closes Lost and has releases report
+// ErrLeaseLost until a fresh hold is taken; the caller holds mu.
+func (t *Tracker) goneLocked() {
 	t.dropLocked()
 	select {
 	case <-t.lost:

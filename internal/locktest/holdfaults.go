@@ -24,6 +24,7 @@ type Reentrant interface {
 	LockWithLease(ctx context.Context, lease time.Duration) error
 	Extend(ctx context.Context, lease time.Duration) error
 	Owner() string
+	Context(parent context.Context) (context.Context, context.CancelFunc)
 }
 
 // Kind describes one kind of hold for the fault tests below.

@@ -1,0 +1,33 @@
+package rsemaphore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/rsemaphore"
+)
+
+// Close ends the permits the watchdog kept before it returns: nothing
+// renews them any more, so each one's Lost closes and its contexts end
+// with ErrClosed.
+func TestExpirableClosedEnds(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		s := rsemaphore.NewExpirable(ps[0].C, "pool")
+		require.NoError(t, s.SetPermits(ctx, 2))
+		p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		scoped, cancel := s.Context(ctx, p)
+		defer cancel()
+		require.NoError(t, ps[0].C.Close(ctx))
+		assert.True(t, locktest.IsClosed(p.Lost()), "Lost closed by Close")
+		require.Error(t, scoped.Err(), "the permit's context ended by Close")
+		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrClosed)
+	})
+}

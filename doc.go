@@ -89,10 +89,8 @@
 // before Redis expires it), Unlock deletes it all the same and still
 // returns ErrLeaseLost: the guarded work may have overlapped a successor's.
 //
-// An Unlock that fails (the request did not reach Redis, or its reply was
-// lost) leaves the hold as it was: still renewed while Redis has it, and
-// reported lost if Redis no longer does. An acquire whose reply was lost
-// is undone by the leave script; if that fails too, the hold it left is no
+// An Unlock that fails ends the hold within its lease: see Releases. An
+// acquire whose reply was lost is undone by the leave script; if that fails too, the hold it left is no
 // one's: the handle's next acquire takes it over as a fresh hold (a new
 // token, a hold count of 1), so one Unlock frees it, and a copy of an
 // acquire request that reaches Redis after its leave is refused.
@@ -111,7 +109,30 @@
 // A call whose context is already done returns its error at once and sends
 // nothing, TryLock included: go-redis sends no command on a done context,
 // and a try on a context of the library's own would outlive the caller's
-// deadline. An acquire then also matches ErrNotAcquired.
+// deadline. An acquire then also matches ErrNotAcquired. Releases are the
+// exception (see Releases).
+//
+// # Releases
+//
+// Every release (Unlock, RUnlock, a semaphore's Release, Resign, and a
+// MultiMutex's or RedLock's Unlock) is sent on a context of the library's
+// own: its context's values (for observers and tracing) without its
+// cancellation or deadline, bounded by a third of the Client's lease TTL
+// (the watchdog's interval: 10s by default), and by 5s at least, so that
+// go-redis can follow a failover however short the lease. So a deferred
+// Unlock(ctx) releases even when ctx ended first (the client of a request
+// went away), and a release is not cut off half-way by its caller's
+// deadline. A context that is never cancelled (context.Background(), and
+// values added to it) is used as it is, bounded by go-redis's timeouts
+// alone. Each release carries a request id that Redis remembers, so a copy
+// that go-redis retries after a lost reply is applied once.
+//
+// A release that fails (a timeout, that bound, a dropped connection) may or
+// may not have been applied, and whoever deferred it will not retry it. So
+// the hold is no longer renewed: it ends in Redis within the lease it has,
+// and its Lost closes (its contexts end with ErrLeaseLost) when that lease
+// may end, unless a release or Extend that succeeds comes first. A failed
+// release of a re-entry leaves the hold as it was.
 //
 // # Keys
 //

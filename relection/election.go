@@ -131,13 +131,15 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // whose lead was lost (Lost is closed) ErrLeaseLost, which matches
 // ErrNotHeld too, at once, even while a Campaign of the handle waits
 // (Resign does not end it: cancel its context). A Resign that go-redis
-// retries after a lost reply is applied once. If Resign fails for another
-// reason, the handle may still lead: its lease is renewed while Redis has
-// it.
+// retries after a lost reply is applied once. A done ctx does not stop
+// Resign, and one that fails leaves the lead to end with its lease: see
+// "Releases" in package redcoord.
 func (e *Election) Resign(ctx context.Context) error {
-	if err := e.h.Check(ctx); err != nil {
+	if err := e.h.CheckRelease(); err != nil {
 		return err
 	}
+	ctx, cancel := e.h.S.ReleaseContext(ctx)
+	defer cancel()
 	if e.h.Hold.Count() == 0 {
 		// Not leading: report it (or a loss) now, not after a Campaign
 		// of this handle that waits.

@@ -90,9 +90,8 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // trip. A handle that does not hold the lock gets ErrNotHeld, and Redis is
 // left unchanged. Once Lost has closed, Unlock returns ErrLeaseLost
 // (matching ErrNotHeld too), deleting what Redis may still have of the hold.
-// An Unlock that go-redis retries after a lost reply is applied once. If
-// Unlock fails for another reason, the hold is still renewed while Redis
-// has it, and reported lost once it is gone.
+// A done ctx does not stop Unlock, and one that fails leaves the hold to
+// end with its lease: see "Releases" in package redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.fair.Release)
 }

@@ -304,6 +304,22 @@ func checkAll(ctx context.Context, err error, ms []*Mutex) error {
 	return nil
 }
 
+// checkOpen is checkAll for a release, which a done ctx does not stop.
+func checkOpen(err error, ms []*Mutex) error { return checkAll(context.Background(), err, ms) }
+
+// releaseContext returns the context a release of the parts ms is sent on:
+// their Sessions' ReleaseContext, the longest of them (each part's Unlock
+// bounds its own request by its own).
+func releaseContext(ctx context.Context, ms []*Mutex) (context.Context, context.CancelFunc) {
+	longest := ms[0]
+	for _, m := range ms[1:] {
+		if m.h.S.Config.TTL > longest.h.S.Config.TTL {
+			longest = m
+		}
+	}
+	return longest.h.S.ReleaseContext(ctx)
+}
+
 // take waits for the handle's turn, bounded by ctx.
 func (c *compound) take(ctx context.Context) error {
 	select {

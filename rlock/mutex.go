@@ -166,9 +166,9 @@ func (a *attempt) Leave(ctx context.Context) error {
 // documentation). A handle that does not hold the lock
 // gets ErrNotHeld, and Redis is left unchanged. Once Lost has closed, Unlock
 // returns ErrLeaseLost (matching ErrNotHeld too), deleting what Redis may
-// still have of the hold. An Unlock that go-redis retries after a lost
-// reply is applied once. If Unlock fails for another reason, the hold is
-// still renewed while Redis has it, and reported lost once it is gone.
+// still have of the hold. A done ctx does not stop Unlock, and one that
+// fails leaves the hold to end with its lease: see "Releases" in package
+// redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.h.Lock.Release)
 }

@@ -120,6 +120,11 @@ func TestFaultClosedEnds(t *testing.T) {
 	t.Run("read", func(t *testing.T) { locktest.ClosedEnds(t, readers) })
 }
 
+func TestFaultDoneRelease(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.DoneRelease(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.DoneRelease(t, readers) })
+}
+
 func TestFaultTurnBounded(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.TurnBounded(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.TurnBounded(t, readers) })

@@ -101,7 +101,8 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 
 // Unlock releases one write hold. A handle that does not hold the write lock
 // gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
-// gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
+// gets ErrLeaseLost, as rlock's Unlock says. A done ctx does not stop it
+// (see "Releases" in package redcoord). The last release wakes
 // one registered waiting writer, or, when no writer waits, every waiting
 // reader.
 func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }

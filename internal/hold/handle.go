@@ -93,6 +93,15 @@ func (b *Base) Check(ctx context.Context) error {
 	return b.S.Check(ctx)
 }
 
+// CheckRelease is Check for a release, which a done ctx does not stop: a
+// bad argument to New, or a closed Client.
+func (b *Base) CheckRelease() error {
+	if b.Err != nil {
+		return b.Err
+	}
+	return b.S.Err()
+}
+
 // CheckAcquire is Check for an acquire: a closed Client or a done ctx also
 // matches ErrNotAcquired, which says what did not happen beside why.
 func (b *Base) CheckAcquire(ctx context.Context) error {
@@ -229,12 +238,15 @@ func (h *Handle) Unlock(ctx context.Context, release Release) error {
 }
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
-// ("lock", "read lock"). A release request that fails leaves the hold
-// watched, as EndRelease says.
+// ("lock", "read lock"). The release is sent on the Session's
+// ReleaseContext, even when ctx is done; one that fails leaves the hold to
+// end with its lease, as EndRelease says.
 func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
-	if err := h.Check(ctx); err != nil {
+	if err := h.CheckRelease(); err != nil {
 		return err
 	}
+	ctx, cancel := h.S.ReleaseContext(ctx)
+	defer cancel()
 	what += " " + strconv.Quote(h.Name)
 	all, err := t.StartRelease(ctx, what)
 	if err != nil {

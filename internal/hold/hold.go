@@ -55,9 +55,13 @@ type Tracker struct {
 	// reported lost then, unless a later Extend succeeds. bound fires at it.
 	maybeEnd time.Time
 	bound    *time.Timer
-	// renewed is when the current hold was last renewed, taken as Releasing
-	// stops its renewals, so that watching it again keeps its deadline.
+	// renewed is when the current hold was last renewed, taken as a
+	// request stops its renewals, so that watching it again keeps its
+	// deadline.
 	renewed time.Time
+	// ending is when the current hold ends, set when a release of it
+	// failed: it is no longer renewed, and a timer reports it lost then.
+	ending time.Time
 	// gone: the last hold was lost (Lost is closed), or ended by the
 	// Client's Close, and no fresh hold has been taken since; a release
 	// then reports ErrLeaseLost.
@@ -274,10 +278,15 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 }
 
 // EndRelease records the reply of the release request StartRelease began
-// (see released), or its failure, which leaves the hold watched again from
-// its last renewal: renewed while Redis has it, reported lost once it is
-// gone. A WAIT shortfall (core.Writer) comes with the reply: the release
-// stands, and the shortfall is returned. It gives the turn back.
+// (see released), or its failure. A release that failed may have been
+// applied, or not, and its caller may never retry it (a deferred Unlock):
+// a hold that StartRelease stopped renewing is not renewed again, and a
+// timer reports it lost when its lease may end in Redis (ending), unless
+// a later release or Extend succeeds first. A failed release of a
+// re-entry leaves the hold as it was; one of a hold already lost still
+// reports the loss. A WAIT shortfall (core.Writer) comes
+// with the reply: the release stands, and the shortfall is returned. It
+// gives the turn back.
 func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	defer t.give()
 	var short error
@@ -286,8 +295,14 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	}
 	if err != nil {
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.count == 0 && t.gone {
+			return fmt.Errorf("%w; its release failed: %w", errs.Lost("%s: the hold was lost before release", what), err)
+		}
+		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ending.IsZero() && t.keep.Watchdog != nil {
+			t.ending = t.keep.Watchdog.Ends(t.renewed)
+		}
 		t.watchLocked()
-		t.mu.Unlock()
 		return err
 	}
 	if err := t.released(n, what); err != nil {
@@ -360,6 +375,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		t.timer.Stop()
 	}
 	t.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
+	t.ending = time.Time{}   // and any end a failed release left
 	t.keep.Fixed, t.keep.Since = length, sent
 	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
@@ -370,9 +386,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 
 // watchLocked keeps the current hold again as it was kept before a
 // request stopped that: the watchdog renews it from its last renewal, or a
-// timer marks it lost when its fixed lease ends; and bound marks it lost at
-// maybeEnd, if set. A hold the closed watchdog no longer takes is ended as
-// its Close ends the others. The caller holds mu.
+// timer marks it lost when its fixed lease ends or at ending, if set (a
+// release failed); and bound marks it lost at maybeEnd, if set. A hold the
+// closed watchdog no longer takes is ended as its Close ends the others.
+// The caller holds mu.
 func (t *Tracker) watchLocked() {
 	if t.count == 0 {
 		return
@@ -381,6 +398,10 @@ func (t *Tracker) watchLocked() {
 		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.expiryLocked())
 	}
 	if t.lease != nil || t.timer != nil {
+		return
+	}
+	if !t.ending.IsZero() {
+		t.timer = time.AfterFunc(time.Until(t.ending), t.expiryLocked())
 		return
 	}
 	if t.keep.Fixed > 0 {
@@ -456,6 +477,8 @@ func (t *Tracker) Deadline() (d time.Time, ok bool) {
 	switch {
 	case t.count == 0:
 		return time.Time{}, false
+	case t.timer != nil && !t.ending.IsZero():
+		d, ok = t.ending, true
 	case t.lease != nil:
 		d, ok = t.lease.Deadline(), true
 	case t.timer != nil:
@@ -535,7 +558,7 @@ func (t *Tracker) dropLocked() {
 		t.lease = nil
 	}
 	t.stopTimersLocked()
-	t.maybeEnd = time.Time{}
+	t.maybeEnd, t.ending = time.Time{}, time.Time{}
 	t.count, t.token, t.arg = 0, 0, nil
 }
 

@@ -158,6 +158,11 @@ func (l *Lease) Deadline() time.Time {
 	return l.w.deadline(l)
 }
 
+// Ends returns when a lease last renewed at renewed (Lease.Renewed) may be
+// gone from Redis, by this process's clock: the Deadline it had when it
+// was watched.
+func (w *Watchdog) Ends(renewed time.Time) time.Time { return renewed.Add(w.ttl - Margin(w.ttl)) }
+
 // Len returns the number of watched leases.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()

@@ -37,3 +37,32 @@ func ClosedEnds(t *testing.T, k Kind) {
 		require.NoError(t, y.Unlock(ctx))
 	})
 }
+
+// DoneRelease checks that a release on a done context is sent all the
+// same, on a context of the library's own: a deferred Unlock(ctx) whose ctx
+// ended (the client of a request went away) frees the name for another
+// process at once, a re-entry's release included, and the hold is
+// released, not lost.
+func DoneRelease(t *testing.T, k Kind) {
+	InBubble(t, 2, func(t *testing.T, m *miniredis.Miniredis, ps []*Proc) {
+		ctx := context.Background()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		x := k.New(ps[0].C, "n")
+		require.NoError(t, x.Lock(ctx))
+		require.NoError(t, x.Lock(ctx))
+		lost := x.Lost()
+		require.NoError(t, x.Unlock(done), "a re-entry's release")
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()))
+		require.NoError(t, x.Unlock(done), "the last release")
+		assert.Zero(t, k.Count(m, "n", x.Owner()))
+		assert.False(t, IsClosed(lost), "released, not lost")
+		assert.ErrorIs(t, x.Unlock(done), redcoord.ErrNotHeld, "and only once")
+
+		y := k.New(ps[1].C, "n")
+		wctx, stop := context.WithTimeout(ctx, time.Second)
+		defer stop()
+		require.NoError(t, y.Lock(wctx), "another process takes it at once")
+		require.NoError(t, y.Unlock(ctx))
+	})
+}

@@ -63,3 +63,41 @@ func TestRedLockClosedEnds(t *testing.T) {
 		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrClosed)
 	})
 }
+
+// A MultiMutex's and a RedLock's Unlock on a done context are sent all the
+// same: the names are free at once.
+func TestCompoundDoneRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		var cs []*redcoord.Client
+		for range 3 {
+			m, opts := redistest.Bubble()
+			defer m.Close()
+			rdb := redis.NewClient(opts)
+			defer rdb.Close()
+			c, err := redcoord.New(rdb)
+			require.NoError(t, err)
+			defer c.Close(ctx)
+			cs = append(cs, c)
+		}
+		mm := rlock.NewMulti(cs[0], []string{"a", "b"})
+		require.NoError(t, mm.Lock(ctx))
+		require.NoError(t, mm.Unlock(done))
+		for _, name := range []string{"a", "b"} {
+			held, err := rlock.New(cs[0], name).IsLocked(ctx)
+			require.NoError(t, err)
+			assert.False(t, held, name)
+		}
+
+		rl := rlock.NewRedLock(cs, "job")
+		require.NoError(t, rl.Lock(ctx))
+		require.NoError(t, rl.Unlock(done))
+		for i, c := range cs {
+			held, err := rlock.New(c, "job").IsLocked(ctx)
+			require.NoError(t, err)
+			assert.False(t, held, "server %d", i)
+		}
+	})
+}

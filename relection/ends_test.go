@@ -30,3 +30,19 @@ func TestClosedEndsLead(t *testing.T) {
 		assert.NotErrorIs(t, context.Cause(scoped), redcoord.ErrLeaseLost)
 	})
 }
+
+// Resign on a done context is sent all the same: nobody leads at once.
+func TestDoneResign(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		e := relection.New(ps[0].C, "jobs")
+		require.NoError(t, e.Campaign(ctx, "a"))
+		require.NoError(t, e.Resign(done))
+		_, ok, err := e.Leader(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "nobody leads")
+		assert.False(t, locktest.IsClosed(e.Lost()), "resigned, not lost")
+	})
+}

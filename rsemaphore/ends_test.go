@@ -31,3 +31,30 @@ func TestExpirableClosedEnds(t *testing.T) {
 		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrClosed)
 	})
 }
+
+// Release on a done context is sent all the same: the permits are back at
+// once, a Semaphore's and an ExpirableSemaphore's.
+func TestDoneRelease(t *testing.T) {
+	locktest.InBubble(t, 1, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		s := rsemaphore.New(ps[0].C, "sem")
+		require.NoError(t, s.SetPermits(ctx, 1))
+		require.NoError(t, s.Acquire(ctx, 1))
+		require.NoError(t, s.Release(done, 1))
+		n, err := s.Available(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+
+		x := rsemaphore.NewExpirable(ps[0].C, "pool")
+		require.NoError(t, x.SetPermits(ctx, 1))
+		p, err := x.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		require.NoError(t, x.Release(done, p))
+		n, err = x.Available(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+		assert.False(t, locktest.IsClosed(p.Lost()), "released, not lost")
+	})
+}

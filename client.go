@@ -80,7 +80,12 @@ func (c *Client) Hub() (*pubsub.Hub, error) {
 
 // Close stops the watchdog and the Hub and waits for their goroutines to
 // exit, bounded by ctx. It releases nothing: holds still held expire by
-// lease, at most one lease TTL later. Waits in progress return ErrClosed;
-// later calls on the Client's primitives return ErrClosed. Calling Close
-// again returns nil.
+// lease, at most one lease TTL later. A hold that the watchdog renewed is
+// no longer kept, so Close ends it for its handle before it returns: its
+// Lost closes and its contexts (Context) are cancelled with the cause
+// ErrClosed, as are a MultiMutex's, a RedLock's left with fewer than a
+// majority of open Clients, and a leader's. A hold with a fixed lease is
+// kept until that lease ends. Waits in progress return ErrClosed; later
+// calls on the Client's primitives return ErrClosed. Calling Close again
+// returns nil.
 func (c *Client) Close(ctx context.Context) error { return c.s.Close(ctx) }

@@ -28,7 +28,9 @@
 // default, WithLeaseTTL), renewed every TTL/3 by the Client's watchdog, in one
 // pipelined round trip per node for all holds. A process that dies holds a
 // lock at most one TTL. A renewal that finds the hold gone closes the
-// handle's Lost channel. Close stops the watchdog without releasing anything.
+// handle's Lost channel. Close stops the watchdog without releasing
+// anything, and ends for their handles the holds it kept (see
+// Client.Close).
 //
 // # Fencing tokens
 //
@@ -55,6 +57,15 @@
 // a name used once (orders:42) leaves no key behind for long; a token handed
 // out after that is still floored by the clock.
 //
+// Forget (rlock, rfairlock, rrwlock) deletes the counter at once. It deletes
+// nothing, and reports false, while a lock of any kind holds the name or
+// has a waiter registered or queued for it, and while the counter's last
+// token is above the server's clock in microseconds (a failover from a
+// primary whose clock ran ahead): tokens after the counter is gone start
+// again from the clock, which would then hand out tokens below the last.
+// Owners' markers are not deleted: they expire by themselves within a
+// minute.
+//
 // # Loss
 //
 // Loss has one meaning. A hold is lost when its lease ran out before it was
@@ -70,9 +81,10 @@
 // connections, up to three at once: a lease TTL's worth. Give the go-redis
 // client a ReadTimeout all the same (its default is 3s): with none, stuck
 // requests hold their connections until the TCP keep-alive gives up, and
-// three of them stop the renewals until then. Then, and only then, the handle's Lost channel closes, and
-// from then on its Unlock returns an error matching ErrLeaseLost (and
-// ErrNotHeld) until the handle takes a fresh hold. If Redis still has the
+// three of them stop the renewals until then. Then, and only then, the
+// handle's Lost channel closes (or when the Client's Close ends a hold no
+// longer renewed), and from then on its Unlock returns an error matching
+// ErrLeaseLost (and ErrNotHeld) until the handle takes a fresh hold. If Redis still has the
 // hold when Unlock runs (a fixed lease ends by the holder's clock a little
 // before Redis expires it), Unlock deletes it all the same and still
 // returns ErrLeaseLost: the guarded work may have overlapped a successor's.
@@ -80,10 +92,8 @@
 // same way, with an error that also matches ErrNotAcquired: a re-entry
 // sets no lease, so it cannot be a fresh hold; it is given back.
 //
-// An Unlock that fails (the request did not reach Redis, or its reply was
-// lost) leaves the hold as it was: still renewed while Redis has it, and
-// reported lost if Redis no longer does. An acquire whose reply was lost
-// is undone by the leave script; if that fails too, the hold it left is no
+// An Unlock that fails ends the hold within its lease: see Releases. An
+// acquire whose reply was lost is undone by the leave script; if that fails too, the hold it left is no
 // one's: the handle's next acquire takes it over as a fresh hold (a new
 // token, a hold count of 1), so one Unlock frees it, and a copy of an
 // acquire request that reaches Redis after its leave is refused.
@@ -102,7 +112,30 @@
 // A call whose context is already done returns its error at once and sends
 // nothing, TryLock included: go-redis sends no command on a done context,
 // and a try on a context of the library's own would outlive the caller's
-// deadline. An acquire then also matches ErrNotAcquired.
+// deadline. An acquire then also matches ErrNotAcquired. Releases are the
+// exception (see Releases).
+//
+// # Releases
+//
+// Every release (Unlock, RUnlock, a semaphore's Release, Resign, and a
+// MultiMutex's or RedLock's Unlock) is sent on a context of the library's
+// own: its context's values (for observers and tracing) without its
+// cancellation or deadline, bounded by a third of the Client's lease TTL
+// (the watchdog's interval: 10s by default), and by 5s at least, so that
+// go-redis can follow a failover however short the lease. So a deferred
+// Unlock(ctx) releases even when ctx ended first (the client of a request
+// went away), and a release is not cut off half-way by its caller's
+// deadline. A context that is never cancelled (context.Background(), and
+// values added to it) is used as it is, bounded by go-redis's timeouts
+// alone. Each release carries a request id that Redis remembers, so a copy
+// that go-redis retries after a lost reply is applied once.
+//
+// A release that fails (a timeout, that bound, a dropped connection) may or
+// may not have been applied, and whoever deferred it will not retry it. So
+// the hold is no longer renewed: it ends in Redis within the lease it has,
+// and its Lost closes (its contexts end with ErrLeaseLost) when that lease
+// may end, unless a release or Extend that succeeds comes first. A failed
+// release of a re-entry leaves the hold as it was.
 //
 // # Keys
 //

@@ -23,7 +23,8 @@ const (
 	WaitEnded
 	// Released: the release that ended a hold; Held is how long it was held.
 	Released
-	// LeaseLost: a hold was found lost; Held is how long it had been held.
+	// LeaseLost: a hold was found lost, or ended by the Client's Close (Err
+	// is then ErrClosed); Held is how long it had been held.
 	LeaseLost
 	// Renewed: one watchdog tick; Count is how many leases it renewed,
 	// Took how long its round trips took, Err the first failure, if any.

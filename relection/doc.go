@@ -88,10 +88,10 @@
 // Bad input (a nil Client, an empty or malformed name, an empty value or
 // one longer than MaxValueLen, a bad option) is ErrInvalidArgument,
 // naming the argument, with nothing written to Redis; a closed Client is
-// ErrClosed, and a done context its error, with nothing written either. A
-// name that another primitive
-// holds, or whose keys hold another type, is ErrWrongType before anything
-// is written.
+// ErrClosed, and a done context its error, with nothing written either,
+// except for Resign, which a done context does not stop (see "Releases"
+// in package redcoord). A name that another primitive holds, or whose
+// keys hold another type, is ErrWrongType before anything is written.
 //
 // # Keys
 //

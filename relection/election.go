@@ -120,7 +120,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 	e.mu.Lock()
 	e.term = t
 	e.mu.Unlock()
-	go t.watch(e.h.Hold.Lost(), e.h.S.Wait(0).Done, e.h.Name)
+	go t.watch(e.h.Hold.Lost(), e.h.S.Wait(0).Done, e.h.S.Err, e.h.Name)
 	return nil
 }
 
@@ -134,12 +134,15 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // the handle led in when it was called: a lead that a waiting Campaign of
 // the handle is granted meanwhile is that Campaign's, and Resign then
 // reports the earlier term lost. A Resign that go-redis retries after a
-// lost reply is applied once. If Resign fails for another reason, the
-// handle may still lead: its lease is renewed while Redis has it.
+// lost reply is applied once. A done ctx does not stop Resign, and one
+// that fails leaves the lead to end with its lease: see "Releases" in
+// package redcoord.
 func (e *Election) Resign(ctx context.Context) error {
-	if err := e.h.Check(ctx); err != nil {
+	if err := e.h.CheckRelease(); err != nil {
 		return err
 	}
+	ctx, cancel := e.h.S.ReleaseContext(ctx)
+	defer cancel()
 	// A Resign ends the term it finds (token), never a later one: a
 	// Campaign of this handle that waits may be granted the lead at any
 	// moment, and resigning that would leave it leading in its own eyes
@@ -243,15 +246,16 @@ func (e *Election) Token() uint64 { return e.h.Hold.Token() }
 
 // Lost returns a channel that is closed when this handle's latest
 // leadership is found lost: its lease ran out (the watchdog could not renew
-// it in time) or its term ended otherwise. It stays open after Resign.
+// it in time) or its term ended otherwise, the Client's Close included. It
+// stays open after Resign.
 // Take it after Campaign returns; before the first lead it never closes.
 func (e *Election) Lost() <-chan struct{} { return e.h.Hold.Lost() }
 
 // Context returns a copy of parent that is cancelled when this handle
 // stops leading in its current term: with the cause ErrLeaseLost when the
 // lead is lost, ErrResigned by the Resign that ends it (before Resign
-// returns), ErrClosed when the Client closes (the lead then lapses with
-// its lease). If the handle does not lead, the context is cancelled at
+// returns), ErrClosed when the Client closes (before Close returns; the
+// lead then lapses with its lease). If the handle does not lead, the context is cancelled at
 // once with the cause ErrNotHeld. Run the leader's work under it, so that
 // the work stops with the lead; call the CancelFunc when the work is done.
 func (e *Election) Context(parent context.Context) (context.Context, context.CancelFunc) {

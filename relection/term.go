@@ -25,16 +25,22 @@ func newTerm(token uint64) *term {
 }
 
 // watch ends the term when the lead is lost (lost closes) or the Client
-// closes (done closes), whichever is first, unless Resign ended it before.
-// It is the term's one goroutine, and returns when the term ends.
-func (t *term) watch(lost, done <-chan struct{}, name string) {
+// closes (done closes, or closed reports an error: its Close ends the
+// lead's hold, closing lost, before done), whichever is first, unless
+// Resign ended it before. It is the term's one goroutine, and returns when
+// the term ends.
+func (t *term) watch(lost, done <-chan struct{}, closed func() error, name string) {
 	select {
 	case <-lost:
-		t.end(lostCause(name))
+		if closed() == nil {
+			t.end(lostCause(name))
+			return
+		}
 	case <-done:
-		t.end(fmt.Errorf("relection: election %q: %w", name, errs.ErrClosed))
 	case <-t.ended:
+		return
 	}
+	t.end(fmt.Errorf("relection: election %q: %w", name, errs.ErrClosed))
 }
 
 // end ends the term with cause, cancelling its contexts before it returns;

@@ -58,10 +58,12 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 }
 
 // held records a fresh hold by parts: its Lost closes once fewer than need
-// of them still hold (a part's hold lost; with closedIsLost, also its
-// Client closed, which no longer renews it). One goroutine per hold
-// watches them; it ends then, at the hold's release, or when every part's
-// Client has closed.
+// of them still hold (a part's hold lost or ended by its Client's Close;
+// with closedIsLost, also a part whose Client closed while it kept a fixed
+// lease). The contexts of the hold then end with ErrClosed if the part
+// that tipped it ended with its Client, ErrLeaseLost otherwise. One
+// goroutine per hold watches them; it ends then, at the hold's release, or
+// when every part's Client has closed.
 func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 	lost, stop := make(chan struct{}), make(chan struct{})
 	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
@@ -84,12 +86,17 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 			k := (i - 1) / 2 // the part's two cases go quiet
 			closed := (i-1)%2 == 1
 			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet
-			if !closed || closedIsLost {
+			// Close ends a part's watched hold before its done closes.
+			if !closed || closedIsLost || hold.Closed(parts[k].Lost()) {
 				if alive--; alive < need {
+					cause := fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what)
+					if parts[k].h.S.Err() != nil {
+						cause = fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, c.what)
+					}
 					c.mu.Lock()
 					close(lost)
 					if c.lost == lost && c.count > 0 { // still the current hold, not released
-						c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+						c.endScopedLocked(cause)
 					}
 					c.mu.Unlock()
 					return
@@ -295,6 +302,22 @@ func checkAll(ctx context.Context, err error, ms []*Mutex) error {
 		}
 	}
 	return nil
+}
+
+// checkOpen is checkAll for a release, which a done ctx does not stop.
+func checkOpen(err error, ms []*Mutex) error { return checkAll(context.Background(), err, ms) }
+
+// releaseContext returns the context a release of the parts ms is sent on:
+// their Sessions' ReleaseContext, the longest of them (each part's Unlock
+// bounds its own request by its own).
+func releaseContext(ctx context.Context, ms []*Mutex) (context.Context, context.CancelFunc) {
+	longest := ms[0]
+	for _, m := range ms[1:] {
+		if m.h.S.Config.TTL > longest.h.S.Config.TTL {
+			longest = m
+		}
+	}
+	return longest.h.S.ReleaseContext(ctx)
 }
 
 // take waits for the handle's turn, bounded by ctx.

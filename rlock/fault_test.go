@@ -28,3 +28,5 @@ func TestFaultLateReply(t *testing.T)        { locktest.LateReply(t, kind) }
 func TestFaultSharedHandle(t *testing.T)     { locktest.SharedHandle(t, kind) }
 func TestFaultTurnBounded(t *testing.T)      { locktest.TurnBounded(t, kind) }
 func TestFaultReentryAfterLoss(t *testing.T) { locktest.ReentryAfterLoss(t, kind) }
+func TestFaultClosedEnds(t *testing.T)       { locktest.ClosedEnds(t, kind) }
+func TestFaultDoneRelease(t *testing.T)      { locktest.DoneRelease(t, kind) }

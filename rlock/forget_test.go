@@ -2,7 +2,9 @@ package rlock_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,5 +73,34 @@ func TestForget(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, ok)
 		assert.Zero(t, rdb.Exists(ctx, "rc:{w}:fence").Val())
+	})
+}
+
+// Forget keeps a fence whose last token is ahead of the server's clock (a
+// failover from a primary whose clock ran an hour ahead): deleting it
+// would have the next token start again from the clock, below the last.
+func TestForgetFenceAheadOfClock(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		c := locktest.NewClient(t, rdb)
+
+		m := rlock.New(c, "ahead")
+		now, err := rdb.Time(ctx).Result()
+		require.NoError(t, err)
+		ahead := uint64(now.Add(time.Hour).UnixMicro())
+		require.NoError(t, rdb.HSet(ctx, "rc:{ahead}:fence", "n", strconv.FormatUint(ahead, 10)).Err())
+		require.NoError(t, m.Lock(ctx))
+		last := m.Token()
+		require.Equal(t, ahead+1, last, "the counter is ahead of the clock")
+		require.NoError(t, m.Unlock(ctx))
+
+		ok, err := m.Forget(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "a fence ahead of the clock is kept")
+		assert.Equal(t, int64(1), rdb.Exists(ctx, "rc:{ahead}:fence").Val())
+		require.NoError(t, m.Lock(ctx))
+		assert.Greater(t, m.Token(), last, "tokens still increase")
+		require.NoError(t, m.Unlock(ctx))
 	})
 }

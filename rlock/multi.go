@@ -320,13 +320,17 @@ func (l leaver) Leave(ctx context.Context) error {
 // waking a waiter of that name, latest in lock order first. A MultiMutex
 // that holds nothing gets ErrNotHeld. If any name's hold was lost, Unlock
 // releases the others and returns ErrLeaseLost (matching ErrNotHeld too),
-// naming it. A name whose release fails keeps its hold, renewed, and the
-// MultiMutex still holds it: Unlock returns the failure, releases the
-// others, and Unlock again releases the rest.
+// naming it. A done ctx does not stop Unlock (see "Releases" in package
+// redcoord). A name whose release fails is no longer renewed, and the
+// MultiMutex still holds it until its lease ends (then Lost closes):
+// Unlock returns the failure, releases the others, and Unlock again
+// releases the rest.
 func (mm *MultiMutex) Unlock(ctx context.Context) error {
-	if err := mm.check(ctx); err != nil {
+	if err := checkOpen(mm.err, mm.ms); err != nil {
 		return err
 	}
+	ctx, cancel := releaseContext(ctx, mm.ms)
+	defer cancel()
 	notHeld := fmt.Errorf("%w: the locks of %q are not held by this MultiMutex", errs.ErrNotHeld, mm.Names())
 	last, _, err := mm.c.release(ctx, notHeld)
 	if errors.Is(err, errs.ErrNotHeld) {

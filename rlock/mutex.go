@@ -173,9 +173,9 @@ func (a *attempt) Leave(ctx context.Context) error {
 // documentation). A handle that does not hold the lock
 // gets ErrNotHeld, and Redis is left unchanged. Once Lost has closed, Unlock
 // returns ErrLeaseLost (matching ErrNotHeld too), deleting what Redis may
-// still have of the hold. An Unlock that go-redis retries after a lost
-// reply is applied once. If Unlock fails for another reason, the hold is
-// still renewed while Redis has it, and reported lost once it is gone.
+// still have of the hold. A done ctx does not stop Unlock, and one that
+// fails leaves the hold to end with its lease: see "Releases" in package
+// redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.h.Unlock(ctx, m.h.Lock.Release)
 }
@@ -200,13 +200,10 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token). It does
-// nothing while a lock of any kind holds the name or has a waiter
-// registered or queued for it, and reports whether it deleted. Tokens of
-// the name after it start again from the Redis server's clock, in
-// microseconds: still above every earlier token, unless the server's clock
-// has stepped back since (see "Fencing tokens" in package redcoord). The
-// owners' markers expire by themselves within a minute.
+// longer used (it otherwise expires a day after the last token), and
+// reports whether it deleted it. It does nothing while the name is in use
+// or the counter is ahead of the server's clock: see "Fencing tokens" in
+// package redcoord.
 func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports

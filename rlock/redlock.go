@@ -215,16 +215,20 @@ func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
 
 // Unlock releases one hold; the last releases the lock on every server
 // that granted it, all at once, each waking a waiter of its own. A RedLock
-// that holds nothing gets ErrNotHeld. A server whose release fails keeps
-// its grant, renewed, and the RedLock still holds what is left: Unlock
-// returns the failures, and Unlock again releases the rest. If the lock
+// that holds nothing gets ErrNotHeld. A done ctx does not stop Unlock (see
+// "Releases" in package redcoord). A server whose release fails keeps its
+// grant until its lease ends, no longer renewed, and the RedLock still
+// holds what is left: Unlock returns the failures, and Unlock again
+// releases the rest. If the lock
 // was lost before Unlock (fewer than a majority held it), Unlock releases
 // what is left and returns ErrLeaseLost, matching ErrNotHeld too. A server
 // whose Client is closed is left to its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
-	if err := rl.check(ctx); err != nil {
+	if err := rl.check(context.Background()); err != nil {
 		return err
 	}
+	ctx, cancel := releaseContext(ctx, rl.ms)
+	defer cancel()
 	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
 	last, lost, err := rl.c.release(ctx, notHeld)
 	if errors.Is(err, errs.ErrNotHeld) {

@@ -40,6 +40,9 @@ func (r reader) Extend(ctx context.Context, lease time.Duration) error {
 }
 func (r reader) Token() uint64         { return r.RToken() }
 func (r reader) Lost() <-chan struct{} { return r.RLost() }
+func (r reader) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return r.RContext(parent)
+}
 
 var readers = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return reader{rrwlock.New(c, name)} },
@@ -110,6 +113,16 @@ func TestFaultReadReentryAfterFenceExpiry(t *testing.T) {
 		require.NoError(t, x.RUnlock(ctx))
 		assert.False(t, locktest.IsClosed(x.RLost()))
 	})
+}
+
+func TestFaultClosedEnds(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.ClosedEnds(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.ClosedEnds(t, readers) })
+}
+
+func TestFaultDoneRelease(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.DoneRelease(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.DoneRelease(t, readers) })
 }
 
 func TestFaultTurnBounded(t *testing.T) {

@@ -101,7 +101,8 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 
 // Unlock releases one write hold. A handle that does not hold the write lock
 // gets ErrNotHeld, and Redis is left unchanged; once Lost has closed, it
-// gets ErrLeaseLost, as rlock's Unlock says. The last release wakes
+// gets ErrLeaseLost, as rlock's Unlock says. A done ctx does not stop it
+// (see "Releases" in package redcoord). The last release wakes
 // one registered waiting writer, or, when no writer waits, every waiting
 // reader.
 func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }
@@ -165,13 +166,10 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token). It does
-// nothing while a lock of any kind holds the name or has a waiter
-// registered or queued for it, and reports whether it deleted. Tokens of
-// the name after it start again from the Redis server's clock, in
-// microseconds: still above every earlier token, unless the server's clock
-// has stepped back since (see "Fencing tokens" in package redcoord). The
-// owners' markers expire by themselves within a minute.
+// longer used (it otherwise expires a day after the last token), and
+// reports whether it deleted it. It does nothing while the name is in use
+// or the counter is ahead of the server's clock: see "Fencing tokens" in
+// package redcoord.
 // Until the next write hold, readers then report RToken 0.
 func (m *RWMutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 

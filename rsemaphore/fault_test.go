@@ -16,9 +16,10 @@ import (
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
-// A permit whose Release failed is kept as before: renewed (or timed to the
-// end of its fixed lease) while Redis has it, and reported lost once a
-// release that was applied, its reply lost, is found by the next renewal.
+// A permit whose Release failed is no longer renewed, whatever became of
+// the request: an Release again may still release it; otherwise it ends
+// with its lease (or at the end of its fixed lease), and Lost closes when
+// that lease may end.
 func TestFaultFailedRelease(t *testing.T) {
 	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()
@@ -35,20 +36,28 @@ func TestFaultFailedRelease(t *testing.T) {
 		require.NoError(t, err)
 		sf.FailBefore("xsem_release")
 		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
-		time.Sleep(3 * c.LeaseTTL())
-		synctest.Wait()
-		assert.False(t, locktest.IsClosed(p.Lost()))
-		assert.Equal(t, int64(1), held(), "still renewed")
-		require.NoError(t, s.Release(ctx, p))
+		assert.Equal(t, int64(1), held(), "not released")
+		require.NoError(t, s.Release(ctx, p), "released by a Release again")
 		assert.Zero(t, held())
+		assert.False(t, locktest.IsClosed(p.Lost()))
+
+		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		sf.FailBefore("xsem_release")
+		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
+		time.Sleep(c.LeaseTTL())
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(p.Lost()), "not renewed: lost when its lease may end")
+		assert.Zero(t, held(), "expired in Redis")
+		assert.ErrorIs(t, s.Release(ctx, p), redcoord.ErrLeaseLost)
 
 		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{})
 		require.NoError(t, err)
 		sf.FailAfter("xsem_release")
 		require.ErrorIs(t, s.Release(ctx, p), locktest.ErrInjected)
-		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
+		time.Sleep(c.LeaseTTL())
 		synctest.Wait()
-		assert.True(t, locktest.IsClosed(p.Lost()), "the next renewal finds it gone")
+		assert.True(t, locktest.IsClosed(p.Lost()), "not renewed: lost when its lease may end")
 		assert.ErrorIs(t, s.Release(ctx, p), redcoord.ErrLeaseLost)
 
 		p, err = s.Acquire(ctx, rsemaphore.AcquireOptions{Lease: 5 * time.Second})

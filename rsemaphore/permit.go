@@ -90,16 +90,18 @@ func checkPermit(p Permit) error {
 // permit whose Lost had closed is ErrLeaseLost too, even if Redis still
 // had it (a fixed lease ends by the local clock a little before Redis
 // expires it): it is released all the same. A Release that go-redis
-// retries after a lost reply is applied once. If Release fails for another
-// reason, the permit is kept as before: renewed while Redis has it, and
-// reported lost once it is gone.
+// retries after a lost reply is applied once. A done ctx does not stop
+// Release, and one that fails leaves the permit to end with its lease: see
+// "Releases" in package redcoord.
 func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
-	if err := s.h.Check(ctx); err != nil {
+	if err := s.h.CheckRelease(); err != nil {
 		return err
 	}
 	if err := checkPermit(p); err != nil {
 		return err
 	}
+	ctx, cancel := s.h.S.ReleaseContext(ctx)
+	defer cancel()
 	send := func() (int64, error) {
 		ok, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest())
 		if !ok {

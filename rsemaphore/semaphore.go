@@ -205,14 +205,17 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 // to the n permits freed, each in its own process: a release of 1 wakes one
 // waiter of 1, not all of them, and a release of 5 wakes five. Releasing more than is held
 // (available would exceed the total) is ErrNotHeld and changes nothing. A
-// Release that go-redis retries after a lost reply is applied once.
+// Release that go-redis retries after a lost reply is applied once, and a
+// done ctx does not stop it (see "Releases" in package redcoord).
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if err := s.h.Check(ctx); err != nil {
+	if err := s.h.CheckRelease(); err != nil {
 		return err
 	}
 	if err := checkCount("n", n); err != nil {
 		return err
 	}
+	ctx, cancel := s.h.S.ReleaseContext(ctx)
+	defer cancel()
 	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		return s.h.explain(err)

@@ -140,6 +140,26 @@ func (s *Session) Err() error {
 	return nil
 }
 
+// ReleaseContext returns the context a release is sent on: ctx's values
+// without its cancellation or deadline, bounded by ReleaseTimeout (see
+// "Releases" in package redcoord). A ctx that is never cancelled (its Done
+// is nil, as context.Background's) is used as it is: the two contexts it
+// would take cost an Unlock six allocations, a quarter of its own.
+func (s *Session) ReleaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Done() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout(s.Config.TTL))
+}
+
+// ReleaseTimeout bounds a release for a lease TTL of ttl: a third of it
+// (the watchdog's interval), and at least MinReleaseTimeout, so that a
+// short lease still gives go-redis time to follow a failover.
+func ReleaseTimeout(ttl time.Duration) time.Duration { return max(ttl/3, MinReleaseTimeout) }
+
+// MinReleaseTimeout is the shortest bound of a release.
+const MinReleaseTimeout = 5 * time.Second
+
 // Check returns the first reason an operation must not start: a closed
 // session or a done context.
 func (s *Session) Check(ctx context.Context) error {
@@ -190,11 +210,14 @@ func (s *Session) Wait(poll time.Duration) wait.Config {
 }
 
 // Close stops the watchdog and the Hub and waits for their goroutines. Holds
-// are not released: they expire by lease. Calling Close again returns nil.
+// are not released: they expire by lease. The watchdog's holds end first
+// (their Lost closes), before the done signal, so that whoever wakes on
+// done finds them ended. Calling Close again returns nil.
 func (s *Session) Close(ctx context.Context) error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.Watchdog.Stop()
 	close(s.done)
 	s.checkOnce.Do(func() {}) // no check starts after Close
 	err := s.Watchdog.Close(ctx)

@@ -93,6 +93,15 @@ func (b *Base) Check(ctx context.Context) error {
 	return b.S.Check(ctx)
 }
 
+// CheckRelease is Check for a release, which a done ctx does not stop: a
+// bad argument to New, or a closed Client.
+func (b *Base) CheckRelease() error {
+	if b.Err != nil {
+		return b.Err
+	}
+	return b.S.Err()
+}
+
 // CheckAcquire is Check for an acquire: a closed Client or a done ctx also
 // matches ErrNotAcquired, which says what did not happen beside why.
 func (b *Base) CheckAcquire(ctx context.Context) error {
@@ -231,12 +240,15 @@ func (h *Handle) Unlock(ctx context.Context, release Release) error {
 }
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
-// ("lock", "read lock"). A release request that fails leaves the hold
-// watched, as EndRelease says.
+// ("lock", "read lock"). The release is sent on the Session's
+// ReleaseContext, even when ctx is done; one that fails leaves the hold to
+// end with its lease, as EndRelease says.
 func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
-	if err := h.Check(ctx); err != nil {
+	if err := h.CheckRelease(); err != nil {
 		return err
 	}
+	ctx, cancel := h.S.ReleaseContext(ctx)
+	defer cancel()
 	what += " " + strconv.Quote(h.Name)
 	all, err := t.StartRelease(ctx, what)
 	if err != nil {
@@ -300,10 +312,11 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 var inUse = []string{"lock", "waiters", "queue", "alive", "readers", "leases", "writers", "wwaiters", "elect-alive"}
 
 // Forget deletes the name's fence when no lock of any kind holds the name
-// or waits for it (none of the keys of inUse exists), and reports whether
-// it did; a name in use is (false, nil), and nothing is deleted. The
-// owners' markers are left to expire: a late copy of a request must still
-// be refused, a retried release still recognised.
+// or waits for it (none of the keys of inUse exists) and the fence's last
+// token is not ahead of the server's clock, and reports whether it did;
+// otherwise it is (false, nil), and nothing is deleted. The owners'
+// markers are left to expire: a late copy of a request must still be
+// refused, a retried release still recognised.
 func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
@@ -312,7 +325,7 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	for i, part := range inUse {
 		busy[i] = h.Key(part)
 	}
-	return scripts.Forget(ctx, h.S.Writer(), busy, []string{h.Lock.Fence})
+	return scripts.Forget(ctx, h.S.Writer(), busy, h.Lock.Fence)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

@@ -48,7 +48,7 @@ func (h *Heartbeat) Watch(since time.Time) error {
 	var l *lease.Lease
 	r := h.r
 	r.Waiter = true
-	l, err := h.w.Add(r, since, func() {
+	l, err := h.w.Add(r, since, func(bool) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.watched == l {

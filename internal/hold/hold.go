@@ -48,18 +48,23 @@ type Tracker struct {
 	timer *time.Timer   // fires at the end of a fixed lease
 	lost  chan struct{} // the current hold's; closed by loss
 	keep  Lease         // how the current hold is kept, to watch it again
-	watch func()        // the current hold's onLost, for the watchdog
+	end   func(bool)    // the current hold's onLost, as lease.Watchdog.Add takes it
 	since time.Time     // when the current hold was taken (a fresh acquire's request sent)
 	// maybeEnd is when the current hold may end in Redis because of an
 	// Extend whose outcome is unknown (its reply was lost): the hold is
 	// reported lost then, unless a later Extend succeeds. bound fires at it.
 	maybeEnd time.Time
 	bound    *time.Timer
-	// renewed is when the current hold was last renewed, taken as Releasing
-	// stops its renewals, so that watching it again keeps its deadline.
+	// renewed is when the current hold was last renewed, taken as a
+	// request stops its renewals, so that watching it again keeps its
+	// deadline.
 	renewed time.Time
-	// gone: the last hold was lost (Lost is closed) and no fresh hold has
-	// been taken since; a release then reports ErrLeaseLost.
+	// ending is when the current hold ends, set when a release of it
+	// failed: it is no longer renewed, and a timer reports it lost then.
+	ending time.Time
+	// gone: the last hold was lost (Lost is closed), or ended by the
+	// Client's Close, and no fresh hold has been taken since; a release
+	// then reports ErrLeaseLost.
 	gone bool
 	// lostArg is the token, as a script argument, of the last hold lost:
 	// what a release after the loss names (see Named).
@@ -81,11 +86,11 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 	t.observe, t.kind, t.name = f, kind, name
 }
 
-// emitLocked reports the end of the current hold to the observer, if any;
-// the caller holds mu.
-func (t *Tracker) emitLocked(k obs.Kind) {
+// emitLocked reports the end of the current hold to the observer, if any,
+// with err; the caller holds mu.
+func (t *Tracker) emitLocked(k obs.Kind, err error) {
 	if t.observe != nil && t.count > 0 {
-		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.since)})
+		t.observe.Emit(obs.Event{Kind: k, Primitive: t.kind, Name: t.name, Held: time.Since(t.since), Err: err})
 	}
 }
 
@@ -216,7 +221,8 @@ type Lease struct {
 	Since    time.Time // taken before the acquire request was sent
 	TokenArg any       // the hold's token as a script argument; nil: made from it
 	// OnLost, if set, is called when the lease or the timer finds the hold
-	// gone, after Lost has closed, outside the Tracker's lock.
+	// gone, or the Client's Close ends it, after Lost has closed, outside
+	// the Tracker's lock.
 	OnLost func()
 }
 
@@ -235,8 +241,9 @@ func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 // set no lease: Took then fails with an error matching ErrNotAcquired and
 // ErrLeaseLost, and the caller gives the re-entry back. A fresh hold
 // replaces the current one, which is then lost, and is kept as l says: the
-// watchdog watches it, or a timer marks it lost when its fixed lease ends.
-// Otherwise it fails only when the watchdog is closed.
+// watchdog watches it (and the Client's Close ends it, see closedLocked),
+// or a timer marks it lost when its fixed lease ends. Otherwise it fails
+// only when the watchdog is closed.
 func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -253,10 +260,13 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.dropLocked()
 	t.gone = false
 	lost := make(chan struct{})
-	onLost := func() {
+	end := func(closed bool) {
 		t.mu.Lock()
 		hit := t.lost == lost && t.count > 0
-		if hit {
+		switch {
+		case hit && closed:
+			t.closedLocked()
+		case hit:
 			t.lostLocked()
 		}
 		t.mu.Unlock()
@@ -266,9 +276,9 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	}
 	if l.Fixed > 0 {
 		// Lost closes when the lease may end in Redis, as the watchdog's do.
-		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), onLost)
+		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
 	} else {
-		ls, err := l.Watchdog.Add(l.Renewal, l.Since, onLost)
+		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
 		if err != nil {
 			return err
 		}
@@ -278,7 +288,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	if arg == nil {
 		arg = scripts.TokenArg(token)
 	}
-	t.count, t.token, t.arg, t.lost, t.keep, t.watch, t.since = max(count, 1), token, arg, lost, l, onLost, l.Since
+	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
 	return nil
 }
 
@@ -311,10 +321,15 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 }
 
 // EndRelease records the reply of the release request StartRelease began
-// (see released), or its failure, which leaves the hold watched again from
-// its last renewal: renewed while Redis has it, reported lost once it is
-// gone. A WAIT shortfall (core.Writer) comes with the reply: the release
-// stands, and the shortfall is returned. It gives the turn back.
+// (see released), or its failure. A release that failed may have been
+// applied, or not, and its caller may never retry it (a deferred Unlock):
+// a hold that StartRelease stopped renewing is not renewed again, and a
+// timer reports it lost when its lease may end in Redis (ending), unless
+// a later release or Extend succeeds first. A failed release of a
+// re-entry leaves the hold as it was; one of a hold already lost still
+// reports the loss. A WAIT shortfall (core.Writer) comes
+// with the reply: the release stands, and the shortfall is returned. It
+// gives the turn back.
 func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	defer t.give()
 	var short error
@@ -323,8 +338,14 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	}
 	if err != nil {
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.count == 0 && t.gone {
+			return fmt.Errorf("%w; its release failed: %w", errs.Lost("%s: the hold was lost before release", what), err)
+		}
+		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ending.IsZero() && t.keep.Watchdog != nil {
+			t.ending = t.keep.Watchdog.Ends(t.renewed)
+		}
 		t.watchLocked()
-		t.mu.Unlock()
 		return err
 	}
 	if err := t.released(n, what); err != nil {
@@ -397,8 +418,9 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		t.timer.Stop()
 	}
 	t.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
+	t.ending = time.Time{}   // and any end a failed release left
 	t.keep.Fixed, t.keep.Since = length, sent
-	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.watch)
+	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
 		return fmt.Errorf("%w; the new lease stands", err)
 	}
@@ -407,28 +429,45 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 
 // watchLocked keeps the current hold again as it was kept before a
 // request stopped that: the watchdog renews it from its last renewal, or a
-// timer marks it lost when its fixed lease ends; and bound marks it lost at
-// maybeEnd, if set. The caller holds mu.
+// timer marks it lost when its fixed lease ends or at ending, if set (a
+// release failed); and bound marks it lost at maybeEnd, if set. A hold the
+// closed watchdog no longer takes is ended as its Close ends the others.
+// The caller holds mu.
 func (t *Tracker) watchLocked() {
 	if t.count == 0 {
 		return
 	}
 	if !t.maybeEnd.IsZero() && t.bound == nil {
-		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.watch)
+		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.expiryLocked())
 	}
 	if t.lease != nil || t.timer != nil {
 		return
 	}
+	if !t.ending.IsZero() {
+		t.timer = time.AfterFunc(time.Until(t.ending), t.expiryLocked())
+		return
+	}
 	if t.keep.Fixed > 0 {
-		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.watch)
+		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.expiryLocked())
 		return
 	}
 	if t.keep.Watchdog == nil {
 		return
 	}
-	if ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.watch); err == nil {
-		t.lease = ls
+	ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.end)
+	if err != nil {
+		t.closedLocked()
+		return
 	}
+	t.lease = ls
+}
+
+// expiryLocked returns what a timer calls when the current hold may be
+// gone: its onLost, bound to it, so that a timer left from an earlier hold
+// cannot end a later one. The caller holds mu.
+func (t *Tracker) expiryLocked() func() {
+	end := t.end
+	return func() { end(false) }
 }
 
 // released records a release reply: the remaining count, or -1 when Redis
@@ -445,11 +484,11 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	if n >= 0 {
 		if n == 0 {
-			t.emitLocked(obs.Released)
+			t.emitLocked(obs.Released, nil)
 		}
 		t.count = n
 		if n == 0 {
-			t.endScopedLocked(false)
+			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what) })
 			t.dropLocked()
 		} else {
 			t.watchLocked() // Redis counted more holds than the handle did
@@ -481,6 +520,8 @@ func (t *Tracker) Deadline() (d time.Time, ok bool) {
 	switch {
 	case t.count == 0:
 		return time.Time{}, false
+	case t.timer != nil && !t.ending.IsZero():
+		d, ok = t.ending, true
 	case t.lease != nil:
 		d, ok = t.lease.Deadline(), true
 	case t.timer != nil:
@@ -503,8 +544,9 @@ func (t *Tracker) LostIf(token uint64) {
 }
 
 // Context returns a copy of parent that is cancelled when the handle's
-// current hold ends: lost (the cause matches ErrLeaseLost) or released to
-// zero (ErrNotHeld), before the call that ended it returns; at once, with
+// current hold ends: lost (the cause matches ErrLeaseLost), released to
+// zero (ErrNotHeld), or no longer kept once the Client is closed
+// (ErrClosed), before the call that ended it returns; at once, with
 // ErrNotHeld, when the handle holds nothing. what names the hold in the
 // cause ("lock \"orders:42\""). The CancelFunc releases the context's
 // resources; call it when the work is done.
@@ -517,27 +559,36 @@ func (t *Tracker) Context(parent context.Context, what string) (context.Context,
 	return t.scoped.Add(parent, &t.mu, what)
 }
 
-// endScopedLocked cancels the current hold's contexts: it was lost, or
-// released. The caller holds mu.
-func (t *Tracker) endScopedLocked(lost bool) {
-	t.scoped.End(func(what string) error {
-		if lost {
-			return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what)
-		}
-		return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what)
-	})
-}
-
 // lostLocked marks the current hold lost: it is forgotten, Lost closes,
 // and releases report ErrLeaseLost until a fresh hold is taken. The caller
 // holds mu, so that a release recording its reply sees either the hold or
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
+	t.emitLocked(obs.LeaseLost, nil)
+	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what) })
+	t.goneLocked()
+}
+
+// closedLocked ends the current hold because the Client was closed: the
+// watchdog no longer renews it, so it ends in Redis within a lease, and
+// the handle must not count on it from now on. It is forgotten as a lost
+// hold is (Lost closes), and its contexts end with ErrClosed. The caller
+// holds mu.
+func (t *Tracker) closedLocked() {
+	t.emitLocked(obs.LeaseLost, errs.ErrClosed)
+	t.scoped.End(func(what string) error {
+		return fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, what)
+	})
+	t.goneLocked()
+}
+
+// goneLocked forgets the current hold, closes Lost and has releases report
+// ErrLeaseLost (naming the hold's token, see Named) until a fresh hold is
+// taken; the caller holds mu.
+func (t *Tracker) goneLocked() {
 	if t.count > 0 {
 		t.lostArg = t.arg
 	}
-	t.emitLocked(obs.LeaseLost)
-	t.endScopedLocked(true)
 	t.dropLocked()
 	select {
 	case <-t.lost:
@@ -554,7 +605,7 @@ func (t *Tracker) dropLocked() {
 		t.lease = nil
 	}
 	t.stopTimersLocked()
-	t.maybeEnd = time.Time{}
+	t.maybeEnd, t.ending = time.Time{}, time.Time{}
 	t.count, t.token, t.arg = 0, 0, nil
 }
 

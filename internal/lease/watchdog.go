@@ -8,7 +8,8 @@
 // clock: a timer, armed at all times at the earliest deadline of the
 // watched leases (the last acknowledged renewal + TTL - Margin), marks lost
 // a lease whose renewals have been failing, at that moment, whatever the
-// ticks' I/O is doing. Loss calls the lease's onLost.
+// ticks' I/O is doing. Loss calls the lease's onLost; so does Stop (and
+// Close), for every lease still watched, since none is kept after it.
 //
 // With Replicas set, each node's pipeline ends with WAIT, and a hold's
 // renewal counts as successful only if enough replicas acknowledged it: a
@@ -96,15 +97,16 @@ func (w *Watchdog) Interval() time.Duration { return w.interval }
 type Lease struct {
 	w      *Watchdog
 	r      Renewal
-	onLost func()
+	onLost func(closed bool)
 	lastOK time.Time // guarded by w.mu: when the last successful renewal was sent
 }
 
 // Add watches a lease that was last set in Redis no earlier than since (take
 // it before sending the acquire request). When the lease is found gone, the
-// watchdog stops watching it and calls onLost from its goroutine. Add returns
-// ErrClosed after Close.
-func (w *Watchdog) Add(r Renewal, since time.Time, onLost func()) (*Lease, error) {
+// watchdog stops watching it and calls onLost(false) from its goroutine;
+// Stop calls onLost(true) for every lease still watched. Add returns
+// ErrClosed after Stop or Close.
+func (w *Watchdog) Add(r Renewal, since time.Time, onLost func(closed bool)) (*Lease, error) {
 	l := &Lease{w: w, r: r, onLost: onLost, lastOK: since}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -156,6 +158,11 @@ func (l *Lease) Deadline() time.Time {
 	return l.w.deadline(l)
 }
 
+// Ends returns when a lease last renewed at renewed (Lease.Renewed) may be
+// gone from Redis, by this process's clock: the Deadline it had when it
+// was watched.
+func (w *Watchdog) Ends(renewed time.Time) time.Time { return renewed.Add(w.ttl - Margin(w.ttl)) }
+
 // Len returns the number of watched leases.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
@@ -168,13 +175,11 @@ func (w *Watchdog) Len() int {
 // interval: their requests end with Close where go-redis honours a
 // context, and a tick stuck on a connection that ignores it (ReadTimeout
 // -1) ends when its connection does, at the latest when the go-redis client
-// is closed. Watched leases are not released; they expire in Redis.
-// Idempotent.
+// is closed. It calls Stop first. Idempotent.
 func (w *Watchdog) Close(ctx context.Context) error {
+	w.Stop()
 	w.mu.Lock()
 	running := w.running
-	w.closed = true
-	w.stop()
 	w.mu.Unlock()
 	if !running {
 		return nil
@@ -196,6 +201,26 @@ func (w *Watchdog) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// Stop ends the watch without waiting: no renewal starts after it returns,
+// Add fails, and every lease still watched is dropped, its onLost(true)
+// called before Stop returns, so that its holder stops counting on it.
+// Watched leases are not released; they expire in Redis, within a TTL.
+// Idempotent.
+func (w *Watchdog) Stop() {
+	w.mu.Lock()
+	w.closed = true
+	w.stop()
+	ended := make([]*Lease, 0, len(w.leases))
+	for l := range w.leases {
+		ended = append(ended, l)
+	}
+	clear(w.leases)
+	w.mu.Unlock()
+	for _, l := range ended {
+		l.onLost(true)
+	}
 }
 
 // maxTicks bounds the ticks in flight at once. A tick waits for its replies
@@ -309,7 +334,7 @@ func (w *Watchdog) expire() {
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
-		l.onLost()
+		l.onLost(false)
 	}
 }
 
@@ -365,7 +390,7 @@ func (w *Watchdog) tick() {
 	w.mu.Unlock()
 	w.observe.Emit(obs.Event{Kind: obs.Renewed, Count: len(batch), Took: time.Since(sent), Err: first})
 	for _, l := range lost {
-		l.onLost()
+		l.onLost(false)
 	}
 }
 

@@ -52,7 +52,11 @@ func add(t *testing.T, rdb *redis.Client, w *lease.Watchdog, key string, lost *a
 	t.Helper()
 	require.NoError(t, rdb.Set(context.Background(), key, "x", ttl).Err())
 	l, err := w.Add(lease.Renewal{Script: renew, Keys: []string{key}, Args: []any{ttl.Milliseconds()}},
-		time.Now(), func() { lost.Add(1) })
+		time.Now(), func(closed bool) {
+			if !closed {
+				lost.Add(1)
+			}
+		})
 	require.NoError(t, err)
 	return l
 }
@@ -144,7 +148,7 @@ func TestUnacknowledgedRenewalsDoNotCount(t *testing.T) {
 		var waiterLost atomic.Int32
 		require.NoError(t, rdb.Set(context.Background(), "waiter", "x", ttl).Err())
 		_, err := w.Add(lease.Renewal{Script: renew, Keys: []string{"waiter"}, Args: []any{ttl.Milliseconds()}, Waiter: true},
-			time.Now(), func() { waiterLost.Add(1) })
+			time.Now(), func(bool) { waiterLost.Add(1) })
 		require.NoError(t, err)
 		rt.Reset()
 		time.Sleep(ttl - lease.Margin(ttl) - time.Millisecond)
@@ -166,16 +170,27 @@ func TestUnacknowledgedRenewalsDoNotCount(t *testing.T) {
 
 func TestCloseStopsAndRefuses(t *testing.T) {
 	bubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, rt *redistest.RoundTrips, w *lease.Watchdog) {
-		var lost atomic.Int32
+		var lost, closed atomic.Int32
 		add(t, rdb, w, "k", &lost)
+		require.NoError(t, rdb.Set(context.Background(), "k2", "x", ttl).Err())
+		_, err := w.Add(lease.Renewal{Script: renew, Keys: []string{"k2"}, Args: []any{ttl.Milliseconds()}},
+			time.Now(), func(c bool) {
+				if c {
+					closed.Add(1)
+				}
+			})
+		require.NoError(t, err)
 		require.NoError(t, w.Close(context.Background()))
+		assert.Equal(t, int32(1), closed.Load(), "Close ends the leases it watched, before it returns")
+		assert.Zero(t, w.Len())
 		require.NoError(t, w.Close(context.Background()))
-		_, err := w.Add(lease.Renewal{Script: renew, Keys: []string{"k"}}, time.Now(), func() {})
+		_, err = w.Add(lease.Renewal{Script: renew, Keys: []string{"k"}}, time.Now(), func(bool) {})
 		assert.ErrorIs(t, err, errs.ErrClosed)
 		rt.Reset()
 		time.Sleep(10 * w.Interval())
 		assert.Zero(t, rt.Load(), "a closed watchdog sends nothing")
 		assert.Zero(t, lost.Load(), "Close reports nothing lost")
+		assert.Equal(t, int32(1), closed.Load(), "and ends each lease once")
 	})
 }
 
@@ -238,9 +253,9 @@ func TestLeasesLostBetweenTicks(t *testing.T) {
 		life := ttl - lease.Margin(ttl)
 		var lostA, lostB atomic.Int32
 		start := time.Now()
-		_, err := w.Add(r, start.Add(23*time.Second-life), func() { lostA.Add(1) })
+		_, err := w.Add(r, start.Add(23*time.Second-life), func(bool) { lostA.Add(1) })
 		require.NoError(t, err)
-		_, err = w.Add(r, start.Add(25*time.Second-life), func() { lostB.Add(1) })
+		_, err = w.Add(r, start.Add(25*time.Second-life), func(bool) { lostB.Add(1) })
 		require.NoError(t, err)
 
 		time.Sleep(23*time.Second - time.Millisecond)

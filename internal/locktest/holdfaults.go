@@ -24,6 +24,7 @@ type Reentrant interface {
 	LockWithLease(ctx context.Context, lease time.Duration) error
 	Extend(ctx context.Context, lease time.Duration) error
 	Owner() string
+	Context(parent context.Context) (context.Context, context.CancelFunc)
 }
 
 // Kind describes one kind of hold for the fault tests below.
@@ -63,37 +64,64 @@ func FaultBubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb 
 	})
 }
 
-// FailedUnlock checks that a hold whose release failed is never left
-// unwatched: a release that never reached Redis leaves the hold renewed (a
-// re-entry then rests on a live hold), and a release applied whose reply
-// was lost has the hold reported lost at the next renewal.
+// FailedUnlock checks that a hold whose release failed is no longer
+// renewed, whatever became of the request (whoever deferred the release
+// will not retry it): an Unlock again may still release it; otherwise it
+// ends with the lease it has, and Lost closes (its contexts end with
+// ErrLeaseLost) when that lease may end in Redis. A failed release of a
+// re-entry leaves the hold renewed.
 func FailedUnlock(t *testing.T, k Kind) {
 	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()
+		ttl := c.LeaseTTL()
 		x := k.New(c, "n")
+		require.NoError(t, x.Lock(ctx))
 		require.NoError(t, x.Lock(ctx))
 		lost := x.Lost()
 		sf.FailBefore(k.Release)
-		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
-		time.Sleep(3 * c.LeaseTTL())
+		require.ErrorIs(t, x.Unlock(ctx), ErrInjected, "a re-entry's release")
+		time.Sleep(3 * ttl)
 		synctest.Wait()
-		assert.False(t, IsClosed(lost), "a hold Redis still has is not lost")
-		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "the hold is still renewed")
-		require.NoError(t, x.Lock(ctx), "re-entry")
+		assert.False(t, IsClosed(lost), "the hold is still renewed")
 		assert.Equal(t, int64(2), k.Count(m, "n", x.Owner()))
 		require.NoError(t, x.Unlock(ctx))
-		require.NoError(t, x.Unlock(ctx))
+		sf.FailBefore(k.Release)
+		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
+		assert.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "not released")
+		require.NoError(t, x.Unlock(ctx), "released by an Unlock again")
 		assert.Zero(t, k.Count(m, "n", x.Owner()))
+		time.Sleep(ttl)
+		synctest.Wait()
 		assert.False(t, IsClosed(lost), "a released hold is not lost")
+
+		require.NoError(t, x.Lock(ctx))
+		start := time.Now() // the bubble's clock stands still during I/O
+		lost = x.Lost()
+		scoped, cancel := x.Context(ctx)
+		defer cancel()
+		sf.FailBefore(k.Release)
+		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
+		ends := start.Add(ttl - ttl/100) // the lease's end, less its margin
+		time.Sleep(time.Until(ends) - time.Millisecond)
+		synctest.Wait()
+		assert.False(t, IsClosed(lost), "held while its lease lasts")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.True(t, IsClosed(lost), "lost when its lease may end: nothing renewed it")
+		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrLeaseLost)
+		time.Sleep(ttl/100 + time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "expired in Redis")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
 
 		require.NoError(t, x.Lock(ctx))
 		lost = x.Lost()
 		sf.FailAfter(k.Release)
 		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
 		assert.Zero(t, k.Count(m, "n", x.Owner()), "the release was applied")
-		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
+		time.Sleep(ttl)
 		synctest.Wait()
-		assert.True(t, IsClosed(lost), "the next renewal finds the hold gone")
+		assert.True(t, IsClosed(lost), "not renewed: lost when its lease may end")
 		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
 	})
 }
@@ -300,13 +328,14 @@ func SharedHandle(t *testing.T, k Kind) {
 // TurnBounded checks that a call on a handle waiting for another call's
 // request (stuck on a dead connection) is bounded by its own context: a
 // Lock with a one-second deadline returns then, not when the stuck release
-// ends ten seconds later (within the lease, so that it still releases).
+// ends five seconds later (within the release's own bound, a third of the
+// lease, so that it still releases).
 func TurnBounded(t *testing.T, k Kind) {
 	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()
 		x := k.New(c, "n")
 		require.NoError(t, x.Lock(ctx))
-		sf.DelayRequest(k.Release, 10*time.Second)
+		sf.DelayRequest(k.Release, 5*time.Second)
 		released := make(chan error, 1)
 		go func() { released <- x.Unlock(ctx) }()
 		synctest.Wait() // the release holds the handle's turn

@@ -255,11 +255,12 @@ func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duratio
 	return decode(v, err, isOne)
 }
 
-// Forget deletes the keys del, unless any of the keys busy exists (the
-// name is held or waited for), and reports whether it did. Every key must
-// be in one slot.
-func Forget(ctx context.Context, rdb redis.Scripter, busy, del []string) (bool, error) {
-	v, err := lockForget.Run(ctx, rdb, append(append([]string{}, busy...), del...), len(busy))
+// Forget deletes the fence hash, unless any of the keys busy exists (the
+// name is held or waited for) or the fence's last token is above the
+// server's clock in microseconds, and reports whether it did. Every key
+// must be in one slot.
+func Forget(ctx context.Context, rdb redis.Scripter, busy []string, fence string) (bool, error) {
+	v, err := lockForget.Run(ctx, rdb, append(append([]string{}, busy...), fence), len(busy))
 	if err != nil {
 		return false, err
 	}

@@ -376,6 +376,10 @@ func (w *Watchdog) tick() {
 				l.lastOK = sent
 			}
 			continue
+		case err == nil && l.r.Waiter:
+			// A waiter's registration goes when it acquires or leaves, and a
+			// renewal sent just before may find it gone: no hold was lost.
+			w.log.Debug("redcoord: waiter registration gone", "keys", l.r.Keys)
 		case err == nil:
 			w.log.Warn("redcoord: lease lost: hold is gone", "keys", l.r.Keys)
 		case !time.Now().Before(w.deadline(l)):

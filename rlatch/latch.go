@@ -183,7 +183,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 // explain adds the latch's name to an ErrNotSet, and says how to set it.
 func (l *Latch) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: latch %q: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
+		return fmt.Errorf("%w: latch %q: its count was never set: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
 	}
 	return err
 }

@@ -51,7 +51,7 @@ func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
 // explain adds the semaphore's name to an ErrNotSet, and says how to set it.
 func (h *handle) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: %q: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
+		return fmt.Errorf("%w: semaphore %q: its permits were never set: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
 	}
 	return err
 }

@@ -3,7 +3,6 @@ package rsemaphore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -269,7 +268,7 @@ func (s *Semaphore) State(ctx context.Context) (State, error) {
 // which says what did not happen beside why.
 func notAcquired(err error) error {
 	if errors.Is(err, redcoord.ErrNotSet) {
-		return fmt.Errorf("%w: %w", redcoord.ErrNotAcquired, err)
+		return errs.Both(errs.ErrNotAcquired, err)
 	}
 	return err
 }

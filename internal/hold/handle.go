@@ -98,7 +98,7 @@ func (b *Base) Check(ctx context.Context) error {
 func (b *Base) CheckAcquire(ctx context.Context) error {
 	err := b.Check(ctx)
 	if err != nil && b.Err == nil {
-		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		err = errs.Both(errs.ErrNotAcquired, err)
 	}
 	return err
 }

@@ -99,8 +99,9 @@
 // fair lock of kind "relection" (P:{N}:lock: the leader, its term, its
 // value and since when; P:{N}:fence; the candidates' queue in
 // P:{N}:elect-queue, P:{N}:elect-alive and P:{N}:elect-waiting, apart from
-// a fair lock's queue; an owner's release and leave markers for a minute) and its log, P:{N}:elect-log, which expires a day after its
-// last change. Observers wait on P:{N}:ch, candidates on their Client's
+// a fair lock's queue; each Client's release and leave markers,
+// P:{N}:rel:<client id>, for a minute) and its log, P:{N}:elect-log, which
+// expires a day after its last change. Observers wait on P:{N}:ch, candidates on their Client's
 // P:{N}:ch:<client id>. All share the {N} hash tag, so every script and
 // channel is in the name's Redis Cluster slot.
 package relection

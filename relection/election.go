@@ -102,7 +102,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 		return err
 	}
 	if err := e.take(ctx); err != nil {
-		return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		return errs.Both(errs.ErrNotAcquired, err)
 	}
 	defer e.give()
 	if token := e.h.Hold.Token(); token != 0 {
@@ -160,7 +160,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	if e.h.Hold.Token() != token { // lost while this call waited for its turn
 		return e.h.ReleaseLost(ctx, "election", token, e.q.ReleaseNamed)
 	}
-	err := e.h.Unlock(ctx, e.releaseAll)
+	err := e.h.UnlockOn(ctx, e.h.Hold, "election", e.releaseAll)
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()

@@ -102,10 +102,9 @@
 // the token counter P:{N}:fence, and the queue in P:{N}:queue (a list of
 // request ids), P:{N}:alive (their heartbeat deadlines) and P:{N}:waiting
 // (the lease and holder metadata a grant needs). The queue's keys expire by
-// themselves once every waiter in them has lapsed. P:{N}:rel:<owner> keeps an
-// owner's last release for a minute, so that a retried release is
-// recognised, and P:{N}:left:<owner> keeps an owner's last 16 acquire
-// requests that gave up for a minute, so that a late copy of one is
-// refused. A grant is published on the grantee's Client's channel,
+// themselves once every waiter in them has lapsed. P:{N}:rel:<client id>,
+// one per Client, keeps its handles' releases for a minute, so that a
+// retried release is recognised, and their acquire requests that gave up,
+// so that a late copy of one is refused. A grant is published on the grantee's Client's channel,
 // P:{N}:ch:<client id>, which only that process hears.
 package rfairlock

@@ -44,6 +44,8 @@
 //
 // Waiting on a latch whose count was never set is ErrNotSet at once, not a
 // wait: a wait could not tell a latch about to be set from a misspelt name.
+// A handle made WithWaitForSet waits for it instead, for workers that start
+// before the coordinator: TrySetCount wakes it.
 // A wait that ends with its context returns an error matching ctx.Err(),
 // and one whose Client is closed ErrClosed; either leaves nothing behind
 // in Redis (a waiter writes nothing there).

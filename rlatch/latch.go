@@ -103,9 +103,10 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 
 // Wait blocks until the latch's count reaches zero (the round it finds,
 // set by the last TrySetCount), or ctx is done. It returns at once for a
-// latch at zero, and ErrNotSet at once for
-// one never set (or deleted, or expired after reaching zero): a wait could
-// not tell such a latch from a misspelt name. A waiter sleeps on the
+// latch at zero, and ErrNotSet at once for one never set (or deleted, or
+// expired after reaching zero): a wait could not tell such a latch from a
+// misspelt name. With WithWaitForSet it waits for such a latch to be set
+// instead, and then for the round set to reach zero. A waiter sleeps on the
 // Client's pub/sub Hub and is woken by the CountDown that opens the latch;
 // a timer (the poll interval) bounds what a lost message costs. A round
 // that opened returns its waiters even if TrySetCount has started the next
@@ -123,6 +124,8 @@ func (l *Latch) Wait(ctx context.Context) error {
 		}
 		st, err := l.l.State(ctx, l.b.S.RDB)
 		switch {
+		case round == 0 && l.opts.waitForSet && errors.Is(err, errs.ErrNotSet):
+			return struct{}{}, wait.Attempt{}, nil // TrySetCount wakes it
 		case err != nil:
 			return struct{}{}, wait.Attempt{}, l.explain(err)
 		case round == 0 || st.Round == round:
@@ -136,7 +139,8 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return struct{}{}, wait.Attempt{}, l.explain(errs.ErrNotSet) // deleted or expired, and set again
 	}
 	// Every waiter has the id "open": the message of the CountDown that
-	// opens a round reaches each of them with the round's number.
+	// opens a round reaches each of them with the round's number, and that
+	// of a TrySetCount with "set".
 	spec := wait.Spec{Kind: kind, Name: l.b.Name, Channel: l.l.Channel, ID: openID, Broadcast: true}
 	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.MaxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
 	if errors.Is(err, errs.ErrNotAcquired) {
@@ -179,7 +183,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 // explain adds the latch's name to an ErrNotSet, and says how to set it.
 func (l *Latch) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: latch %q: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
+		return fmt.Errorf("%w: latch %q: its count was never set: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
 	}
 	return err
 }

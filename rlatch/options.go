@@ -14,6 +14,22 @@ type Option func(*options) error
 type options struct {
 	hold.Options // MaxPoll; 0: the Client's
 	spent        time.Duration
+	waitForSet   bool
+}
+
+// WithWaitForSet makes the handle's Wait wait for a latch never set (or
+// deleted, or expired after reaching zero) to be set by TrySetCount, which
+// wakes it at once (the poll interval bounds what a lost message costs),
+// and then for that round to reach zero: workers may start before the
+// coordinator that sets the count. The default is that Wait reports such a
+// latch as ErrNotSet at once, so that a misspelt name is an error, not a
+// wait that never ends. Either way, a round that is deleted while Wait
+// waits for it to reach zero ends the Wait with ErrNotSet.
+func WithWaitForSet() Option {
+	return func(o *options) error {
+		o.waitForSet = true
+		return nil
+	}
 }
 
 // WithMaxPollInterval bounds the wait between two checks by a waiter of this

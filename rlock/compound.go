@@ -36,12 +36,12 @@ func newCompound(what string) compound {
 func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error) (reentered bool, err error) {
 	if err := check(ctx); err != nil {
 		if invalid == nil { // a closed Client, a done ctx: say what did not happen too
-			err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+			err = errs.Both(errs.ErrNotAcquired, err)
 		}
 		return false, err
 	}
 	if err := c.take(ctx); err != nil {
-		return false, fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		return false, errs.Both(errs.ErrNotAcquired, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

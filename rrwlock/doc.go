@@ -82,9 +82,10 @@
 // Fencing tokens in package redcoord), rc:{N}:readers (read hold
 // counts) and rc:{N}:leases (read lease deadlines), rc:{N}:writers (waiting
 // writers' heartbeat deadlines), rc:{N}:wwaiters (the writers' wake
-// registry), rc:{N}:rel:<owner> (an owner's last
-// release, for retries), rc:{N}:left:<owner> (an owner's last 16 acquire
-// requests that gave up, for a minute: a late copy of one is refused), and
+// registry), rc:{N}:rel:<client id> (one per Client: its handles'
+// releases, for a minute, so that a retried release is recognised, and
+// their acquire requests that gave up, for a minute, so that a late copy
+// of one is refused), and
 // the channels rc:{N}:ch (readers) and rc:{N}:wch:<client id> (each
 // Client's writers). Every key
 // expires by itself: the fence a day after its last token, the others with

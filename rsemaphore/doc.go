@@ -20,8 +20,10 @@
 // Acquiring from a semaphore whose permits were never set is ErrNotSet at
 // once, not a wait: a wait could not tell a semaphore that is about to be
 // set from a misspelt name, and would end only with its context (Redisson's
-// acquire waits forever). Asking for more permits than the total is
-// ErrInvalidArgument at once, for the same reason.
+// acquire waits forever). A handle made WithWaitForSet waits for them
+// instead, for workers that start before the coordinator: the set wakes
+// it. Asking for more permits than the total is ErrInvalidArgument at
+// once, for the same reason.
 //
 // # Acquire and release
 //

@@ -104,9 +104,20 @@ func (o AcquireOptions) check() error {
 // (never longer than the poll interval), whichever is first. A total of 0
 // is ErrInvalidArgument and permits never set are ErrNotSet, at once. A
 // wait that ends returns an error matching both ErrNotAcquired and
-// ctx.Err(), and leaves the permits as they were.
-func (s *ExpirableSemaphore) Acquire(ctx context.Context, opts AcquireOptions) (Permit, error) {
-	return s.acquire(ctx, opts, true)
+// ctx.Err(), and leaves the permits as they were. With WithWaitForSet, it
+// waits for permits never set to be set instead.
+func (s *ExpirableSemaphore) Acquire(ctx context.Context, opts AcquireOptions) (p Permit, err error) {
+	err = s.h.untilSet(ctx, s.isSet, func() error {
+		p, err = s.acquire(ctx, opts, true)
+		return err
+	})
+	return p, err
+}
+
+// isSet reports whether the permits are set.
+func (s *ExpirableSemaphore) isSet(ctx context.Context) (bool, error) {
+	st, err := s.x.State(ctx, s.h.S.RDB)
+	return st.Set, err
 }
 
 // TryAcquire makes one attempt, in one round trip, and never waits: it

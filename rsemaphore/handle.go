@@ -2,6 +2,7 @@ package rsemaphore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,8 +51,42 @@ func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
 // explain adds the semaphore's name to an ErrNotSet, and says how to set it.
 func (h *handle) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: %q: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
+		return fmt.Errorf("%w: semaphore %q: its permits were never set: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
 	}
+	return err
+}
+
+// untilSet runs acquire, and with WithWaitForSet, while it finds the
+// permits never set, waits for them to be set (see waitSet) and runs it
+// again.
+func (h *handle) untilSet(ctx context.Context, state func(context.Context) (bool, error), acquire func() error) error {
+	for {
+		err := acquire()
+		if !h.opts.waitForSet || !errors.Is(err, errs.ErrNotSet) {
+			return err
+		}
+		if err := h.waitSet(ctx, state); err != nil {
+			return err
+		}
+	}
+}
+
+// setID is the id the waits for permits to be set listen with on the
+// semaphore's channel, where the set scripts publish "@set " when they set
+// permits where none were.
+const setID = "set"
+
+// waitSet blocks until state reports the permits set, or ctx is done (an
+// error matching ErrNotAcquired and ctx.Err()). It listens on the
+// semaphore's channel: the set that sets the permits wakes it, and the
+// poll interval bounds what a lost message costs.
+func (h *handle) waitSet(ctx context.Context, state func(context.Context) (bool, error)) error {
+	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
+		set, err := state(ctx)
+		return struct{}{}, wait.Attempt{Acquired: set}, err
+	}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: h.channel(), ID: setID, Broadcast: true}
+	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try}) // it leaves nothing to undo
 	return err
 }
 

@@ -11,8 +11,24 @@ type Option func(*options) error
 
 // options is what the Options set; the zero value is the default.
 type options struct {
-	fair    bool
-	maxPoll time.Duration // 0: the Client's
+	fair       bool
+	waitForSet bool
+	maxPoll    time.Duration // 0: the Client's
+}
+
+// WithWaitForSet makes the handle's blocking Acquire calls wait for
+// permits never set, until TrySetPermits, SetPermits or AddPermits sets
+// them (which wakes them at once; the poll interval bounds what a lost
+// message costs), and then acquire as usual: workers may start before the
+// coordinator that sets the permits. TryAcquire still reports permits
+// never set as ErrNotSet. The default is that Acquire, too, reports them
+// as ErrNotSet at once, so that a misspelt name is an error, not a wait
+// that never ends.
+func WithWaitForSet() Option {
+	return func(o *options) error {
+		o.waitForSet = true
+		return nil
+	}
 }
 
 // WithFair makes the handle's blocking Acquire calls wait in a queue in

@@ -3,7 +3,6 @@ package rsemaphore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,9 +83,16 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // ErrNotSet at once, for the same reason. A wait that ends returns an error
 // matching both ErrNotAcquired and ctx.Err(), and leaves the permits as
 // they were: a request that took permits (or was granted them, with
-// WithFair) just as the wait ended gives them back.
+// WithFair) just as the wait ended gives them back. With WithWaitForSet,
+// it waits for permits never set to be set instead.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
-	return s.acquire(ctx, n, true)
+	return s.h.untilSet(ctx, s.isSet, func() error { return s.acquire(ctx, n, true) })
+}
+
+// isSet reports whether the permits are set.
+func (s *Semaphore) isSet(ctx context.Context) (bool, error) {
+	st, err := s.sem.State(ctx, s.h.S.RDB)
+	return st.Set, err
 }
 
 // TryAcquire makes one attempt, in one round trip, and never waits or
@@ -265,7 +271,7 @@ func (s *Semaphore) State(ctx context.Context) (State, error) {
 // which says what did not happen beside why.
 func notAcquired(err error) error {
 	if errors.Is(err, redcoord.ErrNotSet) {
-		return fmt.Errorf("%w: %w", redcoord.ErrNotAcquired, err)
+		return errs.Both(errs.ErrNotAcquired, err)
 	}
 	return err
 }

@@ -6,9 +6,8 @@
 -- metadata is the value it proclaims, and candidates queue in order of
 -- arrival. Each change of leader is logged, for observers.
 --
--- Every election script takes the fair lock's KEYS[1..7] (KEYS[7], the
--- owner's leave markers, also where a fair script does not use it) and
---   KEYS[8] the log: a stream of leader changes, oldest first, each entry
+-- Every election script takes the fair lock's KEYS[1..6] and
+--   KEYS[7] the log: a stream of leader changes, oldest first, each entry
 --           t  the term, a decimal string
 --           v  the value the leader proclaimed
 --           a  when the term began, server time in ms
@@ -26,14 +25,14 @@ local LOG_KEEP, LOG_TTL_MS = 128, 90000000
 -- check_more raises WRONGTYPE unless the log is absent or a stream; called
 -- by check_keys, before a script's first write.
 local function check_more()
-  redis.call('XLEN', KEYS[8])
+  redis.call('XLEN', KEYS[7])
 end
 
 -- log_leader appends a change to the log and wakes the observers: the
 -- leader of term token, since since (server ms), says value.
 local function log_leader(token, value, since)
-  redis.call('XADD', KEYS[8], 'MAXLEN', '~', LOG_KEEP, '*', 't', token, 'v', value, 'a', since)
-  redis.call('PEXPIRE', KEYS[8], LOG_TTL_MS)
+  redis.call('XADD', KEYS[7], 'MAXLEN', '~', LOG_KEEP, '*', 't', token, 'v', value, 'a', since)
+  redis.call('PEXPIRE', KEYS[7], LOG_TTL_MS)
   notify(ARGV[2], ARGV[3], '*')
 end
 

@@ -5,7 +5,6 @@
 -- ARGV[8] "1": queue if not acquired (Lock); "0": never queue (TryLock)
 -- ARGV[9] heartbeat (ms): how long the queue entry lives without renewal
 -- ARGV[10] token of the hold the handle has ('0': none)
--- KEYS[7] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count, age}  held: a fresh hold, a re-entry, or this
 --                      request was already applied or granted (a retry, or a
 --                      grant whose message was lost); age: ms since the hold
@@ -27,7 +26,7 @@ local now = now_ms()
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
 end
-if was_left(KEYS[7], req) then
+if was_left(KEYS[6], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1, now}
 end
 if h[2] == owner then

@@ -3,8 +3,8 @@
 -- or grant message was not seen), handing the lock on to the next waiter.
 -- KEYS, ARGV[1..3] as in fair_lib.lua
 -- ARGV[4] owner   ARGV[5] request id   ARGV[6] marker lifetime (ms)
--- KEYS[7] the owner's leave markers: req is marked in every case, so that a late copy
---         of the request is refused
+-- req is marked left in KEYS[6] (mark_left) in every case, so that a late
+-- copy of the request is refused.
 -- Like every script that finds the lock free, it hands it to the first live
 -- waiter.
 -- Reply: 1 something was undone; 0 the request had left no trace.
@@ -12,7 +12,7 @@ local owner, req = ARGV[4], ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 local queued = check_keys(h[1], true)
 check_fence(queued)
-mark_left(KEYS[7], req, ARGV[6])
+mark_left(KEYS[6], req, ARGV[6])
 if h[2] == owner and h[4] == req then
   local c = tonumber(h[3]) - 1
   if c > 0 then -- the request re-entered

@@ -10,7 +10,7 @@
 --   KEYS[4] alive: a zset, request id -> heartbeat deadline (server time, ms)
 --   KEYS[5] waiting: a hash, request id -> "<lease ms> <holder metadata>",
 --           what a grant to that request needs
---   KEYS[6] the caller's release marker (see lib.lua)
+--   KEYS[6] the caller's Client's request markers (see lib.lua)
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] the name's channel
 -- The queue, alive and waiting keys always hold the same request ids: every
 -- script adds or removes an id in all three at once.

@@ -10,12 +10,12 @@
 -- release granted it to a request of the owner that waits (an acquire of
 -- the same handle) after the named hold ended; it is left to that request.
 -- A retried request that was already applied replies as the first run did,
--- by the owner's release marker, as lock_release does.
+-- by the Client's request markers, as lock_release does.
 local owner, req = ARGV[4], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 local queued = check_keys(h[1])
 if h[2] ~= owner or h[5] ~= ARGV[8] then
-  if redis.call('GET', KEYS[6]) == req then
+  if was_released(KEYS[6], req) then
     return 0
   end
   return -1
@@ -29,7 +29,7 @@ if c > 0 and ARGV[7] ~= '1' then
   return c
 end
 check_fence(queued)
-redis.call('SET', KEYS[6], req, 'PX', ARGV[5])
+mark_released(KEYS[6], req, ARGV[5])
 redis.call('DEL', KEYS[1])
 hand_on_or_vacate(queued)
 return 0

@@ -1,5 +1,5 @@
 -- latch_lib.lua: helpers of the countdown latch's scripts, prepended after
--- lib.lua and done_lib.lua.
+-- lib.lua.
 --
 -- Every latch script takes the same KEYS and the same first five ARGV:
 --   KEYS[1] latch: a hash with the fields
@@ -18,7 +18,7 @@
 --           It has no TTL while its count is above 0; once the count
 --           reaches 0 it expires s ms later, so that a spent latch does not
 --           stay for ever (TrySetCount starts a new round before).
---   KEYS[2] done: request markers (done_lib.lua): s:<req> a TrySetCount
+--   KEYS[2] done: request markers (see lib.lua): s:<req> a TrySetCount
 --           that set the count, d:<req> a CountDown that counted
 --   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
 --   ARGV[4] how long request markers live (ms)

@@ -2,6 +2,8 @@
 -- or is at 0 (a spent latch starts a new round).
 -- KEYS, ARGV[1..5] as in latch_lib.lua
 -- ARGV[6] request id   ARGV[7] n (>= 1)
+-- A count set wakes every waiter with "@open set" on the latch's channel:
+-- those that wait for a latch to be set (WithWaitForSet) look again.
 -- Reply: {1, n}      set (now, or by an earlier copy of this request)
 --        {0, count}  the latch counts already: count CountDowns are left
 local req = ARGV[6]
@@ -26,4 +28,5 @@ end
 redis.call('HSET', KEYS[1], 'k', KIND, 'c', ARGV[7], 'g', g, 'b', born, 's', SPENT_TTL)
 redis.call('PERSIST', KEYS[1])
 done_mark(KEYS[2], 's', req, now, MARK_TTL)
+notify(PUBLISH, CHANNEL, '@open set')
 return {1, tonumber(ARGV[7])}

@@ -11,8 +11,12 @@
 --   n  the last token handed out, a decimal string (see next_token)
 --   x  when its TTL was last refreshed, server time in microseconds; the
 --      hash expires a day or more after the last token handed out
--- A release marker (P:{N}:rel:<owner>, a string with a short TTL) holds the
--- id of the owner's last request that released a hold to zero.
+-- A Client's request markers (P:{N}:rel:<client>, a zset; see done_mark)
+-- remember, for MarkerTTL, the requests of that Client's owners on the name
+-- that released a hold to zero ("r:<request id>", so that a retry is
+-- recognised) and that gave up an acquire ("x:<request id>", so that a late
+-- copy is refused). One key per Client and name, whatever the number of
+-- handles: each write drops the markers whose time has passed.
 
 -- MAX_COUNT is the largest count of permits a script keeps: 2^53 - 1, the
 -- largest integer a Lua number holds exactly.
@@ -193,20 +197,74 @@ local function wake_all(key, waiting, cmd, channel)
   tell_clients(redis.call('ZRANGE', key, 0, -1), cmd, channel, {})
 end
 
--- LEFT_KEEP is how many of an owner's left requests its leave markers keep:
--- a late copy of a request is one of the owner's last few.
-local LEFT_KEEP = 16
+-- Request markers: a zset maps "<what>:<request id>" to the server time
+-- (ms) after which the marker is dropped. The locks keep one per Client and
+-- name (P:{N}:rel:<client>, see above); the semaphores and the latch, whose
+-- permits have no owner hash to remember the last request in, one per name
+-- (P:{N}:done):
+--   a:<req>  the acquire request req was applied (taken, or granted; for
+--            a permit with a lease, req is the permit's id)
+--   x:<req>  the acquire request req was given up: a late copy must not apply
+--   r:<req>  the release request req was applied
+--   s:<req>  the set request req (TrySetPermits, SetPermits, AddPermits)
+--            was applied
+-- A retry by go-redis, or a late copy, of a request finds its marker and is
+-- not applied twice. Markers live longer than a command's retries take;
+-- each costs about 100 bytes while it lives. A fair grant's marker is how
+-- its waiter learns of it, so it lives as long as the waiter's heartbeat,
+-- which keeps it until the waiter has looked.
 
--- mark_left records that request req was left (its acquire gave up), in
--- the owner's leave markers (a zset, request id -> its sequence number,
--- kept ttl ms), so that a copy of req arriving later is refused.
+-- done_purge drops the markers whose time has passed.
+local function done_purge(key, now)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+end
+
+-- done_has reports whether the marker what:req is there.
+local function done_has(key, what, req)
+  return redis.call('ZSCORE', key, what .. ':' .. req) ~= false
+end
+
+-- done_mark sets the marker what:req for ttl ms; the zset expires with its
+-- last marker.
+local function done_mark(key, what, req, now, ttl)
+  redis.call('ZADD', key, now + ttl, what .. ':' .. req)
+  outlive(key, ttl)
+end
+
+-- done_unmark removes the marker what:req.
+local function done_unmark(key, what, req)
+  redis.call('ZREM', key, what .. ':' .. req)
+end
+
+-- mark_request sets a lock's request marker what:req (see above) for ttl
+-- ms, dropping the markers whose time has passed.
+local function mark_request(key, what, req, ttl)
+  local now = now_ms()
+  done_purge(key, now)
+  done_mark(key, what, req, now, tonumber(ttl))
+end
+
+-- mark_left records in the Client's request markers that request req was
+-- left (its acquire gave up), so that a copy of req arriving later is
+-- refused.
 local function mark_left(key, req, ttl)
-  redis.call('ZADD', key, tonumber(string.match(req, '(%d+)$')) or 0, req)
-  redis.call('ZREMRANGEBYRANK', key, 0, -LEFT_KEEP - 1)
-  redis.call('PEXPIRE', key, ttl)
+  mark_request(key, 'x', req, ttl)
 end
 
 -- was_left reports whether request req was left (see mark_left).
 local function was_left(key, req)
-  return redis.call('ZSCORE', key, req) ~= false
+  return done_has(key, 'x', req)
+end
+
+-- mark_released records in the Client's request markers that request req
+-- released its owner's hold to zero, so that a retry of it, which finds
+-- the hold gone, replies as the first run did.
+local function mark_released(key, req, ttl)
+  mark_request(key, 'r', req, ttl)
+end
+
+-- was_released reports whether request req released a hold to zero (see
+-- mark_released).
+local function was_released(key, req)
+  return done_has(key, 'r', req)
 end

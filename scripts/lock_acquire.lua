@@ -1,5 +1,6 @@
 -- lock_acquire: take a lock hash for an owner, or re-enter it.
--- KEYS[1] lock hash   KEYS[2] fence hash   KEYS[3] the owner's leave markers
+-- KEYS[1] lock hash   KEYS[2] fence hash
+-- KEYS[3] the Client's request markers (see lib.lua)
 -- KEYS[4] the waiter registry (see lib.lua)
 -- ARGV[1] owner   ARGV[2] kind   ARGV[3] request id   ARGV[4] lease (ms)
 -- ARGV[5] holder metadata   ARGV[6] token of the hold the handle has ('0': none)

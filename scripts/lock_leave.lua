@@ -2,7 +2,7 @@
 -- to a cancelled context or a failed connection); otherwise do nothing. In
 -- both cases it leaves a marker by which a late copy of the request (one
 -- that reaches Redis after this script) is refused.
--- KEYS[1] lock hash   KEYS[2] the owner's leave markers (see mark_left)
+-- KEYS[1] lock hash   KEYS[2] the Client's request markers (see lib.lua)
 -- KEYS[3] the waiter registry (see lib.lua): the request leaves it; a
 --         free lock is handed a wake (wake_one) when the leave frees it,
 --         or when the request had been woken and gives the wake up

@@ -2,7 +2,7 @@
 -- MultiMutex); the names are in one Cluster slot, or on one server.
 -- For each name i, from 1 to ARGV[4], in the order given:
 --   KEYS[3i-2] its lock hash   KEYS[3i-1] its fence hash
---   KEYS[3i] its owner's leave markers (see mark_left)
+--   KEYS[3i] its Client's request markers (see lib.lua)
 --   ARGV[3i+2] its owner   ARGV[3i+3] its request id
 --   ARGV[3i+4] the token of the hold the owner's handle has ('0': none)
 -- ARGV[1] kind   ARGV[2] lease (ms)   ARGV[3] holder metadata   ARGV[4] n

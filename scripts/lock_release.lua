@@ -1,6 +1,6 @@
 -- lock_release: drop one hold of a lock hash; at zero delete it and wake a
 -- registered waiter.
--- KEYS[1] lock hash   KEYS[2] the owner's release marker (a string, P:{N}:rel:<owner>)
+-- KEYS[1] lock hash   KEYS[2] the Client's request markers (see lib.lua)
 -- KEYS[3] the waiter registry (see lib.lua): a release to zero wakes one
 -- ARGV[1] owner   ARGV[2] kind   ARGV[3] publish command   ARGV[4] channel
 -- ARGV[5] marker lifetime (ms)   ARGV[6] request id
@@ -8,12 +8,13 @@
 --         lost, which nobody renews any more); "0": one
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
 -- A retried request that was already applied replies as the first run did:
--- the marker remembers the owner's last release to zero for a while, so a
--- retry still recognises it after other owners have taken and released the lock.
+-- the Client's markers remember a release to zero for a while
+-- (mark_released), so a retry still recognises it after other owners have
+-- taken and released the lock.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], ARGV[2])
 if h[2] ~= ARGV[1] then
-  if redis.call('GET', KEYS[2]) == ARGV[6] then
+  if was_released(KEYS[2], ARGV[6]) then
     return 0
   end
   return -1
@@ -27,7 +28,7 @@ if c > 0 and ARGV[7] ~= '1' then
   return c
 end
 local waiting = redis.call('ZCARD', KEYS[3])
-redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[5])
+mark_released(KEYS[2], ARGV[6], ARGV[5])
 redis.call('DEL', KEYS[1])
 wake_one(KEYS[3], waiting, ARGV[3], ARGV[4])
 return 0

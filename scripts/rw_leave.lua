@@ -3,15 +3,15 @@
 -- KEYS, ARGV[1..4] as in rw_lib.lua
 -- ARGV[5] owner   ARGV[6] request id   ARGV[7] "r" or "w"
 -- ARGV[8] marker lifetime (ms)
--- KEYS[8] the owner's leave markers: req is marked in every case, so that a late copy
---         of the request is refused
+-- req is marked left in KEYS[6] (mark_left) in every case, so that a late
+-- copy of the request is refused.
 -- Reply: 1 a hold was undone; 0 the request was not applied.
 -- A writer that a release woke (it waited, and is no longer in the wake
 -- registry) passes the wake on to the next registered writer, when the lock
 -- is still free.
 check_keys()
 local owner, req = ARGV[5], ARGV[6]
-mark_left(KEYS[8], req, ARGV[8])
+mark_left(KEYS[6], req, ARGV[8])
 if ARGV[7] == 'w' then
   local waited = redis.call('ZSCORE', KEYS[5], owner)
   drop_writer(owner)

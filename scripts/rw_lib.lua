@@ -11,7 +11,7 @@
 --           (WithValue), if any
 --   KEYS[4] read leases: a zset, owner -> lease deadline (server time, ms)
 --   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline
---   KEYS[6] the caller's release marker (see lib.lua)
+--   KEYS[6] the caller's Client's request markers (see lib.lua)
 --   KEYS[7] the waiting writers' wake registry (see lib.lua): a zset,
 --           request id -> heartbeat deadline; a writer's failed try adds
 --           its request, a wake removes it

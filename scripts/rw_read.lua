@@ -4,7 +4,6 @@
 -- ARGV[8] "1": the handle has a read hold; "0": none
 -- ARGV[9] the handle's value (WithValue), stored with a fresh hold as
 --         'v:'<owner>; "" none
--- KEYS[8] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry of an
 --                           applied request; token is the last write's
 --        {0, wait}          a writer holds the lock for wait more ms, or a
@@ -16,7 +15,7 @@
 -- lock_acquire): it is taken over as a fresh hold (count 1, a new lease). A
 -- request that was left (a late copy) is refused.
 check_keys()
-redis.call('ZCARD', KEYS[8]) -- its type (see mark_left), before purge writes
+redis.call('ZCARD', KEYS[6]) -- its type (see mark_left), before purge writes
 local owner, req = ARGV[5], ARGV[6]
 local now = now_ms()
 purge(now)
@@ -24,7 +23,7 @@ local c = redis.call('HGET', KEYS[3], owner)
 if c and redis.call('HGET', KEYS[3], 'r:' .. owner) == req then
   return {1, token(), tonumber(c)}
 end
-if was_left(KEYS[8], req) then
+if was_left(KEYS[6], req) then
   return {0, 1}
 end
 if c and ARGV[8] == '1' then

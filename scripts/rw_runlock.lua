@@ -8,7 +8,7 @@ local owner, req = ARGV[5], ARGV[6]
 purge(now_ms())
 local c = redis.call('HGET', KEYS[3], owner)
 if not c then
-  if redis.call('GET', KEYS[6]) == req then
+  if was_released(KEYS[6], req) then
     return 0
   end
   return -1
@@ -21,6 +21,6 @@ if c > 0 and ARGV[8] ~= '1' then
   redis.call('HSET', KEYS[3], owner, c, 'r:' .. owner, req)
   return c
 end
-redis.call('SET', KEYS[6], req, 'PX', ARGV[7])
+mark_released(KEYS[6], req, ARGV[7])
 drop_reader(owner)
 return 0

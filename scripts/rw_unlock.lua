@@ -7,7 +7,7 @@ local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 local readers, writers = check_write_keys(h[1])
 if h[2] ~= owner then
-  if redis.call('GET', KEYS[6]) == req then
+  if was_released(KEYS[6], req) then
     return 0
   end
   return -1
@@ -20,7 +20,7 @@ if c > 0 and ARGV[8] ~= '1' then
   redis.call('HSET', KEYS[1], 'c', c, 'r', req)
   return c
 end
-redis.call('SET', KEYS[6], req, 'PX', ARGV[7])
+mark_released(KEYS[6], req, ARGV[7])
 redis.call('DEL', KEYS[1])
 if readers + writers > 0 then
   purge(now_ms())

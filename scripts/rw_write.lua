@@ -6,7 +6,6 @@
 --         wait as a writer only (a polling Client); "0" neither (TryLock)
 -- ARGV[10] heartbeat (ms)
 -- ARGV[11] token of the write hold the handle has ('0': none)
--- KEYS[8] the owner's leave markers (see mark_left)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry
 --        {0, wait}          busy: the writer's remaining lease, or the
 --                           soonest reader's
@@ -21,13 +20,13 @@ local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
 local readers, writers = check_write_keys(h[1])
 local now = now_ms()
 if readers + writers > 0 then
-  redis.call('ZCARD', KEYS[8]) -- its type, before purge writes
+  redis.call('ZCARD', KEYS[6]) -- its type, before purge writes
   purge(now)
 end
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[8], req) then
+if was_left(KEYS[6], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] == owner and h[4] == ARGV[11] then

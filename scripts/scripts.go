@@ -5,10 +5,10 @@
 // prepended: rw_*.lua from rw_lib.lua; fair_*.lua from queue_lib.lua,
 // fair_plain.lua and fair_lib.lua, and again, for leader election, with
 // elect_lib.lua in place of fair_plain.lua (elect_proclaim.lua too);
-// elect_leader.lua and elect_log.lua from lib.lua alone; sem_*.lua from done_lib.lua, queue_lib.lua and sem_lib.lua;
-// xsem_*.lua from done_lib.lua and xsem_lib.lua; latch_*.lua from
-// done_lib.lua and latch_lib.lua. The library runs them
-// itself, loading each on first use: nothing here needs to be called.
+// elect_leader.lua and elect_log.lua from lib.lua alone; sem_*.lua from
+// queue_lib.lua and sem_lib.lua; xsem_*.lua from xsem_lib.lua; latch_*.lua
+// from latch_lib.lua. The library runs them itself, loading each on first
+// use: nothing here needs to be called.
 package scripts
 
 import "embed"

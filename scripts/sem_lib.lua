@@ -1,5 +1,5 @@
 -- sem_lib.lua: helpers of the counting semaphore's scripts, prepended after
--- lib.lua, done_lib.lua and queue_lib.lua.
+-- lib.lua and queue_lib.lua.
 --
 -- Every semaphore script takes the same KEYS and the same first four ARGV:
 --   KEYS[1] permits: a hash with the fields
@@ -11,7 +11,7 @@
 --   KEYS[2] queue: a list of fair waiters' request ids, oldest first
 --   KEYS[3] alive: a zset, request id -> heartbeat deadline (server time, ms)
 --   KEYS[4] waiting: a hash, request id -> permits it asks for
---   KEYS[5] done: request markers (done_lib.lua)
+--   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of blocked unfair acquires (see lib.lua),
 --           a zset: "<request id> <n>" -> heartbeat deadline (server
 --           time, ms); n is what the request asks for

@@ -9,6 +9,8 @@
 -- ARGV[6] n (at most MAX_COUNT)
 -- ARGV[7] request id: a retry, or a late copy, of an applied request
 --         changes nothing and replies as it did (with today's counts)
+-- Permits set where none were wake the acquires that wait for them
+-- (WithWaitForSet) with "@set " on the semaphore's channel.
 -- Reply: {1, total, available}  done
 --        {0, total, available}  "try" found the permits set; nothing changed
 --        {-1, total}            "add" would make the total negative; nothing changed
@@ -37,7 +39,9 @@ else
 end
 redis.call('HSET', KEYS[1], 'k', KIND, 't', total, 'a', avail)
 done_mark(KEYS[5], 's', req, now, MARK_TTL)
-if h[1] and total < tonumber(h[3]) then
+if not h[1] then
+  notify(PUBLISH, CHANNEL, '@set ')
+elseif total < tonumber(h[3]) then
   -- A shrink may leave waiters asking for more than the total: wake every
   -- process that has a registered or queued waiter, once, so that those
   -- find out at once rather than at their next poll.

@@ -1,5 +1,5 @@
 -- xsem_lib.lua: helpers of the expirable semaphore's scripts, prepended
--- after lib.lua and done_lib.lua.
+-- after lib.lua.
 --
 -- Every expirable semaphore script takes the same KEYS and first four ARGV:
 --   KEYS[1] permits: a hash with the fields
@@ -11,7 +11,7 @@
 --           "f:<permit id>" -> 1 once Extend has fixed the permit's lease
 --   KEYS[4] fence: a hash, n -> the last token handed out (see next_token
 --           in lib.lua; it expires a day after the last)
---   KEYS[5] done: request markers (done_lib.lua)
+--   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of blocked acquires (see lib.lua), a
 --           zset: permit id -> heartbeat deadline (server time, ms)
 --   ARGV[1] kind   ARGV[2] publish command

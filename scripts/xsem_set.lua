@@ -37,7 +37,9 @@ else
 end
 redis.call('HSET', KEYS[1], 'k', KIND, 't', total)
 done_mark(KEYS[5], 's', req, now, MARK_TTL)
-if total == 0 and h[1] then
+if not h[1] then
+  notify(PUBLISH, CHANNEL, '@set ') -- the acquires that wait for permits to be set
+elseif total == 0 then
   -- waiters can never succeed now: wake them all to find out at once
   wake_all(KEYS[6], registered, PUBLISH, CHANNEL)
 end

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -167,7 +168,7 @@ func (s *Session) Check(ctx context.Context) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return fmt.Errorf("redcoord: %w", err)
 	}
 	s.checkServer()
 	return nil

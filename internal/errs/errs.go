@@ -8,6 +8,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -28,7 +29,7 @@ var (
 	// ErrUpgrade: a read hold may not be upgraded to a write hold.
 	ErrUpgrade = errors.New("redcoord: read lock cannot be upgraded")
 	// ErrNotSet: a semaphore's permits, or a latch's count, were never set.
-	ErrNotSet = errors.New("redcoord: count not set")
+	ErrNotSet = errors.New("redcoord: not set")
 	// ErrSubscribeRefused: the server refused SUBSCRIBE (an ACL, a proxy);
 	// waits fall back to polling.
 	ErrSubscribeRefused = errors.New("redcoord: subscribe refused")
@@ -39,6 +40,27 @@ var (
 func Invalid(arg, format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, arg, fmt.Sprintf(format, a...))
 }
+
+// prefix begins every sentinel's message.
+const prefix = "redcoord: "
+
+// Both returns an error that matches what (a sentinel: what did not
+// happen) and why (the cause: a ctx error, a closed Client, a Redis error),
+// worded with one "redcoord: " however many sentinels why wraps:
+// "redcoord: not acquired: client closed", not "redcoord: not acquired:
+// redcoord: client closed".
+func Both(what, why error) error {
+	return &both{what: what, why: why}
+}
+
+type both struct{ what, why error }
+
+func (e *both) Error() string {
+	return e.what.Error() + ": " + strings.ReplaceAll(e.why.Error(), prefix, "")
+}
+
+// Unwrap returns both errors, for errors.Is and errors.As.
+func (e *both) Unwrap() []error { return []error{e.what, e.why} }
 
 // Lost returns an error that matches both ErrLeaseLost and ErrNotHeld (a
 // hold the caller had is gone, so it holds nothing), worded once:

@@ -35,3 +35,17 @@ func TestLostAcquire(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// Both matches both errors and says "redcoord: " once, however many
+// sentinels the cause wraps.
+func TestBoth(t *testing.T) {
+	err := Both(ErrNotAcquired, fmt.Errorf("%w: x", ErrNotSet))
+	for _, target := range []error{ErrNotAcquired, ErrNotSet} {
+		if !errors.Is(err, target) {
+			t.Errorf("%v does not match %v", err, target)
+		}
+	}
+	if got, want := err.Error(), "redcoord: not acquired: not set: x"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

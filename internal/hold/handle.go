@@ -107,7 +107,7 @@ func (b *Base) CheckRelease() error {
 func (b *Base) CheckAcquire(ctx context.Context) error {
 	err := b.Check(ctx)
 	if err != nil && b.Err == nil {
-		err = fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		err = errs.Both(errs.ErrNotAcquired, err)
 	}
 	return err
 }
@@ -150,7 +150,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	h.Hold.Observe(h.S.Config.Observer, kind, name)
 	owner := h.Owner
 	h.Lock = scripts.Lock{
-		Lock: h.Key("lock"), Fence: h.Key("fence"), Released: h.Key("rel:" + owner), Left: h.Key("left:" + owner),
+		Lock: h.Key("lock"), Fence: h.Key("fence"), Marks: h.Key("rel:" + h.S.ID),
 		Waiters: h.Key("waiters"),
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 	}.Prepared(h.S.Config.TTL)

@@ -137,7 +137,7 @@ func (t *Tracker) Op() *Op { return &Op{t: t} }
 // holds now. A wait that ends matches ErrNotAcquired and ctx.Err().
 func (o *Op) Start(ctx context.Context) (Belief, error) {
 	if err := o.t.take(ctx); err != nil {
-		return Belief{}, fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+		return Belief{}, errs.Both(errs.ErrNotAcquired, err)
 	}
 	o.held = true
 	o.t.mu.Lock()

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
@@ -78,4 +80,14 @@ func TestLoadKeepsWhatIsUsed(t *testing.T) {
 	assert.Equal(t, "local function f()\n  return A\nend\n\n\n", used(defs, "return f()")[len("-- a\nlocal A, B = 1, 2\n\n"):])
 	assert.Empty(t, used(defs, "return 1"))
 	assert.Panics(t, func() { definitions("x.lua", "-- header\n\nlocal A = 1\n\n  return A\n") }, "a paragraph that defines nothing")
+}
+
+// An error from a script names the operation, not the script.
+func TestWrapNamesTheOperation(t *testing.T) {
+	cause := errors.New("ERR something")
+	assert.Equal(t, "redcoord: acquire: ERR something", electLock.acquire.wrap(cause).Error())
+	assert.Equal(t, "redcoord: release: ERR something", lockRelease.wrap(cause).Error())
+	err := lockAcquire.wrap(errors.New("WRONGTYPE Operation against a key holding the wrong kind of value script: abc, on @user_script:1."))
+	assert.ErrorIs(t, err, errs.ErrWrongType)
+	assert.Equal(t, "redcoord: key holds another type: acquire: Operation against a key holding the wrong kind of value", err.Error())
 }

@@ -75,7 +75,7 @@ func (f Fair) acquireCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.acquire
 	}
-	return f.set().acquire.Prepare(f.keysLeft(), f.Kind, f.Publish, f.Channel, f.Owner)
+	return f.set().acquire.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
 }
 
 func (f Fair) releaseCall() Call {
@@ -97,17 +97,9 @@ func (f Fair) set() *fairSet {
 }
 
 // keys are every script's keys: the fair lock's six, or an election's
-// eight (see elect_lib.lua).
+// seven (see elect_lib.lua).
 func (f Fair) keys() []string {
-	if f.Log != "" {
-		return f.keysLeft()
-	}
-	return []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released}
-}
-
-// keysLeft is keys with the owner's leave markers (and an election's log).
-func (f Fair) keysLeft() []string {
-	k := []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Released, f.Left}
+	k := []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Lock.Marks}
 	if f.Log != "" {
 		k = append(k, f.Log)
 	}
@@ -185,7 +177,7 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 // (a hold of the owner with another token was granted to a waiting request
 // after the named one ended, and is left alone). At zero the lock goes to
 // the first live waiter. A retried final release is recognised by the
-// owner's release marker, as Lock.Release's.
+// Client's request markers, as Lock.Release's.
 func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
 	v, err := f.releaseCall().Run(ctx, rdb, req, flag(all), named)
 	return decode(v, err, integer)
@@ -195,7 +187,7 @@ func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // hold it took or was granted, and makes Redis refuse a copy of req that
 // arrives later. It reports whether there was anything to undo.
 func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := f.set().leave.Run(ctx, rdb, f.keysLeft(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
+	v, err := f.set().leave.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
 	if err != nil {
 		return false, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 )
 
-// The countdown latch's scripts: lib.lua, done_lib.lua, latch_lib.lua, then
+// The countdown latch's scripts: lib.lua, latch_lib.lua, then
 // the operation.
 var (
 	latchSet    = loadLatch("latch_set")
@@ -21,7 +21,7 @@ var (
 // latchScripts lists this file's scripts, for SHA.
 var latchScripts = []*Script{latchSet, latchDown, latchCount, latchDelete}
 
-func loadLatch(name string) *Script { return loadWith(name, "done_lib.lua", "latch_lib.lua") }
+func loadLatch(name string) *Script { return loadWith(name, "latch_lib.lua") }
 
 // Latch names one countdown latch (see latch_lib.lua).
 type Latch struct {

@@ -24,8 +24,7 @@ var (
 // Lock names one lock hash and who acts on it.
 type Lock struct {
 	Lock, Fence string // keys
-	Released    string // key of the owner's release marker
-	Left        string // key of the owner's leave markers (requests that gave up)
+	Marks       string // key of the Client's request markers (see lib.lua): releases to zero, acquires given up
 	Waiters     string // key of the waiter registry of an unfair lock (see lib.lua)
 	Kind        string // the primitive's kind, checked against the hash's
 	Owner       string
@@ -59,14 +58,14 @@ func (l Lock) acquireCall() Call {
 	if l.calls != nil {
 		return l.calls.acquire
 	}
-	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Left, l.Waiters}, l.Owner, l.Kind)
+	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Marks, l.Waiters}, l.Owner, l.Kind)
 }
 
 func (l Lock) releaseCall() Call {
 	if l.calls != nil {
 		return l.calls.release
 	}
-	return lockRelease.Prepare([]string{l.Lock, l.Released, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+	return lockRelease.Prepare([]string{l.Lock, l.Marks, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 }
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
@@ -91,7 +90,12 @@ var NoToken any = "0"
 
 // MarkerTTL is how long a release marker lets a retried final release be
 // recognised, and a leave marker refuses a late copy of its request: longer
-// than go-redis's retries of one command take.
+// than go-redis's retries of one command take at its default options: a
+// retry follows the try that was applied by at most its read timeout (3 s),
+// and each of MaxRetries 3 retries takes at most a backoff (512 ms) and its
+// pool, dial, write and read timeouts (4+5+3+3 s), about 50 s in all. A
+// Client's markers on a name share one key (see lib.lua), so a busy name
+// costs one key per Client, holding the requests of the last MarkerTTL.
 const MarkerTTL = 60 * time.Second
 
 // Acquired is the reply of an acquire attempt.
@@ -174,7 +178,7 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // Leave undoes the acquire request req if it was applied, and makes Redis
 // refuse a copy of it that arrives later.
 func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Left, l.Waiters},
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Marks, l.Waiters},
 		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err

@@ -16,7 +16,7 @@ import (
 )
 
 func testLock(owner string) Lock {
-	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Released: "t:{n}:rel:" + owner, Left: "t:{n}:left:" + owner,
+	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Marks: "t:{n}:rel:" + owner,
 		Waiters: "t:{n}:waiters", Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
 }
 

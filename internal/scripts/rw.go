@@ -48,22 +48,18 @@ type rwCalls struct {
 func (rw RW) Prepared(ttl time.Duration) RW {
 	rw.Lock = rw.Lock.Prepared(ttl)
 	rw.calls = &rwCalls{
-		read: rw.prepare(rwRead, true), write: rw.prepare(rwWrite, true),
-		runlock: rw.prepare(rwRUnlock, false), unlock: rw.prepare(rwUnlock, false),
+		read: rw.prepare(rwRead), write: rw.prepare(rwWrite),
+		runlock: rw.prepare(rwRUnlock), unlock: rw.prepare(rwUnlock),
 		ttl: ttl, ttlMs: ttl.Milliseconds(), value: rw.Value,
 	}
 	return rw
 }
 
-// prepare returns the Call of s (with the owner's leave markers if left):
-// the arguments every rw script takes, then the owner.
-func (rw RW) prepare(s *Script, left bool) Call {
-	keys := rw.keys()
-	if left {
-		keys = append(keys, rw.Lock.Left)
-	}
+// prepare returns the Call of s: the keys and arguments every rw script
+// takes, then the owner.
+func (rw RW) prepare(s *Script) Call {
 	l := rw.Lock
-	return s.Prepare(keys, l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner)
+	return s.Prepare(rw.keys(), l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner)
 }
 
 // call returns the prepared Call of s, or prepares it.
@@ -80,7 +76,7 @@ func (rw RW) call(s *Script) Call {
 			return c.unlock
 		}
 	}
-	return rw.prepare(s, s == rwRead || s == rwWrite)
+	return rw.prepare(s)
 }
 
 // ms returns d in milliseconds as a script argument, boxed once for the
@@ -100,16 +96,11 @@ var writerOnly any = "w"
 const upgradeReply = -1
 
 func (rw RW) keys() []string {
-	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Released, rw.WriterWaiters}
+	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Marks, rw.WriterWaiters}
 }
 
 func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
 	return rw.runKeys(ctx, rdb, rw.keys(), s, args...)
-}
-
-// runLeft is run for a script that also takes the owner's leave markers.
-func (rw RW) runLeft(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {
-	return rw.runKeys(ctx, rdb, append(rw.keys(), rw.Lock.Left), s, args...)
 }
 
 func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *Script, args ...any) (any, error) {
@@ -169,7 +160,7 @@ func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all boo
 // Leave undoes the acquire request req if it was applied, and, for a writer,
 // stops waiting; Redis then refuses a copy of req that arrives later.
 func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (bool, error) {
-	v, err := rw.runLeft(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write), MarkerTTL.Milliseconds())
+	v, err := rw.run(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write), MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err
 	}

@@ -229,7 +229,7 @@ func TestRWWrongType(t *testing.T) {
 	})
 }
 
-// An owner's leave markers of the wrong type are refused before the first
+// A Client's request markers of the wrong type are refused before the first
 // write, also when there are read leases to purge first.
 func TestRWWrongTypeLeft(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
@@ -242,7 +242,7 @@ func TestRWWrongTypeLeft(t *testing.T) {
 				require.NoError(t, err)
 			}
 			a := testRW("a")
-			require.NoError(t, rdb.Set(ctx, a.Lock.Left, "x", 0).Err())
+			require.NoError(t, rdb.Set(ctx, a.Lock.Marks, "x", 0).Err())
 			before := dump(t, rdb)
 			_, err := a.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "read, readers %v", readers)

@@ -185,16 +185,27 @@ func decode[T any](v any, err error, dec func(any) (T, error)) (T, error) {
 	return r, err
 }
 
+// wrap says which operation failed, by the script's file name without its
+// family ("acquire" for lock_acquire.lua), so that an error reads
+// "redcoord: acquire: <Redis's error>" and names no script: the script is
+// an implementation detail, the operation is what the caller did.
 func (s *Script) wrap(err error) error {
+	op := s.name[strings.LastIndex(s.name, ":")+1:] // an election's scripts are "relection:fair_acquire"
+	if _, rest, ok := strings.Cut(op, "_"); ok {
+		op = rest
+	}
 	msg := err.Error()
 	if i := strings.Index(msg, "WRONGTYPE"); i >= 0 {
 		detail := strings.TrimSpace(strings.TrimPrefix(msg[i:], "WRONGTYPE"))
-		if j := strings.Index(detail, " script:"); j >= 0 { // Redis 7 appends the script's location
-			detail = detail[:j]
+		// Redis 7 appends the script's location, miniredis a traceback.
+		for _, tail := range []string{" script:", " stack traceback:"} {
+			if j := strings.Index(detail, tail); j >= 0 {
+				detail = detail[:j]
+			}
 		}
-		return fmt.Errorf("%w: %s", errs.ErrWrongType, detail)
+		return fmt.Errorf("%w: %s: %s", errs.ErrWrongType, op, detail)
 	}
-	return fmt.Errorf("redcoord: script %s: %w", s.name, err)
+	return fmt.Errorf("redcoord: %s: %w", op, err)
 }
 
 // ints decodes an array reply of integers, at least min long.

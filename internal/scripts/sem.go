@@ -11,7 +11,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 )
 
-// The counting semaphore's scripts: lib.lua, done_lib.lua, queue_lib.lua,
+// The counting semaphore's scripts: lib.lua, queue_lib.lua,
 // sem_lib.lua, then the operation.
 var (
 	semAcquire   = loadSem("sem_acquire")
@@ -27,7 +27,7 @@ var (
 var semScripts = []*Script{semAcquire, semRelease, semLeave, semHeartbeat, semSet, semDrain, semState}
 
 func loadSem(name string) *Script {
-	return loadWith(name, "done_lib.lua", "queue_lib.lua", "sem_lib.lua")
+	return loadWith(name, "queue_lib.lua", "sem_lib.lua")
 }
 
 // RequestTTL is how long a semaphore remembers that it applied a request,

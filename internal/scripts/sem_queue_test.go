@@ -307,7 +307,8 @@ func nilIfEmpty(s []string) []string {
 }
 
 // receiveAll publishes an end mark on ch and returns the messages sub
-// received before it.
+// received before it, but a semaphore's "@set " (see
+// TestSemSetWakesWaitsForSet).
 func receiveAll(t *testing.T, rdb *redis.Client, sub *redis.PubSub, ch string) []*redis.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -317,10 +318,15 @@ func receiveAll(t *testing.T, rdb *redis.Client, sub *redis.PubSub, ch string) [
 	for {
 		msg, err := sub.ReceiveMessage(ctx)
 		require.NoError(t, err)
-		if msg.Channel == ch && msg.Payload == "end" {
+		switch {
+		case msg.Channel == ch && msg.Payload == "end":
 			return got
+		case msg.Channel == ch && msg.Payload == "@set ":
+			// A semaphore's first set wakes the acquires that wait for it
+			// (WithWaitForSet): TestSemSetWakesWaitsForSet.
+		default:
+			got = append(got, msg)
 		}
-		got = append(got, msg)
 	}
 }
 
@@ -426,5 +432,45 @@ func TestSemRegistersLargeRequests(t *testing.T) {
 		require.Len(t, msgs, 1)
 		assert.Equal(t, s.Channel+":c", msgs[0].Channel)
 		assert.Equal(t, "@c:1 ", msgs[0].Payload)
+	})
+}
+
+// The set that sets permits where none were publishes "@set " on the
+// semaphore's channel, where the acquires that wait for permits to be set
+// listen (WithWaitForSet), once: not its retry, not a later set or add.
+func TestSemSetWakesWaitsForSet(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		for name, x := range map[string]bool{"sem": false, "xsem": true} {
+			require.NoError(t, rdb.FlushAll(ctx).Err())
+			s := testSem()
+			set := s.Set
+			if x {
+				xs := testXSem()
+				s.Channel, set = xs.Channel, xs.Set
+			}
+			sub := rdb.Subscribe(ctx, s.Channel)
+			_, err := sub.Receive(ctx) // the confirmation
+			require.NoError(t, err)
+			for _, call := range []struct {
+				req, mode string
+			}{{"a:1", SetIfUnset}, {"a:1", SetIfUnset}, {"a:2", SetTotal}, {"a:3", AddTotal}} {
+				_, err := set(ctx, rdb, call.req, call.mode, 2)
+				require.NoError(t, err)
+			}
+			require.NoError(t, rdb.Publish(ctx, s.Channel, "end").Err())
+			var got []string
+			for {
+				m, err := sub.ReceiveMessage(ctx)
+				require.NoError(t, err)
+				if m.Payload == "end" {
+					break
+				}
+				got = append(got, m.Payload)
+			}
+			assert.Equal(t, []string{"@set "}, got, name)
+			require.NoError(t, sub.Close())
+		}
 	})
 }

@@ -273,7 +273,6 @@ func TestSemSHA(t *testing.T) {
 	}
 	assert.Empty(t, SHA("sem_lib"), "the prelude is not a script")
 	assert.Empty(t, SHA("queue_lib"))
-	assert.Empty(t, SHA("done_lib"))
 }
 
 func TestParseSemGrant(t *testing.T) {

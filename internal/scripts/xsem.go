@@ -10,7 +10,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 )
 
-// The expirable semaphore's scripts: lib.lua, done_lib.lua, xsem_lib.lua,
+// The expirable semaphore's scripts: lib.lua, xsem_lib.lua,
 // then the operation.
 var (
 	xsemAcquire = loadXSem("xsem_acquire")
@@ -24,7 +24,7 @@ var (
 // xsemScripts lists this file's scripts, for SHA.
 var xsemScripts = []*Script{xsemAcquire, xsemRelease, xsemExtend, xsemLeave, xsemSet, xsemState}
 
-func loadXSem(name string) *Script { return loadWith(name, "done_lib.lua", "xsem_lib.lua") }
+func loadXSem(name string) *Script { return loadWith(name, "xsem_lib.lua") }
 
 // XSem names one expirable semaphore (see xsem_lib.lua).
 type XSem struct {

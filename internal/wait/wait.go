@@ -25,7 +25,6 @@ package wait
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -310,7 +309,7 @@ func settle(ctx context.Context, cfg Config, s Spec, t interface{ Leave(context.
 
 // ended says why a wait ended unacquired.
 func ended(cause error) error {
-	return fmt.Errorf("%w: %w", errs.ErrNotAcquired, cause)
+	return errs.Both(errs.ErrNotAcquired, cause)
 }
 
 // interval is how long to wait before the next try: the blocker's hint plus

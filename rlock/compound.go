@@ -60,10 +60,12 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 // held records a fresh hold by parts: its Lost closes once fewer than need
 // of them still hold (a part's hold lost or ended by its Client's Close;
 // with closedIsLost, also a part whose Client closed while it kept a fixed
-// lease). The contexts of the hold then end with ErrClosed if the part
-// that tipped it ended with its Client, ErrLeaseLost otherwise. One
-// goroutine per hold watches them; it ends then, at the hold's release, or
-// when every part's Client has closed.
+// lease). Without closedIsLost, a part that keeps a fixed lease past its
+// Client's Close is still watched: its Lost closes when that lease ends.
+// The contexts of the hold then end with ErrClosed if the part that tipped
+// it ended with its Client's Close, ErrLeaseLost otherwise. One goroutine
+// per hold watches them; it ends then, at the hold's release, or when no
+// part of a closed Client holds any more.
 func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 	lost, stop := make(chan struct{}), make(chan struct{})
 	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
@@ -77,20 +79,28 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 	c.mu.Unlock()
 	go func() {
 		alive, open := len(parts), len(parts)
+		outlived := make([]bool, len(parts)) // a part's fixed lease outlived its Client's Close
 		quiet := reflect.ValueOf((<-chan struct{})(nil))
 		for {
 			i, _, _ := reflect.Select(cases)
 			if i == 0 {
 				return
 			}
-			k := (i - 1) / 2 // the part's two cases go quiet
+			k := (i - 1) / 2
 			closed := (i-1)%2 == 1
-			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet
-			// Close ends a part's watched hold before its done closes.
-			if !closed || closedIsLost || hold.Closed(parts[k].Lost()) {
+			m := parts[k]
+			if closed && !closedIsLost && !hold.Closed(m.Lost()) && m.h.Hold.Count() > 0 {
+				// Close ends a part's watched hold before its done closes:
+				// this one keeps a fixed lease, whose timer closes its Lost.
+				cases[2+2*k].Chan = quiet
+				outlived[k] = true
+				continue
+			}
+			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet // the part's two cases go quiet
+			if !closed || closedIsLost || hold.Closed(m.Lost()) {
 				if alive--; alive < need {
 					cause := fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what)
-					if parts[k].h.S.Err() != nil {
+					if m.h.S.Err() != nil && !outlived[k] {
 						cause = fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, c.what)
 					}
 					c.mu.Lock()
@@ -102,7 +112,7 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 					return
 				}
 			}
-			if closed {
+			if closed || outlived[k] {
 				if open--; open == 0 {
 					return
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -99,5 +100,37 @@ func TestCompoundDoneRelease(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, held, "server %d", i)
 		}
+	})
+}
+
+// A MultiMutex whose fixed lease outlives its Client's Close still holds
+// its names in Redis until that lease ends, and its Lost closes then, with
+// ErrLeaseLost, before another owner can take them.
+func TestMultiFixedLeaseOutlivesClose(t *testing.T) {
+	locktest.InBubble(t, 2, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		names := []string{"a", "b"}
+		mm := rlock.NewMulti(ps[0].C, names)
+		require.NoError(t, mm.LockWithLease(ctx, time.Second))
+		scoped, cancel := mm.Context(ctx)
+		defer cancel()
+		lost := mm.Lost()
+		time.Sleep(500 * time.Millisecond)
+		require.NoError(t, ps[0].C.Close(ctx))
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(lost), "the names are still held in Redis")
+		other := rlock.NewMulti(ps[1].C, names)
+		ok, err := other.TryLock(ctx)
+		require.NoError(t, err)
+		require.False(t, ok, "the fixed lease still holds the names")
+
+		time.Sleep(500 * time.Millisecond) // the lease's end, as the Client measures it
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(lost), "Lost closed at the lease's end")
+		require.Error(t, scoped.Err(), "the hold's context ended with its lease")
+		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrLeaseLost)
+		ok, err = other.TryLock(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok, "the names are free after the lease")
 	})
 }

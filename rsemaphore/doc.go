@@ -89,7 +89,10 @@
 //
 // A waiter whose context ends leaves the queue; if permits were granted to
 // it just then, it gives them back, so a cancelled Acquire leaves the count
-// as it was.
+// as it was. A Semaphore's give-back (its permits have no lease to fall
+// back on) is sent again while the connection fails it, for up to 5s, so
+// that a process cut off from Redis as its Acquire gave up gets back the
+// permits that Acquire's request took.
 //
 // # Permits with leases
 //

@@ -196,8 +196,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if hb != nil {
 			hb.Stop()
 		}
-		_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered)
-		return err
+		return untilSent(ctx, func(ctx context.Context) error {
+			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered)
+			return err
+		})
 	}
 	// Grants and wakes are targeted at the request, on this Client's channel.
 	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, ID: req, Once: !block, Weight: n}

@@ -143,9 +143,10 @@ func (rn *run) issue(o opStep, quiet bool) {
 	rn.mu.Lock()
 	rn.busy[o.h] = true
 	rn.mu.Unlock()
+	reentry := false
 	switch o.kind {
 	case oRelease:
-		rn.rec.releasing(o.h, o.a.read)
+		reentry = rn.rec.releasing(o.h, o.a.read)
 	case oClose:
 		rn.w.procs[proc].closed = true
 		rn.rec.closing(proc)
@@ -156,6 +157,13 @@ func (rn *run) issue(o opStep, quiet bool) {
 		defer rn.wg.Done()
 		defer cancel()
 		res := rn.exec(ctx, seq, o, quiet)
+		if reentry {
+			var holds func(bool) bool
+			if hc, ok := h.(holdCounter); ok {
+				holds = hc.holds
+			}
+			rn.rec.released(o.h, o.a.read, res != "ok", holds)
+		}
 		rn.rec.ret(seq, o.h, proc, what, res)
 		rn.mu.Lock()
 		rn.busy[o.h] = false

@@ -61,20 +61,21 @@ func (e event) String() string {
 
 // holdRec is one believed hold.
 type holdRec struct {
-	h, proc  int
-	names    []string
-	read     bool
-	tokens   map[string]uint64
-	start    time.Duration
-	end      time.Duration // valid once !open
-	open     bool
-	endHow   string // "unlock", "lost", "ctx", "replaced" (by a fresh hold of the handle), "open" (when the run ended)
-	seq      int    // the acquire that began it
-	count    int    // re-entries + 1
-	done     chan struct{}
-	cancels  []context.CancelFunc
-	lostSeen bool
-	lostCh   <-chan struct{} // the hold's Lost
+	h, proc   int
+	names     []string
+	read      bool
+	tokens    map[string]uint64
+	start     time.Duration
+	end       time.Duration // valid once !open
+	open      bool
+	endHow    string        // "unlock", "lost", "ctx", "replaced" (by a fresh hold of the handle), "open" (when the run ended)
+	seq       int           // the acquire that began it
+	count     int           // re-entries + 1
+	releaseAt time.Duration // the call of the latest release of a re-entry
+	done      chan struct{}
+	cancels   []context.CancelFunc
+	lostSeen  bool
+	lostCh    <-chan struct{} // the hold's Lost
 }
 
 type holdKey struct {
@@ -198,21 +199,48 @@ func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how strin
 }
 
 // releasing records an Unlock (Resign, Release) call by h: the last one
-// ends the belief, whatever the call then returns.
-func (r *recorder) releasing(h int, read bool) {
+// ends the belief, whatever the call then returns. It reports whether the
+// call releases a re-entry (the belief goes on); the driver then calls
+// released with its outcome.
+func (r *recorder) releasing(h int, read bool) (reentry bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hr := r.cur[holdKey{h, read}]
 	if hr == nil {
-		return
+		return false
 	}
 	if hr.count--; hr.count == 0 {
 		r.endLocked(hr, "unlock")
+		return false
+	}
+	hr.releaseAt = r.now()
+	return true
+}
+
+// released records how the release of a re-entry that h called at
+// hr.releaseAt ended. A failed one leaves the hold as it was (see
+// "Releases" in package redcoord): the re-entry is still counted. One that
+// the handle's own state says left it holding nothing ended the hold at
+// once: Redis had counted fewer re-entries than the handle (an earlier
+// release failed after it was applied), and the hold ended during the
+// call. holds is nil for a handle that cannot tell.
+func (r *recorder) released(h int, read bool, failed bool, holds func(read bool) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr := r.cur[holdKey{h, read}]
+	switch {
+	case hr == nil:
+	case holds != nil && !holds(read):
+		r.endAtLocked(hr, "unlock", hr.releaseAt)
+	case failed:
+		hr.count++
 	}
 }
 
-func (r *recorder) endLocked(hr *holdRec, how string) {
-	hr.open, hr.end, hr.endHow = false, r.now(), how
+func (r *recorder) endLocked(hr *holdRec, how string) { r.endAtLocked(hr, how, r.now()) }
+
+func (r *recorder) endAtLocked(hr *holdRec, how string, at time.Duration) {
+	hr.open, hr.end, hr.endHow = false, at, how
 	close(hr.done)
 	for _, c := range hr.cancels {
 		c()

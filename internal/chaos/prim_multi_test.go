@@ -50,3 +50,5 @@ func (h *multiHandle) extend(ctx context.Context, d time.Duration, _ bool) error
 func (h *multiHandle) context(p context.Context, _ bool) (context.Context, context.CancelFunc) {
 	return h.m.Context(p)
 }
+
+func (h *multiHandle) holds(bool) bool { return h.m.Tokens() != nil }

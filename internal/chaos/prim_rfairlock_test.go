@@ -49,3 +49,5 @@ func (h *rfairHandle) forget(ctx context.Context) error {
 func (h *rfairHandle) context(p context.Context, _ bool) (context.Context, context.CancelFunc) {
 	return h.m.Context(p)
 }
+
+func (h *rfairHandle) holds(bool) bool { return h.m.Token() != 0 }

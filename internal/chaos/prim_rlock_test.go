@@ -70,3 +70,5 @@ func lockWith(ctx context.Context, a acq,
 	err := lock(ctx)
 	return err == nil, err
 }
+
+func (h *rlockHandle) holds(bool) bool { return h.m.Token() != 0 }

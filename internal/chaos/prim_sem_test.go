@@ -2,10 +2,12 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
@@ -108,8 +110,9 @@ func (semPrim) idle(ctx context.Context, w *world) []string {
 
 type semHandle struct {
 	unsupported
-	s    *rsemaphore.Semaphore
-	name string
+	s      *rsemaphore.Semaphore
+	name   string
+	failed int // Releases that failed: each may have left its permit taken
 }
 
 func (h *semHandle) names() []string { return []string{h.name} }
@@ -122,5 +125,31 @@ func (h *semHandle) acquire(ctx context.Context, a acq) (bool, error) {
 	return err == nil, err
 }
 
-func (h *semHandle) held(bool) hold                            { return hold{} }
-func (h *semHandle) release(ctx context.Context, _ bool) error { return h.s.Release(ctx, 1) }
+func (h *semHandle) held(bool) hold { return hold{} }
+
+func (h *semHandle) release(ctx context.Context, _ bool) error {
+	err := h.s.Release(ctx, 1)
+	if err != nil {
+		h.failed++
+	}
+	return err
+}
+
+func (h *semHandle) failedReleases() int { return h.failed }
+
+// retryReleases sends again, once every handle is idle, each Release of h
+// that failed: a Semaphore's permit has neither owner nor lease, so one
+// whose Release failed stays taken (see "Releases" in package redcoord)
+// until its holder releases it again. With every handle idle, a Release
+// whose first try was applied after all is refused with ErrNotHeld (the
+// permits would exceed the total), so the retries free exactly the permits
+// still taken. It returns what it could not settle.
+func (h *semHandle) retryReleases(ctx context.Context) []string {
+	var out []string
+	for ; h.failed > 0; h.failed-- {
+		if err := h.s.Release(ctx, 1); err != nil && !errors.Is(err, redcoord.ErrNotHeld) {
+			out = append(out, fmt.Sprintf("a failed Release sent again failed: %v", err))
+		}
+	}
+	return out
+}

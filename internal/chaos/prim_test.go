@@ -61,6 +61,13 @@ type handle interface {
 	context(parent context.Context, read bool) (context.Context, context.CancelFunc)
 }
 
+// holdCounter is implemented by the handles of re-entrant primitives: holds
+// reports whether the handle, by its own count, still holds (read or
+// write), as the release of a re-entry left it.
+type holdCounter interface {
+	holds(read bool) bool
+}
+
 // errUnsupported is returned by adapter methods a primitive lacks.
 var errUnsupported = errors.New("chaos: unsupported")
 

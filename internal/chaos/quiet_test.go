@@ -26,6 +26,13 @@ func (rn *run) quiet() {
 
 	rn.releaseHolds()
 	rn.settle()
+	if rn.retryReleases() {
+		// Faults stopped for good when the permits came back.
+		rn.rec.mu.Lock()
+		rn.rec.quiet = rn.rec.now()
+		rn.rec.mu.Unlock()
+		tq = rn.rec.quiet
+	}
 	for h := range rn.hs {
 		if !rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed && !rn.rec.holding(h, false) && !rn.rec.holding(h, true) {
 			rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 2 * livenessBound}, true)
@@ -46,6 +53,49 @@ func (rn *run) quiet() {
 	time.Sleep(leaseTTL + maxPoll) // holds of closed processes run out
 	rn.settle()
 	rn.idleCheck()
+}
+
+// releaseRetrier is implemented by handles whose failed releases leave
+// what they held taken for good (a Semaphore's permits): retryReleases
+// sends them again, when every handle is idle, and returns what it could
+// not settle.
+type releaseRetrier interface {
+	failedReleases() int
+	retryReleases(ctx context.Context) []string
+}
+
+// retryReleases waits, if a handle has failed releases to send again, for
+// every handle to be idle (bounded as the quiet phase is), then has them
+// sent again; it reports whether it did. What cannot be settled is a
+// leftover.
+func (rn *run) retryReleases() bool {
+	var rs []releaseRetrier
+	for _, h := range rn.hs {
+		if r, ok := h.(releaseRetrier); ok && r.failedReleases() > 0 {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return false
+	}
+	for rn.anyBusy() || rn.anyLiveHold() {
+		if rn.rec.now() > rn.rec.quiet+4*livenessBound {
+			return false // the quiet phase reports it
+		}
+		time.Sleep(quietTick)
+		rn.releaseHolds()
+		rn.settle()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var found []string
+	for _, r := range rs {
+		found = append(found, r.retryReleases(ctx)...)
+	}
+	if len(found) > 0 {
+		rn.violate(violation{check: "leftover", at: rn.rec.now(), seq: rn.rec.seq, msg: strings.Join(found, "; ")})
+	}
+	return true
 }
 
 // releaseHolds unlocks the holds of live, idle handles.

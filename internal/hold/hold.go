@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -313,8 +314,11 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 // EndRelease records the reply of the release request StartRelease began
 // (see released), or its failure, which leaves the hold watched again from
 // its last renewal: renewed while Redis has it, reported lost once it is
-// gone. A WAIT shortfall (core.Writer) comes with the reply: the release
-// stands, and the shortfall is returned. It gives the turn back.
+// gone. A hold found lost before the reply (Lost closed) is ErrLeaseLost
+// whatever became of the request, which could only delete what Redis may
+// still have of it: a request that failed leaves that to its lease. A WAIT
+// shortfall (core.Writer) comes with the reply: the release stands, and
+// the shortfall is returned. It gives the turn back.
 func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	defer t.give()
 	var short error
@@ -323,8 +327,12 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	}
 	if err != nil {
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.count == 0 && t.gone {
+			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
+				what, strings.TrimPrefix(err.Error(), "redcoord: "))
+		}
 		t.watchLocked()
-		t.mu.Unlock()
 		return err
 	}
 	if err := t.released(n, what); err != nil {

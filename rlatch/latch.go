@@ -9,9 +9,9 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/option"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )

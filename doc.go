@@ -137,6 +137,28 @@
 // may end, unless a release or Extend that succeeds comes first. A failed
 // release of a re-entry leaves the hold as it was.
 //
+// # Outages
+//
+// A blocking call (Lock, RLock, Acquire, Campaign, a latch's Wait,
+// pubsub.Hub.Wait) rides out an outage: a try that fails because Redis is
+// down, restarting, loading its data or failing over (a connection refused
+// or reset, a network timeout, LOADING, TRYAGAIN, CLUSTERDOWN, MASTERDOWN,
+// READONLY) is sent again, after a pause that doubles from 50ms up to the
+// maximum poll interval, until it is answered or the context ends. Each
+// failure is an observer event (Retrying); the log hears the first at Warn
+// level, then the 2nd, 4th, 8th... in a row, and the end of the outage at
+// Info. A wait whose context ends meanwhile returns an error that matches
+// ErrNotAcquired and ctx.Err() and names the last failure. The try sent
+// again is the same request, with the same request id, so a try applied
+// whose reply was lost is found by the next one, not taken twice. A
+// waiter's place in a fair queue and its registration to be woken are kept
+// by its heartbeat: an outage longer than the lease TTL drops them (so do
+// restarts without persistence), and the waiter queues again, at the back,
+// on its next try. One-shot calls (TryLock, TryAcquire, Unlock, ...) and
+// errors that trying again cannot mend (a wrong type, a bad argument, a
+// closed Client) fail at once. Holds are not kept by retries: a hold whose
+// renewals fail is lost by the clock, as ever (see Loss).
+//
 // # Keys
 //
 // For a name N and the prefix P ("rc" by default) the keys are

@@ -40,9 +40,15 @@ const (
 	// node (its slot migrated, or its node failed over); Name is the
 	// channel.
 	HubMoved
+	// Retrying: a blocking acquire's try (or a pubsub Hub Wait's check)
+	// failed with an error that an outage gives, such as a connection
+	// refused or LOADING, and it tries again after a pause (see "Outages"
+	// in the package documentation); Err is the error, Count how many tries
+	// in a row failed, Wait the pause.
+	Retrying
 )
 
-var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved"}
+var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved", "retrying"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) && k > 0 {
@@ -57,15 +63,15 @@ type Event struct {
 	Kind      EventKind
 	Primitive string // "rlock", "rfairlock", "rrwlock", "rsemaphore", "rlatch", "relection"
 	Name      string
-	Wait      time.Duration // Acquired, WaitEnded
+	Wait      time.Duration // Acquired, WaitEnded; Retrying: the pause
 	Held      time.Duration // Released, LeaseLost
 	Took      time.Duration // Renewed
-	Count     int           // Renewed, HubReconnected
+	Count     int           // Renewed, HubReconnected, Retrying
 	Waited    bool          // Acquired, WaitEnded: a Waiting event came first
-	Err       error         // WaitEnded, Renewed, HubReconnected
+	Err       error         // WaitEnded, Renewed, HubReconnected, Retrying
 	// Context is the context the acquire was called with (Waiting,
-	// Acquired, WaitEnded; nil otherwise), for its values: a trace's span,
-	// a request id. It may be done by then.
+	// Acquired, WaitEnded, Retrying; nil otherwise), for its values: a
+	// trace's span, a request id. It may be done by then.
 	Context context.Context
 }
 

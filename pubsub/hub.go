@@ -30,9 +30,13 @@ type Hub hub.Hub
 //
 // Wait returns nil once check reports true, check's error as it is, an
 // error wrapping ctx.Err(), or redcoord.ErrClosed once the Client is
-// closed. A nil check is a redcoord.ErrInvalidArgument. If the server
-// refuses the subscription, Wait polls: it still works, only slower (see
-// Stats.Err). When Wait returns, it has left the channel.
+// closed. A check that fails because Redis is unreachable (a connection
+// refused, LOADING...) is called again after a pause, as a blocked Lock
+// tries again (see "Outages" in package redcoord); a Wait whose ctx ends
+// meanwhile names the last failure. A nil check is a
+// redcoord.ErrInvalidArgument. If the server refuses the subscription,
+// Wait polls: it still works, only slower (see Stats.Err). When Wait
+// returns, it has left the channel.
 func (h *Hub) Wait(ctx context.Context, channel string, check func(ctx context.Context) (bool, error)) error {
 	return (*hub.Hub)(h).Wait(ctx, channel, check)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/option"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -146,7 +147,10 @@ func (l *Latch) Wait(ctx context.Context) error {
 	if errors.Is(err, errs.ErrNotAcquired) {
 		// The wait loop says what an acquire did not get; a latch's wait
 		// says only why it ended: ctx, or a closed Client.
+		var down *outage.Error // the wait ended while Redis was unreachable
 		switch {
+		case errors.As(err, &down):
+			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, down)
 		case ctx.Err() != nil:
 			if cause := context.Cause(ctx); cause != ctx.Err() {
 				return fmt.Errorf("rlatch: wait for %q: %w: %w", l.b.Name, ctx.Err(), cause)

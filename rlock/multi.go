@@ -13,6 +13,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/hub"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -171,6 +172,9 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 	if reentered {
 		return nil
 	}
+	cfg := mm.s.Wait(mm.ms[0].h.MaxPoll)
+	r := outage.Retry{Kind: kind, Name: mm.ms[0].h.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
+		Logger: cfg.Logger, Observe: cfg.Observe}
 	for {
 		held := make(map[*Mutex]bool, len(mm.ms))
 		err = mm.acquireAll(ctx, fixed, block, held)
@@ -200,11 +204,20 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 		}
 		cancel()
 		switch {
+		case block && ctx.Err() != nil && r.Failing():
+			return fmt.Errorf("%w: %w", errs.ErrNotAcquired, r.Ended(ctx.Err()))
+		case block && ctx.Err() == nil && outage.Transient(err):
+			// Redis is unreachable: try again, as a blocked Mutex.Lock does.
+			if err := r.Failed(ctx, err); err != nil {
+				return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+			}
+			continue
 		case err != errRetake:
 			return err
 		case !block:
 			return wait.ErrBusy
 		}
+		r.Ok()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
@@ -100,10 +101,12 @@ func (rl *RedLock) Name() string { return rl.name }
 // A failed attempt gives back what it got and the next follows after a
 // random back-off that doubles from 10ms up to the poll interval. Each
 // server's hold is renewed by its Client's watchdog until Unlock. If more
-// than a minority of the servers fail (down, refusing, or holding another
-// primitive's data under the name), Lock returns at once with an error
-// that matches ErrNotAcquired and names their errors; a closed Client
-// counts as a failed server. Locking a RedLock that holds the lock
+// than a minority of the servers fail, Lock tries again when they were
+// unreachable (down, restarting, not answering in time: see "Outages" in
+// package redcoord), after a pause that doubles from 50ms up to the poll
+// interval; when one refused (holding another primitive's data under the
+// name, or its Client closed) it returns at once with an error that
+// matches ErrNotAcquired and names their errors. Locking a RedLock that holds the lock
 // re-enters it at once, without I/O; one whose hold was lost (Lost is
 // closed) locks afresh. A Lock that ends
 // with ctx matches ErrNotAcquired and ctx.Err(), and gives back what it
@@ -167,9 +170,20 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 		return nil
 	}
 	backoff := 10 * time.Millisecond
+	// A majority of servers unreachable: tried again, as a blocked
+	// Mutex.Lock does, with a back-off of its own.
+	r := outage.Retry{Kind: "redlock", Name: rl.name, MaxPoll: rl.poll,
+		Logger: rl.ss[0].Config.Logger, Observe: rl.ss[0].Config.Observer}
 	for {
-		ok, err := rl.attempt(ctx, fixed)
+		ok, down, err := rl.attempt(ctx, fixed)
 		switch {
+		case err != nil && block && ctx.Err() != nil && r.Failing():
+			return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, r.Ended(ctx.Err()))
+		case err != nil && block && down:
+			if err := r.Failed(ctx, err); err != nil {
+				return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, err)
+			}
+			continue
 		case err != nil:
 			return err
 		case ok:
@@ -177,6 +191,7 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 		case !block:
 			return wait.ErrBusy
 		}
+		r.Ok()
 		t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
 		select {
 		case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
@@ -35,8 +36,10 @@ func drift(l time.Duration) time.Duration { return l/100 + 2*time.Millisecond }
 // granted. It waits for every server's answer, up to the per-server bound,
 // unless a majority can no longer grant it: the handles of the servers
 // still to answer are retired then, and their grants given back as they
-// come. It runs in the handle's turn.
-func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (bool, error) {
+// come. It runs in the handle's turn. down reports that the servers that
+// failed were all unreachable (outage.Transient, or no answer in time), so
+// that a later attempt may succeed.
+func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (ok, down bool, err error) {
 	length := rl.lease(fixed)
 	per := max(length/10, 50*time.Millisecond)
 	rl.settle(ctx)
@@ -54,6 +57,7 @@ func (rl *RedLock) attempt(ctx context.Context, fixed time.Duration) (bool, erro
 	}
 	var granted []*Mutex
 	var failed []error
+	down = true
 	answered := make([]bool, len(rl.ms))
 	pending := len(rl.ms)
 	// A server that does not answer in time counts as failed, whatever its
@@ -69,6 +73,8 @@ collect:
 			switch {
 			case a.err != nil:
 				failed = append(failed, fmt.Errorf("clients[%d]: %w", a.i, a.err))
+				timedOut := errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil // bounded by actx
+				down = down && (timedOut || outage.Transient(a.err))
 			case a.ok:
 				granted = append(granted, a.m)
 			}
@@ -93,20 +99,20 @@ collect:
 	validity := length - time.Since(start) - drift(length)
 	if len(granted) >= rl.quorum && validity > 0 {
 		rl.held(granted, length)
-		return true, nil
+		return true, false, nil
 	}
 	for _, m := range release(granted) {
 		rl.retire(m)
 		rl.keepStale(m)
 	}
 	if ctx.Err() != nil {
-		return false, fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
+		return false, false, fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
 	}
 	if len(failed) > len(rl.ms)-rl.quorum {
-		return false, fmt.Errorf("%w: redlock %q: %d of %d servers failed, so no majority can grant it: %w",
+		return false, down, fmt.Errorf("%w: redlock %q: %d of %d servers failed, so no majority can grant it: %w",
 			errs.ErrNotAcquired, rl.name, len(failed), len(rl.ms), errors.Join(failed...))
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // answer is one server's answer to an attempt.

@@ -70,3 +70,51 @@ func mustFence(t *testing.T, rdb *redis.Client, name string) uint64 {
 	require.NoError(t, err)
 	return n
 }
+
+// With go-redis's retries off, a blocking Lock sends a try whose reply was
+// lost again itself (see "Outages" in package redcoord): the same request,
+// applied once, fresh or a re-entry. A TryLock's lost reply is its error.
+func TestLockRetriesLostReplyOnce(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		faults := redistest.NewFaults()
+		rdb := srv.Client(t, func(o *redis.Options) {
+			o.Dialer = faults.Dialer(nil)
+			o.MaxRetries = -1
+		})
+		ctx := context.Background()
+		m := rlock.New(locktest.NewClient(t, rdb), "retry")
+		require.NoError(t, m.Lock(ctx)) // load the scripts: every fault then hits an applied script
+		require.NoError(t, m.Unlock(ctx))
+		for i := range 5 {
+			faults.DropReply(locktest.EvalSHA("lock_acquire"))
+			require.NoError(t, m.Lock(ctx), "round %d", i)
+			token := m.Token()
+			faults.DropReply(locktest.EvalSHA("lock_acquire"))
+			require.NoError(t, m.Lock(ctx), "round %d", i)
+			n, err := m.HoldCount(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(2), n, "each Lock applied once, round %d", i)
+			require.Equal(t, token, m.Token())
+			require.NoError(t, m.Unlock(ctx))
+			require.NoError(t, m.Unlock(ctx))
+			require.Zero(t, lockKeys(t, rdb), "free, round %d", i)
+		}
+		assert.Equal(t, 10, faults.Fired())
+
+		faults.DropReply(locktest.EvalSHA("lock_acquire"))
+		ok, err := m.TryLock(ctx)
+		assert.False(t, ok)
+		assert.Error(t, err, "a TryLock whose reply was lost fails")
+		assert.NoError(t, m.Lock(ctx), "the failed TryLock left nothing behind")
+		assert.NoError(t, m.Unlock(ctx))
+		assert.Zero(t, lockKeys(t, rdb))
+	})
+}
+
+// lockKeys returns 1 while the lock "retry" is held, 0 when it is free.
+func lockKeys(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	n, err := rdb.Exists(context.Background(), "rc:{retry}:lock").Result()
+	require.NoError(t, err)
+	return n
+}

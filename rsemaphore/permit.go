@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/core"
@@ -113,6 +114,10 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 	if t == nil { // acquired by another handle, or no longer kept by this one
 		n, err := send()
 		switch {
+		case err != nil && !errors.Is(err, errs.ErrNotReplicated) && isClosed(p.lost):
+			// What Redis may still have of it is left to its lease.
+			return errs.Lost("%s: lost before this call (releasing what Redis may still have of it failed: %s)",
+				s.what(p), strings.TrimPrefix(err.Error(), "redcoord: "))
 		case err != nil && !errors.Is(err, errs.ErrNotReplicated):
 			return err
 		case n == 0 && isClosed(p.lost):

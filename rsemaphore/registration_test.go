@@ -13,6 +13,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
@@ -61,6 +62,19 @@ func semHandOff(t *testing.T, s *rsemaphore.Semaphore, acquired <-chan time.Time
 	}
 }
 
+// lostReply runs acquire, whose first try's reply is dropped (its
+// connection closed: EOF, at once), with a context that ends in the pause
+// before that try is sent again (at least outage.FirstBackoff/2).
+func lostReply(t *testing.T, acquire func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), outage.FirstBackoff/5)
+	defer cancel()
+	err := acquire(ctx)
+	require.ErrorIs(t, err, redcoord.ErrNotAcquired)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorContains(t, err, "EOF", "the error names the lost reply")
+}
+
 // semAcquireAt runs s.Acquire of one permit in a goroutine and returns a
 // channel that receives when it returned, on the bubble's clock.
 func semAcquireAt(t *testing.T, s *rsemaphore.Semaphore) <-chan time.Time {
@@ -72,9 +86,10 @@ func semAcquireAt(t *testing.T, s *rsemaphore.Semaphore) <-chan time.Time {
 	return at
 }
 
-// A registering try whose reply is lost, and not retried, fails the
-// Acquire. Redis applied it: the leave after it unregisters the request,
-// so that the next release wakes the live waiter at once.
+// A registering try whose reply is lost, and not retried by go-redis, is
+// sent again after a pause; an Acquire whose context ends in that pause
+// fails. Redis applied the try: the leave after it unregisters the
+// request, so that the next release wakes the live waiter at once.
 func TestLostRegisteringTryUnregisters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -90,7 +105,7 @@ func TestLostRegisteringTryUnregisters(t *testing.T) {
 		require.NoError(t, holder.Acquire(ctx, 1)) // loads the script: the waiter's try is an EVALSHA Redis runs
 
 		wp.Faults.DropReply(locktest.EvalSHA("sem_acquire"))
-		require.Error(t, waiter.Acquire(ctx, 1))
+		lostReply(t, func(ctx context.Context) error { return waiter.Acquire(ctx, 1) })
 		require.Equal(t, 1, wp.Faults.Fired())
 		assert.Zero(t, semRegistered(t, hp), "the failed Acquire left its registration")
 
@@ -121,8 +136,10 @@ func TestLostRegisteringTryUnregistersExpirable(t *testing.T) {
 		registered := func() int64 { return hp.RDB.ZCard(ctx, "rc:{n}:xsem-waiters").Val() }
 
 		wp.Faults.DropReply(locktest.EvalSHA("xsem_acquire"))
-		_, err = waiter.Acquire(ctx, rsemaphore.AcquireOptions{})
-		require.Error(t, err)
+		lostReply(t, func(ctx context.Context) error {
+			_, err := waiter.Acquire(ctx, rsemaphore.AcquireOptions{})
+			return err
+		})
 		require.Equal(t, 1, wp.Faults.Fired())
 		assert.Zero(t, registered(), "the failed Acquire left its registration")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -285,7 +286,9 @@ func (h *Handle) ReleaseLost(ctx context.Context, what string, token uint64, rel
 		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 	}
 	if _, err := release(ctx, h.S.Writer(), h.NextRequest(), named); err != nil && !errors.Is(err, errs.ErrNotReplicated) {
-		return err
+		// What Redis may still have of the lost hold is left to its lease.
+		return errs.Lost("%s: the hold was lost before this call (deleting what Redis may still have of it failed: %s)",
+			what, strings.TrimPrefix(err.Error(), "redcoord: "))
 	}
 	return errs.Lost("%s: the hold was lost before this call", what)
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -326,10 +327,12 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 // a hold that StartRelease stopped renewing is not renewed again, and a
 // timer reports it lost when its lease may end in Redis (ending), unless
 // a later release or Extend succeeds first. A failed release of a
-// re-entry leaves the hold as it was; one of a hold already lost still
-// reports the loss. A WAIT shortfall (core.Writer) comes
-// with the reply: the release stands, and the shortfall is returned. It
-// gives the turn back.
+// re-entry leaves the hold as it was. A hold found lost before the reply
+// (Lost closed) is ErrLeaseLost whatever became of the request, which
+// could only delete what Redis may still have of it: a request that failed
+// leaves that to its lease. A WAIT shortfall (core.Writer) comes with the
+// reply: the release stands, and the shortfall is returned. It gives the
+// turn back.
 func (t *Tracker) EndRelease(n int64, err error, what string) error {
 	defer t.give()
 	var short error
@@ -340,7 +343,8 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.count == 0 && t.gone {
-			return fmt.Errorf("%w; its release failed: %w", errs.Lost("%s: the hold was lost before release", what), err)
+			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
+				what, strings.TrimPrefix(err.Error(), "redcoord: "))
 		}
 		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ending.IsZero() && t.keep.Watchdog != nil {
 			t.ending = t.keep.Watchdog.Ends(t.renewed)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/outage"
 )
 
 // Wait replaces a spin-wait on a condition kept in Redis. It subscribes to
@@ -18,7 +19,11 @@ import (
 //
 // Wait returns nil once check reports true, check's error as it is, an
 // error wrapping ctx.Err(), or ErrClosed if the Hub is closed. If the server
-// refuses the subscription, Wait polls: it still works, only slower.
+// refuses the subscription, Wait polls: it still works, only slower. A
+// check that fails with an outage's error (outage.Transient: a connection
+// refused, LOADING...) is called again after a pause that doubles up to the
+// poll interval, until it is answered or ctx ends; the error then names the
+// last failure.
 func (h *Hub) Wait(ctx context.Context, channel string, check func(ctx context.Context) (bool, error)) error {
 	if check == nil {
 		return errs.Invalid("check", "must not be nil")
@@ -35,11 +40,23 @@ func (h *Hub) Wait(ctx context.Context, channel string, check func(ctx context.C
 		return err
 	}
 
+	r := outage.Retry{Kind: "pubsub", Name: channel, MaxPoll: h.opts.pollInterval, Done: h.quit,
+		Logger: h.opts.logger, Observe: h.opts.observe}
 	timer := time.NewTimer(h.opts.pollInterval)
 	defer timer.Stop()
 	for {
 		ok, err := check(ctx)
-		if err != nil {
+		switch {
+		case err == nil:
+			r.Ok()
+		case ctx.Err() != nil && r.Failing():
+			return fmt.Errorf("pubsub: wait on %q: %w", channel, r.Ended(ctx.Err()))
+		case ctx.Err() == nil && outage.Transient(err):
+			if err := r.Failed(ctx, err); err != nil {
+				return fmt.Errorf("pubsub: wait on %q: %w", channel, err)
+			}
+			continue
+		default:
 			return err
 		}
 		if ok {

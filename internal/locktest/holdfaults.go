@@ -206,7 +206,8 @@ func LateAcquire(t *testing.T, k Kind) {
 
 // LossOneMeaning checks that once Lost has closed, Unlock returns
 // ErrLeaseLost: after a fixed lease ended while Redis still had the hold
-// (which Unlock deletes), and after another handle forced the lock open.
+// (which Unlock deletes; an Unlock whose request fails says ErrLeaseLost
+// all the same), and after another handle forced the lock open.
 // It also checks that concurrent Locks on one handle still share its hold.
 func LossOneMeaning(t *testing.T, k Kind) {
 	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
@@ -223,6 +224,11 @@ func LossOneMeaning(t *testing.T, k Kind) {
 		synctest.Wait()
 		require.True(t, IsClosed(lost))
 		require.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "Redis still has the hold")
+		sf.FailBefore(k.Release) // Redis unreachable: the release does not get there
+		err := x.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrLeaseLost, "lost, whatever became of the release")
+		assert.ErrorContains(t, err, ErrInjected.Error(), "naming why the hold was not deleted")
+		require.Equal(t, int64(1), k.Count(m, "n", x.Owner()), "left to its lease")
 		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost)
 		assert.Zero(t, k.Count(m, "n", x.Owner()), "Unlock deleted it")
 		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrLeaseLost, "and says so again")

@@ -23,6 +23,7 @@ const (
 	HubReconnected
 	Waiting
 	HubMoved
+	Retrying
 )
 
 // Event is one event; redcoord's Event has the same fields.

@@ -12,6 +12,10 @@
 //     try reaches it.)
 //  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
 //     of the context or of the Client. Then go to 3.
+//
+// A blocking acquire's try that fails with an outage's error
+// (outage.Transient) is sent again after a pause, until it is answered or
+// the wait ends (see try).
 //  5. When the wait ends unacquired, run the primitive's leave script with a
 //     fresh short context (leave a queue, undo a grant that raced in).
 //
@@ -31,6 +35,7 @@ import (
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/obs"
+	"github.com/redcoord/redcoord/internal/outage"
 )
 
 // LeaveTimeout bounds the leave script that runs after a failed wait.
@@ -139,16 +144,17 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 
 // acquire is Acquire without the observer.
 func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
+	r := retry(cfg, s)
 	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
-		return waitFor(ctx, cfg, s, t, Attempt{}, nil)
+		return waitFor(ctx, cfg, s, t, Attempt{}, nil, r)
 	}
 	var early *hub.Subscription
 	if s.ID != "" && !s.Once {
 		early = listen(cfg, s)
 	}
-	got, a, err := t.Try(ctx, "")
+	got, a, err := try(ctx, s, t, "", r)
 	if err != nil || a.Acquired {
 		if early != nil {
 			early.Close()
@@ -158,7 +164,7 @@ func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 	if s.Once {
 		return got, ErrBusy
 	}
-	return waitFor(ctx, cfg, s, t, a, early)
+	return waitFor(ctx, cfg, s, t, a, early, r)
 }
 
 // listen registers a targeted wait before its first try when this Client's
@@ -189,8 +195,8 @@ func queued(cfg Config, channel string) bool {
 
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any. sub,
 // when not nil, was registered before that try (see listen): steps 2 and 3
-// are skipped.
-func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription) (got T, err error) {
+// are skipped. r paces the tries through an outage.
+func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription, r *outage.Retry) (got T, err error) {
 	if cfg.waited != nil {
 		*cfg.waited = true
 		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name, Context: ctx})
@@ -214,7 +220,7 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 	// in the window woke that one (targeted messages, weighed waits and
 	// broadcasts excepted).
 	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0 || s.Broadcast) {
-		if got, a, err = t.Try(ctx, ""); err != nil || a.Acquired {
+		if got, a, err = try(ctx, s, t, "", r); err != nil || a.Acquired {
 			return got, settle(ctx, cfg, s, t, err)
 		}
 	}
@@ -231,7 +237,7 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 			payload, woken = sub.Payload(), true
 		case <-timer.C:
 		}
-		if got, a, err = t.Try(ctx, payload); err != nil || a.Acquired {
+		if got, a, err = try(ctx, s, t, payload, r); err != nil || a.Acquired {
 			if err != nil && woken {
 				sub.PassOn() // the wake was meant for a waiter that will try
 			}

@@ -21,8 +21,8 @@ func TestReplay(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			same := 0
 			for seed := uint64(1); seed <= 5; seed++ {
-				a := sameInstant.ReplaceAllString(runBubble(t, seed, p.make(seed)).text, "${1}xxx")
-				b := sameInstant.ReplaceAllString(runBubble(t, seed, p.make(seed)).text, "${1}xxx")
+				a := sameInstant.ReplaceAllString(runBubble(t, p.name, seed, p.make(seed)).text, "${1}xxx")
+				b := sameInstant.ReplaceAllString(runBubble(t, p.name, seed, p.make(seed)).text, "${1}xxx")
 				if a == b {
 					same++
 					continue

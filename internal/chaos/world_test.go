@@ -50,7 +50,9 @@ func newProc(opts []*redis.Options) (*proc, error) {
 		// bubble's clock a function of the seed. It also keeps go-redis's
 		// PubSub from sleeping with its mutex held (a re-dial's retried
 		// HELLO): a goroutine waiting for that mutex is not durably
-		// blocked, and the bubble's clock would stop.
+		// blocked, and the bubble's clock would stop. A back-off of 0 is a
+		// timer that has expired when it is waited on: see oneP in
+		// guard_test.go for what that costs under -race.
 		oo.MinRetryBackoff, oo.MaxRetryBackoff = -1, -1
 		rdb := redis.NewClient(&oo)
 		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll))

@@ -90,6 +90,7 @@ type recorder struct {
 	holds  []*holdRec
 	cur    map[holdKey]*holdRec
 	seq    int
+	bubble bool                  // the clock is a bubble's
 	quiet  time.Duration         // when faults stopped; -1 before
 	closed map[int]time.Duration // process → when its Client.Close was called
 }
@@ -184,14 +185,25 @@ func (r *recorder) watchCtx(h int, read bool, ctx context.Context, cancel contex
 func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how string) {
 	select {
 	case <-ch:
+		at := r.now()
+		if kind == evCtxDone && r.bubble {
+			// A Context ends with its hold's Lost, at one instant: let
+			// everything of this instant run, and say Lost if it closed.
+			time.Sleep(apart / 2)
+			select {
+			case <-hr.lostCh:
+				kind, how = evLost, "lost"
+			default:
+			}
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if kind == evLost {
 			hr.lostSeen = true
 		}
 		if hr.open {
-			r.events = append(r.events, event{at: r.now(), seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
-			r.endLocked(hr, how)
+			r.events = append(r.events, event{at: at, seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
+			r.endAtLocked(hr, how, at)
 		}
 	case <-hr.done:
 	}
@@ -211,8 +223,10 @@ func (r *recorder) releasing(h int, read bool) {
 	}
 }
 
-func (r *recorder) endLocked(hr *holdRec, how string) {
-	hr.open, hr.end, hr.endHow = false, r.now(), how
+func (r *recorder) endLocked(hr *holdRec, how string) { r.endAtLocked(hr, how, r.now()) }
+
+func (r *recorder) endAtLocked(hr *holdRec, how string, at time.Duration) {
+	hr.open, hr.end, hr.endHow = false, at, how
 	close(hr.done)
 	for _, c := range hr.cancels {
 		c()

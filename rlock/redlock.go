@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -192,7 +191,7 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 			return wait.ErrBusy
 		}
 		r.Ok()
-		t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
+		t := time.NewTimer(backoff/2 + rl.ss[0].Rand(backoff/2+1))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -28,7 +28,7 @@ func TestChaos(t *testing.T) {
 					}
 					seed = only
 				}
-				res := runBubble(t, seed, p.make(seed))
+				res := runBubble(t, p.name, seed, p.make(seed))
 				sum.add(res)
 				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
 					t.Logf("seed %d history:\n%s", seed, res.text)
@@ -51,8 +51,12 @@ type result struct {
 	known       []string // per violation: the known finding it matches, or ""
 }
 
-// runBubble runs one schedule of p in a synctest bubble of its own.
-func runBubble(t *testing.T, seed uint64, p primitive) result {
+// runBubble runs one schedule of p, named name, in a synctest bubble of its
+// own, on one P and under the real-time bound (guard_test.go).
+func runBubble(t *testing.T, name string, seed uint64, p primitive) result {
+	defer oneP()()
+	var pr progress
+	defer watch(name, seed, &pr)()
 	var res result
 	synctest.Test(t, func(t *testing.T) {
 		c := p.caps()
@@ -65,6 +69,7 @@ func runBubble(t *testing.T, seed uint64, p primitive) result {
 			t.Fatal(err)
 		}
 		rn := newRun(seed, p, w, true)
+		pr.set(rn.rec)
 		rn.drive()
 		rn.wg.Wait()
 		rn.rec.finish()

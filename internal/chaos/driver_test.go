@@ -56,6 +56,7 @@ type heal struct {
 
 func newRun(seed uint64, p primitive, w *world, bubble bool) *run {
 	rn := &run{seed: seed, prim: p, c: p.caps(), w: w, rec: newRecorder(), r: newRand(seed), bubble: bubble}
+	rn.rec.bubble = bubble
 	for pi := range w.procs {
 		for i := range handlesPerProc {
 			rn.hs = append(rn.hs, p.handle(w, pi, i, rn.r))
@@ -66,6 +67,12 @@ func newRun(seed uint64, p primitive, w *world, bubble bool) *run {
 	return rn
 }
 
+// apart is how far the bubble's clock moves after every operation the
+// driver starts, and is added to every sleep of the driver: no two of the
+// suite's events (an operation's start, its deadline, its cancel) share an
+// instant, so no two goroutines woken by them race to the server.
+const apart = time.Microsecond
+
 // settle lets what a step set off run until it blocks.
 func (rn *run) settle() {
 	if rn.bubble {
@@ -75,10 +82,13 @@ func (rn *run) settle() {
 	}
 }
 
+// sleep moves the clock on by d, and apart.
+func (rn *run) sleep(d time.Duration) { time.Sleep(d + apart) }
+
 // drive runs the steps with faults, then the quiet phase.
 func (rn *run) drive() {
 	for range stepsPerSchedule {
-		time.Sleep(drawGap(rn.r))
+		rn.sleep(drawGap(rn.r))
 		rn.healDue()
 		if rn.r.IntN(5) == 0 {
 			rn.inject(drawFault(rn.r, len(rn.w.procs)))
@@ -124,13 +134,13 @@ func opContext(o opStep) (context.Context, func()) {
 		t := time.AfterFunc(o.cancel, cancel)
 		return ctx, func() { t.Stop(); cancel() }
 	case o.ctxDur > 0:
-		tctx, tcancel := context.WithTimeout(ctx, o.ctxDur)
-		return tctx, func() { tcancel(); cancel() }
+		return withDeadline(ctx, cancel, o.ctxDur)
 	}
 	return ctx, cancel
 }
 
-// issue starts o in a goroutine of its own. quiet marks the acquires of the
+// issue starts o in a goroutine of its own and, in the bubble, lets it run
+// until it blocks, then moves the clock on by apart. quiet marks the acquires of the
 // quiet phase: they release at once, and their wait is checked.
 func (rn *run) issue(o opStep, quiet bool) {
 	h, proc := rn.hs[o.h], rn.hproc[o.h]
@@ -169,6 +179,11 @@ func (rn *run) issue(o opStep, quiet bool) {
 		rn.busy[o.h] = false
 		rn.mu.Unlock()
 	}()
+	// The operation's first request goes out before the next one's.
+	rn.settle()
+	if rn.bubble {
+		rn.sleep(0)
+	}
 }
 
 // exec runs one operation and says how it ended.

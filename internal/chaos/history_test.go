@@ -91,6 +91,7 @@ type recorder struct {
 	holds  []*holdRec
 	cur    map[holdKey]*holdRec
 	seq    int
+	bubble bool                  // the clock is a bubble's
 	quiet  time.Duration         // when faults stopped; -1 before
 	closed map[int]time.Duration // process → when its Client.Close was called
 }
@@ -185,14 +186,25 @@ func (r *recorder) watchCtx(h int, read bool, ctx context.Context, cancel contex
 func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how string) {
 	select {
 	case <-ch:
+		at := r.now()
+		if kind == evCtxDone && r.bubble {
+			// A Context ends with its hold's Lost, at one instant: let
+			// everything of this instant run, and say Lost if it closed.
+			time.Sleep(apart / 2)
+			select {
+			case <-hr.lostCh:
+				kind, how = evLost, "lost"
+			default:
+			}
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if kind == evLost {
 			hr.lostSeen = true
 		}
 		if hr.open {
-			r.events = append(r.events, event{at: r.now(), seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
-			r.endLocked(hr, how)
+			r.events = append(r.events, event{at: at, seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
+			r.endAtLocked(hr, how, at)
 		}
 	case <-hr.done:
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/redcoord/redcoord"
 )
@@ -42,7 +41,7 @@ func (rn *run) inject(f faultStep) {
 		rn.heals = append(rn.heals, heal{at: rn.rec.now() + f.d, proc: f.proc, kind: fPause})
 	case fClock:
 		rn.settle()
-		time.Sleep(f.d)
+		rn.sleep(f.d)
 	}
 	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
 }

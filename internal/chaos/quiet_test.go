@@ -46,11 +46,11 @@ func (rn *run) quiet() {
 				msg: "operations still running long after faults stopped"})
 			return
 		}
-		time.Sleep(quietTick)
+		rn.sleep(quietTick)
 		rn.releaseHolds()
 		rn.settle()
 	}
-	time.Sleep(leaseTTL + maxPoll) // holds of closed processes run out
+	rn.sleep(leaseTTL + maxPoll) // holds of closed processes run out
 	rn.settle()
 	rn.idleCheck()
 }

@@ -1,47 +1,71 @@
 package chaos
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestReplay runs seeds twice and compares the recorded histories byte for
-// byte: the bubble tier must be a function of its seed. One thing is not:
-// when several scripts run at one instant of the bubble's clock, the order
-// in which miniredis serves their connections is the goroutine scheduler's,
-// and the tokens they get (the clock in microseconds, then +1 each) follow
-// it, and so may the outcome of two acquires racing at that instant.
-// RedLock's back-off between attempts is drawn from the global math/rand
-// source. Tokens are compared without their last three digits, and a
-// primitive fails only if no seed replays byte for byte (RedLock: is
-// reported, never fails); a divergence is logged where it begins.
+// replaySeeds is how many seeds TestReplay runs twice per primitive.
+const replaySeeds = 4
+
+// TestReplay runs seeds twice and requires the recorded histories to be
+// equal byte for byte, tokens included: the bubble tier is a function of
+// its seed. What makes it so: the driver starts one operation at a time
+// and lets it run until it blocks, and moves the clock on by apart after
+// each, so that no two of the suite's events share an instant; Clients
+// have fixed ids and RedLock a fixed back-off jitter (determine); go-redis
+// retries without a random back-off; deadlines are staggered (order_test.go).
+//
+// One source remains: when one event wakes several waiters at one instant
+// of the bubble's clock (a release's message wakes waiters of several
+// processes, or of one process: a MultiMutex that gives back the names it
+// took; a release of rlock with two waiters in one process), their tries
+// reach miniredis in the goroutine scheduler's order, and which of them
+// takes the name (and the tokens of the grants after it at that instant)
+// follows it. A divergence that begins so (grants at one instant that
+// differ) is logged; any other fails the test.
 func TestReplay(t *testing.T) {
 	for _, p := range primitives {
 		t.Run(p.name, func(t *testing.T) {
-			same := 0
-			for seed := uint64(1); seed <= 5; seed++ {
-				a := sameInstant.ReplaceAllString(runBubble(t, seed, p.make(seed)).text, "${1}xxx")
-				b := sameInstant.ReplaceAllString(runBubble(t, seed, p.make(seed)).text, "${1}xxx")
+			same, raced := 0, 0
+			for seed := uint64(1); seed <= replaySeeds; seed++ {
+				a := runBubble(t, p.name, seed, p.make(seed)).text
+				b := runBubble(t, p.name, seed, p.make(seed)).text
 				if a == b {
 					same++
 					continue
 				}
-				al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-				for i := range min(len(al), len(bl)) {
-					if al[i] != bl[i] {
-						t.Logf("seed %d: histories differ at line %d:\n  first:  %s\n  second: %s", seed, i+1, al[i], bl[i])
-						break
-					}
+				x, y, diff := firstDiff(a, b)
+				if racedGrant(x, y) {
+					raced++
+					t.Logf("%s seed %d: waiters woken at one instant were served in another order\n%s", p.name, seed, diff)
+					continue
 				}
+				t.Errorf("%s seed %d: the histories of two runs differ\n%s", p.name, seed, diff)
 			}
-			t.Logf("%s: %d of 5 seeds replayed byte for byte", p.name, same)
-			if same == 0 && p.name != "redlock" {
-				t.Errorf("%s: no seed replayed byte for byte", p.name)
-			}
+			t.Logf("chaos: %s replay: %d of %d seeds byte for byte, %d parted at a race of waiters woken together", p.name, same, replaySeeds, raced)
 		})
 	}
 }
 
-// sameInstant matches a token's microseconds within its millisecond.
-var sameInstant = regexp.MustCompile(`(=\d+)\d{3}\b`)
+// racedGrant reports whether two history lines are grants at one instant
+// that differ (another handle, or other tokens): the one source of
+// divergence left.
+func racedGrant(x, y string) bool {
+	fx, fy := strings.Fields(x), strings.Fields(y)
+	return len(fx) > 0 && len(fy) > 0 && fx[0] == fy[0] &&
+		strings.Contains(x, "-> ok") && strings.Contains(y, "-> ok")
+}
+
+// firstDiff returns the first line that differs in each history, and
+// shows where they part: the lines before, and those two.
+func firstDiff(a, b string) (x, y, diff string) {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			from := max(0, i-5)
+			return al[i], bl[i], strings.Join(al[from:i], "\n") + "\nfirst:  " + al[i] + "\nsecond: " + bl[i]
+		}
+	}
+	return "", "", "one history is longer"
+}

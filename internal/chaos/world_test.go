@@ -2,12 +2,14 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
@@ -38,29 +40,47 @@ type proc struct {
 	closed  bool // Client.Close was called (driver's state)
 }
 
-// newProc dials nothing yet: go-redis and the Client connect on first use.
-func newProc(opts []*redis.Options) (*proc, error) {
+// newProc makes process pi; it dials nothing yet: go-redis and the Client
+// connect on first use.
+func newProc(pi int, opts []*redis.Options, bubble bool) (*proc, error) {
 	p := &proc{faults: redistest.NewFaults()}
 	p.faults.TimeoutSwallowed()
 	for _, o := range opts {
 		oo := *o
 		oo.Dialer = p.faults.Dialer(o.Dialer)
+		if bubble {
+			oo.Dialer = orderedDialer(oo.Dialer)
+		}
 		oo.ReadTimeout = readTimeout
 		// go-redis draws a random back-off before a retry: none keeps the
 		// bubble's clock a function of the seed. It also keeps go-redis's
 		// PubSub from sleeping with its mutex held (a re-dial's retried
 		// HELLO): a goroutine waiting for that mutex is not durably
-		// blocked, and the bubble's clock would stop.
+		// blocked, and the bubble's clock would stop. A back-off of 0 is a
+		// timer that has expired when it is waited on: see oneP in
+		// guard_test.go for what that costs under -race.
 		oo.MinRetryBackoff, oo.MaxRetryBackoff = -1, -1
 		rdb := redis.NewClient(&oo)
 		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll))
 		if err != nil {
 			return nil, err
 		}
+		determine(c, pi, len(p.clients))
 		p.rdbs = append(p.rdbs, rdb)
 		p.clients = append(p.clients, c)
 	}
 	return p, nil
+}
+
+// determine gives Client si of process pi what a Client draws at random
+// elsewhere: its id (random ids order the keys and members they name
+// differently in every run) and the back-off jitter RedLock draws, a fixed
+// fraction of the range, one per Client.
+func determine(c *redcoord.Client, pi, si int) {
+	s := core.Of(c)
+	s.ID = fmt.Sprintf("%030x%02x", pi+1, si)
+	frac := time.Duration(3*pi+si+1) % 8
+	s.Jitter = func(n time.Duration) time.Duration { return n * frac / 8 }
 }
 
 // close closes the process's Clients and connections, bounded.
@@ -107,8 +127,8 @@ func newBubbleWorld(n, procs int, names []string) (*world, error) {
 		w.opts = append(w.opts, o)
 		w.admin = append(w.admin, redis.NewClient(o))
 	}
-	for range procs {
-		p, err := newProc(w.opts)
+	for pi := range procs {
+		p, err := newProc(pi, w.opts, true)
 		if err != nil {
 			w.close()
 			return nil, err

@@ -6,11 +6,12 @@ package core
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
@@ -50,9 +51,13 @@ type Config struct {
 // Session is one Client's shared state. Its zero value is not usable; use New.
 type Session struct {
 	RDB      Redis
-	ID       string // 128 random bits, hex
+	ID       string // 128 random bits, hex; a test that must replay exactly sets its own before first use
 	Config   Config
 	Watchdog *lease.Watchdog
+
+	// Jitter draws a random duration in [0, n) for a back-off; nil: from
+	// math/rand/v2. Tests that must replay exactly set it before first use.
+	Jitter func(n time.Duration) time.Duration
 
 	host string // for holder metadata
 	pid  int
@@ -73,7 +78,7 @@ type Session struct {
 // New returns a Session; it does no I/O.
 func New(rdb Redis, cfg Config) (*Session, error) {
 	var id [16]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	if _, err := crand.Read(id[:]); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -89,6 +94,14 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}, cfg.Observer),
 		done:     make(chan struct{}),
 	}, nil
+}
+
+// Rand returns a random duration in [0, n), n > 0, from Jitter if set.
+func (s *Session) Rand(n time.Duration) time.Duration {
+	if s.Jitter != nil {
+		return s.Jitter(n)
+	}
+	return rand.N(n)
 }
 
 // NewOwner returns a fresh owner id, "<client id>:<sequence>".

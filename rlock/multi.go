@@ -174,7 +174,7 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 	}
 	cfg := mm.s.Wait(mm.ms[0].h.MaxPoll)
 	r := outage.Retry{Kind: kind, Name: mm.ms[0].h.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
-		Logger: cfg.Logger, Observe: cfg.Observe}
+		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
 	for {
 		held := make(map[*Mutex]bool, len(mm.ms))
 		err = mm.acquireAll(ctx, fixed, block, held)

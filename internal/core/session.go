@@ -220,7 +220,8 @@ func (s *Session) Wait(poll time.Duration) wait.Config {
 	if poll <= 0 {
 		poll = s.Config.PollInterval
 	}
-	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer}
+	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer,
+		Rand: s.Rand}
 }
 
 // Close stops the watchdog and the Hub and waits for their goroutines. Holds

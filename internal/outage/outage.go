@@ -76,6 +76,7 @@ type Retry struct {
 	Done       <-chan struct{}
 	Logger     *slog.Logger
 	Observe    obs.Func
+	Rand       func(n time.Duration) time.Duration // the jitter's source; nil: math/rand/v2
 
 	failures int           // tries failed in a row
 	last     error         // the last of them
@@ -97,7 +98,7 @@ func (r *Retry) Failed(ctx context.Context, err error) error {
 	if r.backoff == 0 {
 		r.backoff = min(FirstBackoff, r.MaxPoll)
 	}
-	pause := r.backoff/2 + rand.N(r.backoff/2+1)
+	pause := r.backoff/2 + r.jitter(r.backoff/2+1)
 	r.backoff = min(2*r.backoff, r.MaxPoll)
 	r.Observe.Emit(obs.Event{Kind: obs.Retrying, Primitive: r.Kind, Name: r.Name, Wait: pause,
 		Count: r.failures, Err: err, Context: ctx})
@@ -156,3 +157,11 @@ func (e *Error) Error() string {
 
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
+
+// jitter draws a duration in [0, n) from Rand, or from math/rand/v2.
+func (r *Retry) jitter(n time.Duration) time.Duration {
+	if r.Rand != nil {
+		return r.Rand(n)
+	}
+	return rand.N(n)
+}

@@ -9,7 +9,7 @@ import (
 // retry returns the pacing of an acquire's tries through an outage.
 func retry(cfg Config, s Spec) *outage.Retry {
 	return &outage.Retry{Kind: s.Kind, Name: s.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
-		Logger: cfg.Logger, Observe: cfg.Observe}
+		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
 }
 
 // try makes one attempt. A blocking acquire's attempt that fails with an

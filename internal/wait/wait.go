@@ -48,6 +48,9 @@ type Config struct {
 	Done    <-chan struct{}          // closed when the Client closes
 	Logger  *slog.Logger
 	Observe obs.Func // nil: no observer
+	// Rand draws a random duration in [0, n) for a back-off's jitter; nil:
+	// from math/rand/v2.
+	Rand func(n time.Duration) time.Duration
 
 	// waited, set by Acquire when Observe is set, records that the acquire
 	// reached the wait (steps 2 to 5) and reported obs.Waiting.

@@ -75,6 +75,11 @@ type Tracker struct {
 	// observe hears the holds' releases and losses, as kind and name.
 	observe    obs.Func
 	kind, name string
+	// notices lists the current hold as held (listed), so that a forced
+	// unlock's message ends it at once (see core.Notices); nil: none.
+	notices *core.Notices
+	held    core.Held
+	listed  bool
 }
 
 // Observe has the Tracker report its holds' releases and losses to f (nil:
@@ -84,6 +89,15 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.observe, t.kind, t.name = f, kind, name
+}
+
+// Heed has the Tracker list its holds in n as the holds of held, so that a
+// forced unlock's message ends them (see ForcedUpTo). Call it before the
+// first acquire.
+func (t *Tracker) Heed(n *core.Notices, held core.Held) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notices, t.held = n, held
 }
 
 // emitLocked reports the end of the current hold to the observer, if any,
@@ -289,6 +303,10 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 		arg = scripts.TokenArg(token)
 	}
 	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
+	if t.notices != nil {
+		t.notices.Add(t.held, t)
+		t.listed = true
+	}
 	return nil
 }
 
@@ -511,6 +529,27 @@ func (t *Tracker) Forced() {
 	}
 }
 
+// ForcedUpTo records that a forced unlock ended the owner's hold whose
+// token was at most token, as its message says (see core.Notices): a loss,
+// if the current hold is not a later one. Its contexts end with a cause
+// that matches ErrLeaseLost and says it was forced.
+func (t *Tracker) ForcedUpTo(token uint64) {
+	t.mu.Lock()
+	hit := t.count > 0 && t.token <= token
+	if hit {
+		t.emitLocked(obs.LeaseLost, nil)
+		t.scoped.End(func(what string) error {
+			return fmt.Errorf("%w: %s was forced out by ForceUnlock", errs.ErrLeaseLost, what)
+		})
+		t.goneLocked()
+	}
+	onLost := t.keep.OnLost
+	t.mu.Unlock()
+	if hit && onLost != nil {
+		onLost()
+	}
+}
+
 // Deadline returns when the current hold may be gone from Redis unless
 // renewed first, by this process's clock (when its Lost would close); ok
 // is false when the handle holds nothing, or its hold is being released.
@@ -600,6 +639,10 @@ func (t *Tracker) goneLocked() {
 
 // dropLocked forgets the current hold; the caller holds mu.
 func (t *Tracker) dropLocked() {
+	if t.listed {
+		t.notices.Remove(t.held, t)
+		t.listed = false
+	}
 	if t.lease != nil {
 		t.lease.Remove()
 		t.lease = nil

@@ -98,6 +98,33 @@
 // token, a hold count of 1), so one Unlock frees it, and a copy of an
 // acquire request that reaches Redis after its leave is refused.
 //
+// # Forced unlock
+//
+// ForceUnlock (rlock, rfairlock, rrwlock) tells the Clients of the holds
+// it ends, in the same script, and a Client that hears it ends them at
+// once: Lost closes and the holds' contexts end with a cause that matches
+// ErrLeaseLost and says they were forced, a round trip after the force
+// rather than at the next renewal (up to a third of the lease later). The
+// message names each hold's owner and token, so a late copy never ends a
+// hold taken since. Where it is heard:
+//
+//   - One server, or a Sentinel failover client: on the Client's own
+//     channel, "<prefix>:ch:<client id>", which the Client subscribes to
+//     once, in the background, when it first takes a hold (its Hub's
+//     connection, opened then if no wait opened it before): no acquire
+//     waits for it. A hold forced before that subscription was confirmed
+//     is found at its next renewal.
+//   - Redis Cluster: a script publishes only within its slot, so the
+//     message goes on the name's channel for the Client, which it listens
+//     to only while it waits on that name; elsewhere the next renewal
+//     finds the loss.
+//   - WithPolling, or a server that refuses SUBSCRIBE: the next renewal.
+//
+// Pub/sub is fire-and-forget: a message lost to a reconnect leaves the
+// loss to the next renewal, as before. A hold with a fixed lease
+// (LockWithLease) is not renewed: without the message, its Lost closes
+// when its lease ends.
+//
 // # Waiting
 //
 // A blocked acquire subscribes to the name's channel through the Client's

@@ -123,8 +123,9 @@ func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ct
 
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
-// closed at its next renewal (at once if it is this handle); its Unlock
-// returns ErrLeaseLost.
+// closed as soon as its Client hears of it, or at its next renewal (see
+// "Forced unlock" in package redcoord; at once if it is this handle); its
+// Unlock returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.fair.Force)
 }

@@ -30,3 +30,4 @@ func TestFaultTurnBounded(t *testing.T)      { locktest.TurnBounded(t, kind) }
 func TestFaultReentryAfterLoss(t *testing.T) { locktest.ReentryAfterLoss(t, kind) }
 func TestFaultClosedEnds(t *testing.T)       { locktest.ClosedEnds(t, kind) }
 func TestFaultDoneRelease(t *testing.T)      { locktest.DoneRelease(t, kind) }
+func TestFaultForcedNotice(t *testing.T)     { locktest.ForcedNotice(t, kind) }

@@ -207,8 +207,10 @@ func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return 
 func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports
-// whether it was held. The holder's handle sees Lost closed at its next
-// renewal (at once if it is this handle); its Unlock returns ErrLeaseLost.
+// whether it was held. The holder's handle sees Lost closed as soon as its
+// Client hears of it, or at its next renewal (see "Forced unlock" in
+// package redcoord; at once if it is this handle); its Unlock returns
+// ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.h.ForceUnlock(ctx, m.h.Lock.Force)
 }

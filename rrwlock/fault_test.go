@@ -134,3 +134,8 @@ func TestFaultReentryAfterLoss(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.ReentryAfterLoss(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.ReentryAfterLoss(t, readers) })
 }
+
+func TestFaultForcedNotice(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.ForcedNotice(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.ForcedNotice(t, readers) })
+}

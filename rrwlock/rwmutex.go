@@ -44,6 +44,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch"), Value: h.Value}.Prepared(h.S.Config.TTL)
 		m.wch = m.rw.WriterChannel + ":" + h.S.ID
 		m.read.Observe(h.S.Config.Observer, kind, name)
+		m.read.Heed(h.S.Notices, core.Held{Owner: h.Owner, Read: true})
 	}
 	return m
 }
@@ -175,8 +176,9 @@ func (m *RWMutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(
 
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed
-// at their next renewal (at once for this handle's); Unlock or RUnlock then
-// returns ErrLeaseLost.
+// as soon as their Clients hear of it, or at their next renewal (see
+// "Forced unlock" in package redcoord; at once for this handle's); Unlock
+// or RUnlock then returns ErrLeaseLost.
 func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	ok, err := m.h.ForceUnlock(ctx, m.rw.Force)
 	if err == nil && ok {

@@ -120,6 +120,16 @@ local function notify(cmd, channel, msg)
   end
 end
 
+-- tell_forced tells the Client of owner that a forced unlock ended its
+-- holds of part ('l' the lock hash, 'r' a read hold) whose tokens are up
+-- to token (a decimal string): "!<part> <owner> <token>" on notice
+-- followed by the owner's client id (owner is "<client>:<handle>"). The
+-- Client marks those holds lost on hearing it (see internal/core,
+-- Notices); a hold it took since has a greater token. A hint (see notify).
+local function tell_forced(cmd, notice, part, owner, token)
+  notify(cmd, notice .. string.match(owner, '^([^:]*)'), '!' .. part .. ' ' .. owner .. ' ' .. token)
+end
+
 -- A waiter registry (a zset: member -> heartbeat deadline, server time in
 -- ms) lists the blocked acquires of an unfair primitive (rlock's
 -- P:{N}:waiters, rrwlock's writers, the semaphores'), so that a release

@@ -1,12 +1,17 @@
--- lock_force: delete a lock hash whoever holds it, and wake the process of
--- every registered waiter.
+-- lock_force: delete a lock hash whoever holds it, tell the holder's
+-- Client, and wake the process of every registered waiter.
 -- KEYS[1] lock hash   KEYS[2] the waiter registry (see lib.lua)
 -- ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
+-- ARGV[4] the prefix of the forced holder's Client's channel (tell_forced)
 -- Reply: 1 a hold was deleted; 0 the lock was free.
-check_kind(KEYS[1], redis.call('HGET', KEYS[1], 'k'), ARGV[1])
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 't')
+check_kind(KEYS[1], h[1], ARGV[1])
 local waiting = redis.call('ZCARD', KEYS[2])
 if redis.call('DEL', KEYS[1]) == 1 then
   wake_all(KEYS[2], waiting, ARGV[2], ARGV[3])
+  if h[2] then
+    tell_forced(ARGV[2], ARGV[4], 'l', h[2], h[3] or '0')
+  end
   return 1
 end
 return 0

@@ -54,6 +54,7 @@ type Session struct {
 	ID       string // 128 random bits, hex; a test that must replay exactly sets its own before first use
 	Config   Config
 	Watchdog *lease.Watchdog
+	Notices  *Notices // ends holds that another Client forced out
 
 	// Jitter draws a random duration in [0, n) for a back-off; nil: from
 	// math/rand/v2. Tests that must replay exactly set it before first use.
@@ -70,7 +71,7 @@ type Session struct {
 	hub   *hub.Hub   // created on the first wait that subscribes
 
 	checkOnce sync.Once      // starts checkServer's goroutine
-	checks    sync.WaitGroup // that goroutine, for Close
+	checks    sync.WaitGroup // that goroutine and the Notices' listener, for Close
 	ctx       context.Context
 	cancel    context.CancelFunc // called by Close: ends the check
 }
@@ -83,7 +84,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 	}
 	host, _ := os.Hostname()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{
+	s := &Session{
 		ctx:      ctx,
 		cancel:   cancel,
 		host:     host,
@@ -93,7 +94,9 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		Config:   cfg,
 		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}, cfg.Observer),
 		done:     make(chan struct{}),
-	}, nil
+	}
+	s.Notices = newNotices(s)
+	return s, nil
 }
 
 // Rand returns a random duration in [0, n), n > 0, from Jitter if set.
@@ -205,7 +208,8 @@ func (s *Session) Hub() (*hub.Hub, error) {
 			// subscribed between waits: no SUBSCRIBE, UNSUBSCRIBE or
 			// confirmation wait per acquisition.
 			hub.WithLinger(s.Config.PollInterval),
-			hub.WithProbeChannel(s.Config.Prefix+":hub:probe"))
+			hub.WithProbeChannel(s.Config.Prefix+":hub:probe"),
+			s.Notices.noticeOption())
 		if err != nil {
 			return nil, err
 		}
@@ -232,6 +236,7 @@ func (s *Session) Close(ctx context.Context) error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.Notices.close()
 	s.Watchdog.Stop()
 	close(s.done)
 	s.checkOnce.Do(func() {}) // no check starts after Close
@@ -245,6 +250,7 @@ func (s *Session) Close(ctx context.Context) error {
 	// A check already running is one CONFIG GET: it gets a short grace to
 	// finish, so a Client closed right after its first operation still
 	// warns, and is then cancelled, so a dead server cannot hold Close up.
+	// A listener of Notices still subscribing ends with the Hub's Close.
 	checked := make(chan struct{})
 	go func() { s.checks.Wait(); close(checked) }()
 	grace := time.NewTimer(closeCheckGrace)

@@ -150,10 +150,12 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	h.MaxPoll, h.Value = o.MaxPoll, o.Value
 	h.Hold.Observe(h.S.Config.Observer, kind, name)
 	owner := h.Owner
+	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
 	h.Lock = scripts.Lock{
 		Lock: h.Key("lock"), Fence: h.Key("fence"), Marks: h.Key("rel:" + h.S.ID),
 		Waiters: h.Key("waiters"),
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
+		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
 	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false, h.Value))
 	return h

@@ -76,6 +76,11 @@ type Tracker struct {
 	// observe hears the holds' releases and losses, as kind and name.
 	observe    obs.Func
 	kind, name string
+	// notices lists the current hold as held (listed), so that a forced
+	// unlock's message ends it at once (see core.Notices); nil: none.
+	notices *core.Notices
+	held    core.Held
+	listed  bool
 }
 
 // Observe has the Tracker report its holds' releases and losses to f (nil:
@@ -290,6 +295,10 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 		arg = scripts.TokenArg(token)
 	}
 	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
+	if t.notices != nil {
+		t.notices.Add(t.held, t)
+		t.listed = true
+	}
 	return nil
 }
 
@@ -604,6 +613,10 @@ func (t *Tracker) goneLocked() {
 
 // dropLocked forgets the current hold; the caller holds mu.
 func (t *Tracker) dropLocked() {
+	if t.listed {
+		t.notices.Remove(t.held, t)
+		t.listed = false
+	}
 	if t.lease != nil {
 		t.lease.Remove()
 		t.lease = nil

@@ -23,10 +23,15 @@
 //	*              wake every waiter of the channel
 //	n:K            wake waiters whose weights fit in K (K decimal digits, no sign)
 //	@ID PAYLOAD    give PAYLOAD to the waiters subscribed with ID, wake only them
+//	!BODY          a notice: give BODY to the Hub's notice handler, wake every waiter
 //
-// ID contains no space; PAYLOAD runs to the end of the message and may be
-// empty or contain spaces. A message matching none of these is treated as
-// "*". A message targeted at an ID no local waiter has wakes no one.
+// ID contains no space; PAYLOAD and BODY run to the end of the message and
+// may be empty or contain spaces. A message matching none of these is
+// treated as "*". A message targeted at an ID no local waiter has wakes no
+// one. A notice reaches the handler (WithNotice) whether or not the channel
+// has waiters: a forced unlock tells the forced-out holder's Client with
+// one, on a channel the Client listens to while it holds (see
+// internal/core, Notices).
 //
 // # Wake policy
 //

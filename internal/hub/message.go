@@ -12,6 +12,9 @@ const (
 	msgAll   = "*"
 	prefixN  = "n:"
 	prefixTo = "@"
+	// prefixNotice starts a notice: what follows is for the Hub's notice
+	// handler (see WithNotice), and every waiter of the channel wakes.
+	prefixNotice = "!"
 )
 
 // One returns the message that wakes one waiter of the channel in each
@@ -37,6 +40,12 @@ func N(k int64) string {
 // rejects such ids); payload may be empty or contain spaces.
 func To(id, payload string) string {
 	return prefixTo + id + " " + payload
+}
+
+// notice returns the body of a notice ("!BODY"); ok is false when payload
+// is none.
+func notice(payload string) (body string, ok bool) {
+	return strings.CutPrefix(payload, prefixNotice)
 }
 
 // kind is what a parsed message asks the Hub to do.

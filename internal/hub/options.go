@@ -22,6 +22,7 @@ type options struct {
 	probe          string
 	linger         time.Duration
 	observe        obs.Func
+	notice         func(string)
 }
 
 func defaultOptions() options {
@@ -72,6 +73,15 @@ func WithPollInterval(d time.Duration) Option {
 // unsubscribed at once.
 func WithLinger(d time.Duration) Option {
 	return func(o *options) { o.linger = d }
+}
+
+// WithNotice has the Hub pass the body of every notice ("!BODY", see
+// "Messages" in the package documentation) to f, on whichever channel it
+// comes, before it wakes the channel's waiters. f runs on a reader
+// goroutine, without the Hub's lock: it must not block. nil drops notices.
+// The default is nil.
+func WithNotice(f func(body string)) Option {
+	return func(o *options) { o.notice = f }
 }
 
 // WithConfirmTimeout sets how long Subscribe waits for the server to confirm

@@ -22,11 +22,21 @@ func (h *Hub) read(msgs <-chan any, done chan struct{}) {
 	}
 }
 
-// deliver wakes the waiters of channel that message payload asks for.
+// deliver wakes the waiters of channel that message payload asks for,
+// after passing a notice to the notice handler.
 func (h *Hub) deliver(channel, payload string) {
+	h.heed(payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.deliverLocked(channel, payload)
+}
+
+// heed passes payload's body to the notice handler, if payload is a notice
+// and there is one; the caller does not hold mu.
+func (h *Hub) heed(payload string) {
+	if body, ok := notice(payload); ok && h.opts.notice != nil {
+		h.opts.notice(body)
+	}
 }
 
 func (h *Hub) deliverLocked(channel, payload string) {
@@ -75,7 +85,7 @@ func (h *Hub) confirm(channel string, count int) {
 		h.opts.observe.Emit(obs.Event{Kind: obs.HubReconnected, Count: len(h.topics)})
 		for name, t := range h.topics {
 			t.pending = 0
-			if len(t.waiters) == 0 && !t.lingering {
+			if len(t.waiters) == 0 && !t.lingering && !t.kept {
 				delete(h.topics, name)
 			}
 		}

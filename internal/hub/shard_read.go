@@ -45,6 +45,9 @@ func (h *Hub) readNode(n *node) {
 
 // handleNode dispatches one message or confirmation read from n.
 func (h *Hub) handleNode(n *node, msg any) {
+	if m, ok := msg.(*redis.Message); ok {
+		h.heed(m.Payload)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || n.dead {

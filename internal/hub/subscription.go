@@ -154,6 +154,23 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 	return nil, err
 }
 
+// Keep subscribes to channel for the Hub's life, without a waiter: its
+// notices reach the notice handler (WithNotice), and Stats does not count
+// it. It returns once the server has confirmed the subscription, with
+// Subscribe's errors; waiters may still subscribe to the channel, and their
+// leaving does not unsubscribe it.
+func (h *Hub) Keep(ctx context.Context, channel string) error {
+	s, err := h.Subscribe(ctx, channel, "")
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.topic.kept = true
+	h.removeLocked(s)
+	return nil
+}
+
 // Listen registers a waiter on channel only if the channel is subscribed and
 // confirmed already (it has waiters, or lingers; see WithLinger), and
 // returns nil otherwise. It sends no command and never waits, so a caller
@@ -249,7 +266,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 		t.wakeN(s.weight)
 	default:
 	}
-	if len(t.waiters) > 0 {
+	if len(t.waiters) > 0 || t.kept {
 		return
 	}
 	if h.sharded {

@@ -20,6 +20,9 @@ type topic struct {
 	lingering bool
 	lingerEnd time.Time
 	linger    *time.Timer // reused from one linger to the next
+	// kept: the channel stays subscribed for the Hub's life, with or
+	// without waiters (see Keep).
+	kept bool
 
 	// Sharded pub/sub (see shard.go).
 	node  *node  // the connection subscribed on; nil while moving or refused

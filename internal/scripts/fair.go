@@ -195,10 +195,11 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 	return n == 1, err
 }
 
-// Force deletes the lock whoever holds it and hands it to the first live
-// waiter; it reports whether it was held.
+// Force deletes the lock whoever holds it, tells the holder's Client on
+// its Notice channel, and hands the lock to the first live waiter; it
+// reports whether it was held.
 func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := f.set().force.Run(ctx, rdb, f.keys(), f.args()...)
+	v, err := f.set().force.Run(ctx, rdb, f.keys(), f.args(f.Notice)...)
 	if err != nil {
 		return false, err
 	}

@@ -30,6 +30,10 @@ type Lock struct {
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
 	Channel     string // the name's channel; a client's is Channel+":"+its id
+	// Notice is the prefix of the channel on which a forced unlock tells
+	// a forced-out holder's Client, whose id follows (see tell_forced in
+	// lib.lua).
+	Notice string
 
 	calls *lockCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -187,9 +191,10 @@ func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 	return n == 1, err
 }
 
-// Force deletes the lock whoever holds it; it reports whether it was held.
+// Force deletes the lock whoever holds it, and tells the holder's Client
+// on its Notice channel; it reports whether it was held.
 func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Lock, l.Waiters}, l.Kind, l.Publish, l.Channel)
+	v, err := lockForce.Run(ctx, rdb, []string{l.Lock, l.Waiters}, l.Kind, l.Publish, l.Channel, l.Notice)
 	if err != nil {
 		return false, err
 	}

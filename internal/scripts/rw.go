@@ -168,9 +168,10 @@ func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bo
 	return n == 1, err
 }
 
-// Force ends every hold, whoever holds it; it reports whether any was held.
+// Force ends every hold, whoever holds it, and tells the holders' Clients
+// on their Notice channels (Lock.Notice); it reports whether any was held.
 func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwForce)
+	v, err := rw.run(ctx, rdb, rwForce, rw.Lock.Notice)
 	if err != nil {
 		return false, err
 	}

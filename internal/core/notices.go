@@ -1,0 +1,145 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/hub"
+	"github.com/redcoord/redcoord/internal/roundtrip"
+)
+
+// listenRetry is how long a Client whose listener could not subscribe
+// waits before a later hold starts another.
+const listenRetry = 30 * time.Second
+
+// Notices ends this Client's holds that another handle forced out
+// (ForceUnlock) as soon as the force's message arrives, instead of at
+// their next renewal. A force script tells each forced-out owner's Client
+// "!<part> <owner> <token>" (see tell_forced in lib.lua) on a channel
+// whose prefix NoticePrefix gives; the Hub passes it to Hear, which ends
+// the owner's hold of that part if its token is not above the message's:
+// a hold taken since has a greater token, and a stale message spares it.
+//
+// Outside Cluster the channel is the Client's own, "<prefix>:ch:<client
+// id>": the first hold the Client takes starts a listener that opens the
+// Hub and subscribes to it, once for the Client's life, in the background,
+// so that no acquire waits for it. A hold taken before that subscription
+// is confirmed, or whose message is lost (a reconnect), is found at its
+// next renewal, as every hold lost otherwise is. On Cluster a script may
+// publish only within its slot: the channel is the name's channel for the
+// Client ("<prefix>:{<name>}:ch:<client id>"), which the Client hears only
+// while it waits on that name; elsewhere the renewal finds it. A Client
+// that polls (WithPolling) hears none.
+type Notices struct {
+	s     *Session
+	never bool // no listener: the Client polls, or Redis is a Cluster
+
+	mu        sync.Mutex // guards the fields below
+	holds     map[Held]Forcible
+	listening bool      // a listener runs, or has subscribed
+	retryAt   time.Time // when a failed listener may be started again
+	closed    bool      // by the Session's Close: no listener starts
+}
+
+// Held names a hold that a notice may end: the owner's hold of the lock
+// hash, or its read hold (rrwlock).
+type Held struct {
+	Owner string
+	Read  bool
+}
+
+// Forcible is a hold that a notice may end: ForcedUpTo ends it if its
+// token is not above token.
+type Forcible interface {
+	ForcedUpTo(token uint64)
+}
+
+func newNotices(s *Session) *Notices {
+	return &Notices{s: s, never: s.Config.Polling || s.Cluster(), holds: make(map[Held]Forcible)}
+}
+
+// NoticePrefix returns the prefix of the channel on which a force of name
+// tells a forced-out holder's Client; the Client's id follows (see
+// Notices).
+func (s *Session) NoticePrefix(name string) string {
+	if s.Cluster() {
+		return s.Channel(name) + ":"
+	}
+	return s.Config.Prefix + ":ch:"
+}
+
+// Add lists f as the hold k until Remove, and starts the listener if it
+// is not running.
+func (n *Notices) Add(k Held, f Forcible) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.holds[k] = f
+	if !n.listening && !n.never && !n.closed && !time.Now().Before(n.retryAt) {
+		n.listening = true
+		n.s.checks.Add(1)
+		go n.listen()
+	}
+}
+
+// Remove stops listing f as the hold k.
+func (n *Notices) Remove(k Held, f Forcible) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.holds[k] == f {
+		delete(n.holds, k)
+	}
+}
+
+// Hear ends the hold a notice's body, "<part> <owner> <token>", names, if
+// it is listed; a body of another form is ignored. It runs on the Hub's
+// reader.
+func (n *Notices) Hear(body string) {
+	part, rest, ok := strings.Cut(body, " ")
+	owner, tok, ok2 := strings.Cut(rest, " ")
+	token, err := strconv.ParseUint(tok, 10, 64)
+	if !ok || !ok2 || err != nil || (part != "l" && part != "r") {
+		return
+	}
+	n.mu.Lock()
+	f := n.holds[Held{Owner: owner, Read: part == "r"}]
+	n.mu.Unlock()
+	if f != nil {
+		f.ForcedUpTo(token)
+	}
+}
+
+// listen subscribes the Hub to the Client's own channel, for the Client's
+// life (Hub.Keep: no waiter, the Hub's Close drops it). A
+// failure leaves the next try to a hold taken listenRetry later, or to
+// none when the server refused pub/sub for good.
+func (n *Notices) listen() {
+	defer n.s.checks.Done()
+	h, err := n.s.Hub()
+	if err == nil && h != nil {
+		// Close cancels s.ctx; the subscription belongs to no operation.
+		err = h.Keep(roundtrip.Uncounted(n.s.ctx), n.s.Config.Prefix+":ch:"+n.s.ID)
+	}
+	if err == nil && h != nil {
+		return
+	}
+	n.s.Config.Logger.Debug("redcoord: not listening for forced unlocks; a forced-out hold is found at its next renewal", "err", err)
+	refused := h == nil || h.Stats().Refused
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.listening = false
+	n.retryAt = time.Now().Add(listenRetry)
+	n.never = n.never || refused
+}
+
+// close has no listener start from now on; the Session's Close waits for
+// one that runs.
+func (n *Notices) close() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+}
+
+// noticeOption is the Hub option that passes notices to n.
+func (n *Notices) noticeOption() hub.Option { return hub.WithNotice(n.Hear) }

@@ -1,0 +1,39 @@
+package hold
+
+import (
+	"fmt"
+
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
+)
+
+// Heed has the Tracker list its holds in n as the holds of held, so that a
+// forced unlock's message ends them (see ForcedUpTo). Call it before the
+// first acquire.
+func (t *Tracker) Heed(n *core.Notices, held core.Held) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notices, t.held = n, held
+}
+
+// ForcedUpTo records that a forced unlock ended the owner's hold whose
+// token was at most token, as its message says (see core.Notices): a loss,
+// if the current hold is not a later one. Its contexts end with a cause
+// that matches ErrLeaseLost and says it was forced.
+func (t *Tracker) ForcedUpTo(token uint64) {
+	t.mu.Lock()
+	hit := t.count > 0 && t.token <= token
+	if hit {
+		t.emitLocked(obs.LeaseLost, nil)
+		t.scoped.End(func(what string) error {
+			return fmt.Errorf("%w: %s was forced out by ForceUnlock", errs.ErrLeaseLost, what)
+		})
+		t.goneLocked()
+	}
+	onLost := t.keep.OnLost
+	t.mu.Unlock()
+	if hit && onLost != nil {
+		onLost()
+	}
+}

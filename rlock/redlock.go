@@ -172,7 +172,7 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 	// A majority of servers unreachable: tried again, as a blocked
 	// Mutex.Lock does, with a back-off of its own.
 	r := outage.Retry{Kind: "redlock", Name: rl.name, MaxPoll: rl.poll,
-		Logger: rl.ss[0].Config.Logger, Observe: rl.ss[0].Config.Observer, Rand: rl.ss[0].Rand}
+		Logger: rl.ss[0].Config.Logger, Observe: rl.ss[0].Config.Observer, Rand: rl.ss[0].Jitter}
 	for {
 		ok, down, err := rl.attempt(ctx, fixed)
 		switch {

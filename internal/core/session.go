@@ -69,6 +69,9 @@ type Session struct {
 
 	hubMu sync.Mutex // guards hub
 	hub   *hub.Hub   // created on the first wait that subscribes
+	// hubFunc is s.Hub as a func value, made once: Wait hands it to every
+	// acquire without making (and allocating) a method value each time.
+	hubFunc func() (*hub.Hub, error)
 
 	checkOnce sync.Once      // starts checkServer's goroutine
 	checks    sync.WaitGroup // that goroutine and the Notices' listener, for Close
@@ -95,6 +98,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}, cfg.Observer),
 		done:     make(chan struct{}),
 	}
+	s.hubFunc = s.Hub
 	s.Notices = newNotices(s)
 	return s, nil
 }
@@ -224,8 +228,8 @@ func (s *Session) Wait(poll time.Duration) wait.Config {
 	if poll <= 0 {
 		poll = s.Config.PollInterval
 	}
-	return wait.Config{Hub: s.Hub, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer,
-		Rand: s.Rand}
+	return wait.Config{Hub: s.hubFunc, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer,
+		Rand: s.Jitter}
 }
 
 // Close stops the watchdog and the Hub and waits for their goroutines. Holds

@@ -1,0 +1,220 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The widened mix: fault kinds and compound steps beyond the basic ones,
+// each drawn only for the primitives whose failure modes it reaches.
+//
+//   - clock back (rlock): server 0's clock steps back and stays behind;
+//     with Forget in the mix, tokens must stay above every earlier one.
+//   - late messages (rfairlock, relection): a process hears pub/sub
+//     messages late for a while, so a grant is in flight while others act.
+//   - slow acquires (RedLock): a process's next scripts answer past the
+//     per-server budget (lease/10) but within go-redis's read timeout.
+//   - force after release (every primitive with ForceUnlock): an Unlock is
+//     followed at once by another handle's ForceUnlock while the other
+//     processes hear messages late: a grant the release sent is in flight.
+//   - resign beside a wait (relection): a handle whose term was lost and
+//     whose Campaign waits resigns while the current leader's Resign grants
+//     to it, the grant message in flight.
+
+const (
+	fClockBack   faultKind = numFaults + iota // server 0's clock steps back
+	fLateSub                                  // the process's subscribers hear messages late
+	fSlowAcquire                              // the process's next scripts answer past lease/10
+)
+
+var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
+
+// slowAcquires is how many script replies one slow-acquires fault holds
+// back: enough for one RedLock attempt on every server.
+const slowAcquires = 3
+
+// widening is the run's state of the widened mix.
+type widening struct {
+	skews map[int]*skew // clock-back offsets by server
+}
+
+func moreFaultString(f faultStep) string {
+	return fmt.Sprintf("%s(%v)", moreFaultNames[f.kind-numFaults], f.d)
+}
+
+// widenFault may turn a drawn fault into one of the widened kinds the
+// primitive is exposed to.
+func (rn *run) widenFault(f faultStep) faultStep {
+	if rn.r.IntN(4) != 0 {
+		return f
+	}
+	switch rn.prim.(type) {
+	case rlockPrim:
+		return faultStep{kind: fClockBack, proc: f.proc, d: clockStep}
+	case rfairlockPrim, relectionPrim:
+		return faultStep{kind: fLateSub, proc: f.proc, d: pick(rn.r, maxPoll/2, leaseTTL/2)}
+	case redlockPrim:
+		return faultStep{kind: fSlowAcquire, proc: f.proc, d: pick(rn.r, leaseTTL/5, leaseTTL/2)}
+	}
+	return f
+}
+
+// injectMore sets off a widened fault.
+func (rn *run) injectMore(f faultStep) {
+	p := rn.w.procs[f.proc]
+	switch f.kind {
+	case fClockBack:
+		rn.settle()
+		rn.clockBack(0)
+	case fLateSub:
+		p.faults.DelaySubscribers(f.d)
+		rn.heals = append(rn.heals, heal{at: rn.rec.now() + 4*f.d, proc: f.proc, kind: fLateSub})
+	case fSlowAcquire:
+		for range slowAcquires {
+			p.faults.DelayReply(isScript, f.d)
+		}
+	}
+}
+
+// healMore ends a widened fault; it reports whether h was one.
+func (rn *run) healMore(h heal) bool {
+	if h.kind != fLateSub {
+		return false
+	}
+	rn.w.procs[h.proc].faults.DelaySubscribers(0)
+	rn.rec.fault(h.proc, "end of "+moreFaultNames[h.kind-numFaults])
+	return true
+}
+
+// quietMore ends the widened faults when faults stop: clocks back in step,
+// messages on time. It must be called with everything settled.
+func (rn *run) quietMore() {
+	rn.restoreClocks()
+	for _, p := range rn.w.procs {
+		p.faults.DelaySubscribers(0)
+	}
+}
+
+// lateSubs makes every process but skip hear messages late for d, from now.
+func (rn *run) lateSubs(skip int, d time.Duration) {
+	for i, p := range rn.w.procs {
+		if i == skip || p.closed {
+			continue
+		}
+		p.faults.DelaySubscribers(d)
+		rn.rec.fault(i, fmt.Sprintf("late messages(%v)", d))
+		rn.heals = append(rn.heals, heal{at: rn.rec.now() + 2*d, proc: i, kind: fLateSub})
+	}
+	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
+}
+
+// issueWidened issues a drawn operation, and for a release may follow it
+// with another handle's ForceUnlock while the grant is in flight.
+func (rn *run) issueWidened(o opStep) {
+	if o.kind != oRelease || !rn.c.force || rn.r.IntN(3) != 0 {
+		rn.issue(o, false)
+		return
+	}
+	g := rn.idlePeer(o.h, func(int) bool { return true })
+	if g < 0 {
+		rn.issue(o, false)
+		return
+	}
+	rn.lateSubs(rn.hproc[o.h], maxPoll/2)
+	rn.issue(o, false)
+	rn.settle()
+	rn.issue(opStep{kind: oForce, h: g, ctxDur: 3 * leaseTTL}, false)
+}
+
+// idlePeer returns an idle handle of another live process that shares a
+// name with h and satisfies ok, or -1.
+func (rn *run) idlePeer(h int, ok func(g int) bool) int {
+	var cands []int
+	for g := range rn.hs {
+		if rn.hproc[g] == rn.hproc[h] || rn.isBusy(g) || rn.w.procs[rn.hproc[g]].closed || !ok(g) {
+			continue
+		}
+		if slices.ContainsFunc(rn.hs[g].names(), func(n string) bool { return slices.Contains(rn.hs[h].names(), n) }) {
+			cands = append(cands, g)
+		}
+	}
+	if len(cands) == 0 {
+		return -1
+	}
+	return cands[rn.r.IntN(len(cands))]
+}
+
+// busyStep is drawn for a handle whose operation is in flight: for
+// relection, a handle whose term was lost and whose Campaign waits may
+// resign while the leader's Resign grants to it.
+func (rn *run) busyStep(h int) {
+	if _, ok := rn.prim.(relectionPrim); !ok || !rn.lostTerm(h) || !strings.HasPrefix(rn.rec.pending(h), "Lock") {
+		return
+	}
+	if rn.r.IntN(2) != 0 {
+		return
+	}
+	g := rn.idlePeer(h, func(g int) bool { return rn.rec.holding(g, false) })
+	if g < 0 {
+		return
+	}
+	rn.lateSubs(rn.hproc[g], maxPoll/2)
+	rn.issue(opStep{kind: oRelease, h: g, ctxDur: leaseTTL}, false)
+	rn.settle()
+	rn.issueAside(opStep{kind: oRelease, h: h, ctxDur: leaseTTL})
+}
+
+// lostTerm reports whether h's last hold ended lost and it holds nothing.
+func (rn *run) lostTerm(h int) bool {
+	rn.rec.mu.Lock()
+	defer rn.rec.mu.Unlock()
+	for i := len(rn.rec.holds) - 1; i >= 0; i-- {
+		if hr := rn.rec.holds[i]; hr.h == h {
+			return !hr.open && hr.endHow == "lost"
+		}
+	}
+	return false
+}
+
+// pending returns what h's last call still in flight is, or "".
+func (r *recorder) pending(h int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	returned := make(map[int]bool)
+	for i := len(r.events) - 1; i >= 0; i-- {
+		e := r.events[i]
+		if e.h != h {
+			continue
+		}
+		switch e.kind {
+		case evReturn:
+			returned[e.seq] = true
+		case evCall:
+			if !returned[e.seq] {
+				return e.what
+			}
+		}
+	}
+	return ""
+}
+
+// issueAside starts o on a handle whose operation is in flight, beside it:
+// it does not mark the handle busy or idle.
+func (rn *run) issueAside(o opStep) {
+	proc := rn.hproc[o.h]
+	what := o.String() + " beside a wait"
+	seq := rn.rec.call(o.h, proc, what, rn.hs[o.h].names())
+	rn.ops++
+	if o.kind == oRelease {
+		rn.rec.releasing(o.h, o.a.read)
+	}
+	ctx, cancel := opContext(o)
+	rn.wg.Add(1)
+	go func() {
+		defer rn.wg.Done()
+		defer cancel()
+		rn.rec.ret(seq, o.h, proc, what, rn.exec(ctx, seq, o, false))
+	}()
+}

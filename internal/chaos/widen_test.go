@@ -15,7 +15,8 @@ import (
 //   - late messages (rfairlock, relection): a process hears pub/sub
 //     messages late for a while, so a grant is in flight while others act.
 //   - slow acquires (RedLock): a process's next scripts answer past the
-//     per-server budget (lease/10) but within go-redis's read timeout.
+//     per-server budget (lease/10) but within go-redis's read timeout, and
+//     a Lock of that process is called at once.
 //   - force after release (every primitive with ForceUnlock): an Unlock is
 //     followed at once by another handle's ForceUnlock while the other
 //     processes hear messages late: a grant the release sent is in flight.
@@ -56,7 +57,7 @@ func (rn *run) widenFault(f faultStep) faultStep {
 	case rfairlockPrim, relectionPrim:
 		return faultStep{kind: fLateSub, proc: f.proc, d: pick(rn.r, maxPoll/2, leaseTTL/2)}
 	case redlockPrim:
-		return faultStep{kind: fSlowAcquire, proc: f.proc, d: pick(rn.r, leaseTTL/5, leaseTTL/2)}
+		return faultStep{kind: fSlowAcquire, proc: f.proc, d: pick(rn.r, leaseTTL/8, leaseTTL/5, leaseTTL/2)}
 	}
 	return f
 }
@@ -74,6 +75,14 @@ func (rn *run) injectMore(f faultStep) {
 	case fSlowAcquire:
 		for range slowAcquires {
 			p.faults.DelayReply(isScript, f.d)
+		}
+		// An acquire of the process meets them: its attempt gives up on
+		// every server and the next one is sent before the late grants come.
+		for g := range rn.hs {
+			if rn.hproc[g] == f.proc && !p.closed && !rn.isBusy(g) && !rn.rec.holding(g, false) {
+				rn.issue(opStep{kind: oAcquire, h: g, ctxDur: 3 * leaseTTL}, false)
+				break
+			}
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 //     messages late for a while, so a grant is in flight while others act.
 //   - slow acquires (RedLock): a process's next scripts answer past the
 //     per-server budget (lease/10) but within go-redis's read timeout, and
-//     a Lock of that process is called at once.
+//     a Lock of that process is called at once, and a TryLock of another
+//     process once the late answers are in.
 //   - force after release (every primitive with ForceUnlock): an Unlock is
 //     followed at once by another handle's ForceUnlock while the other
 //     processes hear messages late: a grant the release sent is in flight.
@@ -78,9 +79,20 @@ func (rn *run) injectMore(f faultStep) {
 		}
 		// An acquire of the process meets them: its attempt gives up on
 		// every server and the next one is sent before the late grants come.
+		// Once the late grants are in, a handle of another process tries:
+		// it must find the name taken if the Lock returned.
+		idle := func(g int) bool {
+			return !rn.w.procs[rn.hproc[g]].closed && !rn.isBusy(g) && !rn.rec.holding(g, false)
+		}
 		for g := range rn.hs {
-			if rn.hproc[g] == f.proc && !p.closed && !rn.isBusy(g) && !rn.rec.holding(g, false) {
+			if rn.hproc[g] == f.proc && idle(g) {
 				rn.issue(opStep{kind: oAcquire, h: g, ctxDur: 3 * leaseTTL}, false)
+				rn.settle()
+				time.Sleep(2 * f.d)
+				rn.settle()
+				if c := rn.idlePeer(g, idle); c >= 0 {
+					rn.issue(opStep{kind: oAcquire, h: c, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+				}
 				break
 			}
 		}

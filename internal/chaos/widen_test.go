@@ -1,10 +1,13 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redcoord/redcoord/rlock"
 )
 
 // The widened mix: fault kinds and compound steps beyond the basic ones,
@@ -14,10 +17,11 @@ import (
 //     with Forget in the mix, tokens must stay above every earlier one.
 //   - late messages (rfairlock, relection): a process hears pub/sub
 //     messages late for a while, so a grant is in flight while others act.
-//   - slow acquires (RedLock): a process's next scripts answer past the
-//     per-server budget (lease/10) but within go-redis's read timeout, and
-//     a Lock of that process is called at once, and a TryLock of another
-//     process once the late answers are in.
+//   - slow acquires (RedLock): server 0 is held by a plain Mutex of
+//     another process (a RedLock's part left behind), a process's next
+//     script answers past the per-server budget (lease/10) but within
+//     go-redis's read timeout, a Lock of that process is called at once,
+//     and a TryLock of another process once the late answer is in.
 //   - force after release (every primitive with ForceUnlock): an Unlock is
 //     followed at once by another handle's ForceUnlock while the other
 //     processes hear messages late: a grant the release sent is in flight.
@@ -32,10 +36,6 @@ const (
 )
 
 var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
-
-// slowAcquires is how many script replies one slow-acquires fault holds
-// back: enough for one RedLock attempt on every server.
-const slowAcquires = 3
 
 // widening is the run's state of the widened mix.
 type widening struct {
@@ -74,9 +74,8 @@ func (rn *run) injectMore(f faultStep) {
 		p.faults.DelaySubscribers(f.d)
 		rn.heals = append(rn.heals, heal{at: rn.rec.now() + 4*f.d, proc: f.proc, kind: fLateSub})
 	case fSlowAcquire:
-		for range slowAcquires {
-			p.faults.DelayReply(isScript, f.d)
-		}
+		rn.partialHold(f.proc)
+		p.faults.DelayReply(isScript, f.d)
 		// An acquire of the process meets them: its attempt gives up on
 		// every server and the next one is sent before the late grants come.
 		// Once the late grants are in, a handle of another process tries:
@@ -238,4 +237,20 @@ func (rn *run) issueAside(o opStep) {
 		defer cancel()
 		rn.rec.ret(seq, o.h, proc, what, rn.exec(ctx, seq, o, false))
 	}()
+}
+
+// partialHold takes the RedLock's name on server 0 alone, with a fixed
+// lease, through a plain Mutex of a live process other than skip: a part
+// left behind, so that an attempt meets a busy server.
+func (rn *run) partialHold(skip int) {
+	for i, p := range rn.w.procs {
+		if i == skip || p.closed {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), maxPoll)
+		ok, err := rlock.New(p.clients[0], rn.w.names[0]).TryLockWithLease(ctx, leaseTTL)
+		cancel()
+		rn.rec.fault(i, fmt.Sprintf("part held on server 0: %s", outcome(ok, err)))
+		return
+	}
 }

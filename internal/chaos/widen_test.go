@@ -133,6 +133,9 @@ func (rn *run) lateSubs(skip int, d time.Duration) {
 // issueWidened issues a drawn operation, and for a release may follow it
 // with another handle's ForceUnlock while the grant is in flight.
 func (rn *run) issueWidened(o opStep) {
+	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {
+		return
+	}
 	if o.kind != oRelease || !rn.c.force || rn.r.IntN(3) != 0 {
 		rn.issue(o, false)
 		return
@@ -253,4 +256,42 @@ func (rn *run) partialHold(skip int) {
 		rn.rec.fault(i, fmt.Sprintf("part held on server 0: %s", outcome(ok, err)))
 		return
 	}
+}
+
+// lostTermStep plays, for relection, the way to a Resign of a lost term
+// beside its handle's Campaign: h's process is cut off past its lease while
+// another candidate campaigns and wins; h campaigns again and waits; the
+// leader resigns, granting to h's Campaign with the message in flight, and
+// h resigns meanwhile. It reports whether it ran.
+func (rn *run) lostTermStep(h int) bool {
+	if _, ok := rn.prim.(relectionPrim); !ok || !rn.rec.holding(h, false) || rn.isBusy(h) {
+		return false
+	}
+	idle := func(g int) bool {
+		return !rn.w.procs[rn.hproc[g]].closed && !rn.isBusy(g) && !rn.rec.holding(g, false)
+	}
+	g := rn.idlePeer(h, idle)
+	if g < 0 {
+		return false
+	}
+	p := rn.w.procs[rn.hproc[h]]
+	p.faults.Stall()
+	rn.rec.fault(rn.hproc[h], "pause (lost term)")
+	rn.issue(opStep{kind: oAcquire, h: g, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	time.Sleep(leaseTTL + maxPoll)
+	p.faults.Unstall()
+	p.faults.CloseAll()
+	rn.rec.fault(rn.hproc[h], "end of pause (lost term)")
+	rn.settle()
+	if rn.isBusy(h) || rn.isBusy(g) || !rn.rec.holding(g, false) {
+		return true
+	}
+	rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	rn.lateSubs(rn.hproc[g], maxPoll/2)
+	rn.issue(opStep{kind: oRelease, h: g, ctxDur: leaseTTL}, false)
+	rn.settle()
+	rn.issueAside(opStep{kind: oRelease, h: h, ctxDur: leaseTTL})
+	return true
 }

@@ -136,6 +136,9 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {
 		return
 	}
+	if rn.c.reentrant && rn.r.IntN(10) == 0 && rn.lateReentryStep(o.h) {
+		return
+	}
 	if o.kind != oRelease || !rn.c.force || rn.r.IntN(3) != 0 {
 		rn.issue(o, false)
 		return
@@ -293,5 +296,41 @@ func (rn *run) lostTermStep(h int) bool {
 	rn.issue(opStep{kind: oRelease, h: g, ctxDur: leaseTTL}, false)
 	rn.settle()
 	rn.issueAside(opStep{kind: oRelease, h: h, ctxDur: leaseTTL})
+	return true
+}
+
+// lateReentryStep plays, for a reentrant lock, a re-entry answered after
+// the hold it re-entered was lost: h takes the name with a fixed lease,
+// re-enters just before the lease ends, and the re-entry's reply comes
+// after it; a handle of another process then tries the name. It reports
+// whether it ran.
+func (rn *run) lateReentryStep(h int) bool {
+	idle := func(g int) bool {
+		return !rn.w.procs[rn.hproc[g]].closed && !rn.isBusy(g) && !rn.rec.holding(g, false) && !rn.rec.holding(g, true)
+	}
+	if !rn.c.reentrant || !idle(h) {
+		return false
+	}
+	const lease, early, late = leaseTTL / 2, maxPoll / 4, maxPoll / 2
+	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true, lease: lease}, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	if !rn.rec.holding(h, false) || rn.isBusy(h) {
+		return true
+	}
+	time.Sleep(lease - early)
+	rn.healDue()
+	rn.settle()
+	if !rn.rec.holding(h, false) || rn.isBusy(h) {
+		return true
+	}
+	rn.w.procs[rn.hproc[h]].faults.DelayReply(isScript, late)
+	rn.rec.fault(rn.hproc[h], fmt.Sprintf("delay(%v) (re-entry)", late))
+	rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	time.Sleep(late)
+	rn.settle()
+	if g := rn.idlePeer(h, idle); g >= 0 {
+		rn.issue(opStep{kind: oAcquire, h: g, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+	}
 	return true
 }

@@ -81,7 +81,7 @@ func (rn *run) result() result {
 	if rn.c.fenced {
 		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds), res.events, rn.rec.holds)...)
 	}
-	res.violations = append(res.violations, rn.checkWake(res.events)...)
+	res.violations = append(res.violations, rn.checkProbes(res.events)...)
 	for _, v := range res.violations {
 		res.known = append(res.known, known(v, rn.rec, res.events))
 	}

@@ -39,7 +39,8 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 
 // widening is the run's state of the widened mix.
 type widening struct {
-	skews map[int]*skew // clock-back offsets by server
+	skews  map[int]*skew // clock-back offsets by server
+	probes []probe       // releases of the wake-probe step (wake_test.go)
 }
 
 func moreFaultString(f faultStep) string {
@@ -137,6 +138,9 @@ func (rn *run) issueWidened(o opStep) {
 		return
 	}
 	if rn.c.reentrant && rn.r.IntN(10) == 0 && rn.lateReentryStep(o.h) {
+		return
+	}
+	if rn.r.IntN(8) == 0 && rn.wakeProbeStep(o.h) {
 		return
 	}
 	if o.kind != oRelease || !rn.c.force || rn.r.IntN(3) != 0 {

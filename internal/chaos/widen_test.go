@@ -11,7 +11,8 @@ import (
 // each drawn only for the primitives whose failure modes it reaches.
 //
 //   - clock back (rlock): server 0's clock steps back and stays behind;
-//     with Forget in the mix, tokens must stay above every earlier one.
+//     with Forget in the mix (drawn more often from then on), tokens must
+//     stay above every earlier one.
 //   - late messages (rfairlock, relection): a process hears pub/sub
 //     messages late for a while, so a grant is in flight while others act.
 //   - slow acquires (RedLock): server 0 is held by a plain Mutex of
@@ -144,6 +145,11 @@ func (rn *run) issueWidened(o opStep) {
 	}
 	if rn.r.IntN(8) == 0 && rn.wakeProbeStep(o.h) {
 		return
+	}
+	if len(rn.wd.skews) > 0 && rn.c.forget && o.kind == oAcquire && rn.r.IntN(4) == 0 {
+		// A server's clock is behind: Forget is what may send tokens
+		// backwards, so it is drawn more often.
+		o = opStep{kind: oForget, h: o.h, ctxDur: 3 * leaseTTL}
 	}
 	if o.kind != oRelease || !rn.c.force || rn.r.IntN(3) != 0 {
 		rn.issue(o, false)

@@ -19,7 +19,8 @@ import (
 const wakeBound = maxPoll / 20
 
 // probe is a release the wake-probe step made while a live, subscribed
-// waiter waited: that waiter must take the name at once.
+// waiter waited: that waiter, or another that waited before it, must take
+// the name at once.
 type probe struct {
 	seq    int // the release
 	waiter int // the handle that waits
@@ -90,8 +91,8 @@ func (rn *run) wakeProbeStep(a int) bool {
 	return true
 }
 
-// checkProbes: after each probe's release, its waiter's hold begins within
-// wakeBound.
+// checkProbes: after each probe's release, a hold of the name by another
+// handle begins within wakeBound.
 func (rn *run) checkProbes(events []event) []violation {
 	var out []violation
 	for _, p := range rn.wd.probes {
@@ -107,7 +108,7 @@ func (rn *run) checkProbes(events []event) []violation {
 		next := time.Duration(-1)
 		rn.rec.mu.Lock()
 		for _, hr := range rn.rec.holds {
-			if hr.h == p.waiter && hr.start >= rel.at && (next < 0 || hr.start < next) {
+			if hr.h != rel.h && slices.Contains(hr.names, p.name) && hr.start >= rel.at && (next < 0 || hr.start < next) {
 				next = hr.start
 			}
 		}
@@ -115,9 +116,9 @@ func (rn *run) checkProbes(events []event) []violation {
 		if next >= 0 && next <= rel.at+wakeBound {
 			continue
 		}
-		after := "it never took it"
+		after := "nobody took it"
 		if next >= 0 {
-			after = fmt.Sprintf("it took it %v later", next-rel.at)
+			after = fmt.Sprintf("the next took it %v later", next-rel.at)
 		}
 		out = append(out, violation{check: "wake", name: p.name, at: rel.at, seq: p.seq,
 			msg: fmt.Sprintf("h%d released at %.3fs while h%d waited, subscribed; %s (wake bound %v)", rel.h, rel.at.Seconds(), p.waiter, after, wakeBound)})

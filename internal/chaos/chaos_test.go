@@ -84,8 +84,9 @@ func (rn *run) result() result {
 	res.violations = append(res.violations, rn.violations...)
 	res.violations = append(res.violations, checkHolds(rn.c, rn.rec.holds, rn.windows)...)
 	if rn.c.fenced {
-		res.violations = append(res.violations, checkFencing(rn.c, rn.rec.holds)...)
+		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds), res.events, rn.rec.holds)...)
 	}
+	res.violations = append(res.violations, rn.checkProbes(res.events)...)
 	for _, v := range res.violations {
 		res.known = append(res.known, known(v, rn.rec, res.events))
 	}
@@ -105,11 +106,15 @@ func report(prim string, seed uint64, v violation, events []event, known string)
 // summary counts a primitive's schedules.
 type summary struct {
 	schedules, ops, faults, violations int
+	first                              int // the number of the first schedule with a violation; 0: none
 	byCheck, byKnown                   map[string]int
 }
 
 func (s *summary) add(r result) {
 	s.schedules++
+	if s.first == 0 && len(r.violations) > 0 {
+		s.first = s.schedules
+	}
 	s.ops += r.ops
 	s.faults += r.faults
 	s.violations += len(r.violations)
@@ -128,7 +133,7 @@ func (s summary) line(prim string) string {
 	l := fmt.Sprintf("chaos: %s schedules=%d ops=%d faults=%d violations=%d", prim, s.schedules, s.ops, s.faults, s.violations)
 	if len(s.byCheck) > 0 {
 		var parts []string
-		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim"} {
+		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim", "wake"} {
 			if s.byCheck[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%s=%d", k, s.byCheck[k]))
 			}
@@ -138,7 +143,7 @@ func (s summary) line(prim string) string {
 		for _, n := range s.byKnown {
 			known += n
 		}
-		l += fmt.Sprintf(", %d of them known findings", known)
+		l += fmt.Sprintf(", %d of them known findings, first=%d", known, s.first)
 	}
 	return l
 }

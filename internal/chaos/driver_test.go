@@ -46,6 +46,7 @@ type run struct {
 
 	ops, faults int
 	heals       []heal // faults to end, in order of at
+	wd          widening
 }
 
 type heal struct {
@@ -91,10 +92,13 @@ func (rn *run) drive() {
 		rn.sleep(drawGap(rn.r))
 		rn.healDue()
 		if rn.r.IntN(5) == 0 {
-			rn.inject(drawFault(rn.r, len(rn.w.procs)))
+			rn.inject(rn.widenFault(drawFault(rn.r, len(rn.w.procs))))
 		} else {
 			h := rn.r.IntN(len(rn.hs))
 			if rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {
+				if rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed {
+					rn.busyStep(h)
+				}
 				rn.settle()
 				continue
 			}
@@ -104,7 +108,7 @@ func (rn *run) drive() {
 					live++
 				}
 			}
-			rn.issue(drawOp(rn.r, rn.c, h, rn.rec.holding(h, false), rn.rec.holding(h, true), live > 2), false)
+			rn.issueWidened(drawOp(rn.r, rn.c, h, rn.rec.holding(h, false), rn.rec.holding(h, true), live > 2))
 		}
 		rn.settle()
 	}

@@ -42,6 +42,8 @@ func (rn *run) inject(f faultStep) {
 	case fClock:
 		rn.settle()
 		rn.sleep(f.d)
+	default:
+		rn.injectMore(f)
 	}
 	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
 }
@@ -52,6 +54,9 @@ func (rn *run) healDue() {
 	for len(rn.heals) > 0 && rn.heals[0].at <= rn.rec.now() {
 		h := rn.heals[0]
 		rn.heals = rn.heals[1:]
+		if rn.healMore(h) {
+			continue
+		}
 		p := rn.w.procs[h.proc]
 		switch h.kind {
 		case fDeaf:

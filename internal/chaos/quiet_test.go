@@ -14,6 +14,8 @@ import (
 // Redis but the fencing counters and what the primitive keeps by design.
 
 func (rn *run) quiet() {
+	rn.settle()
+	rn.quietMore()
 	for i, p := range rn.w.procs {
 		p.heal()
 		rn.rec.fault(i, "heal all")

@@ -64,7 +64,12 @@ type faultStep struct {
 	d    time.Duration
 }
 
-func (f faultStep) String() string { return fmt.Sprintf("%s(%v)", faultNames[f.kind], f.d) }
+func (f faultStep) String() string {
+	if f.kind >= numFaults {
+		return moreFaultString(f)
+	}
+	return fmt.Sprintf("%s(%v)", faultNames[f.kind], f.d)
+}
 
 func drawFault(r *rand.Rand, procs int) faultStep {
 	f := faultStep{kind: faultKind(r.IntN(int(numFaults))), proc: r.IntN(procs)}

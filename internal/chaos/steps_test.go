@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redcoord/redcoord/rlock"
 )

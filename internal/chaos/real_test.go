@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,12 +64,19 @@ func drawServerFault(r *rand.Rand, c caps) serverFault {
 }
 
 // TestReal runs the real-server tier: realSchedules seeds per primitive
-// (or the one REDCOORD_CHAOS_SEED names), the primitives in parallel, each
+// (REDCOORD_CHAOS_REAL_SCHEDULES=<n>: n of them; REDCOORD_CHAOS_SEED: the
+// one it names), the primitives in parallel, each
 // schedule on a redis-server of its own.
 func TestReal(t *testing.T) {
 	_, only, err := schedules()
 	if err != nil {
 		t.Fatal(err)
+	}
+	n := realSchedules
+	if s := os.Getenv("REDCOORD_CHAOS_REAL_SCHEDULES"); s != "" {
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("REDCOORD_CHAOS_REAL_SCHEDULES=%q: want a positive count", s)
+		}
 	}
 	for _, name := range realPrims {
 		var mk func(uint64) primitive
@@ -80,7 +88,7 @@ func TestReal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var sum summary
-			for i := range realSchedules {
+			for i := range n {
 				seed := uint64(i + 1)
 				if only != 0 {
 					if i > 0 {

@@ -164,7 +164,7 @@ func (rn *run) driveReal(t *testing.T, srv *redistest.Restartable) {
 // again.
 func (rn *run) serverFault(t *testing.T, srv *redistest.Restartable, f serverFault) {
 	rn.faults++
-	rn.rec.fault(-1, serverFaultNames[f])
+	rn.rec.fault(-1, serverFaultNames[f]) // proc -1: the server
 	from := rn.rec.now()
 	switch f {
 	case sRestartEmpty:

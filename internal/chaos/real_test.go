@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +34,8 @@ import (
 const (
 	realSchedules = 3  // per primitive
 	realSteps     = 12 // steps with faults; the quiet phase follows
+	// A server fault is every realFaultEvery-th step: 3 per schedule.
+	realFaultEvery = 4
 )
 
 // realPrims are the primitives the real tier runs.
@@ -54,13 +55,16 @@ const (
 var serverFaultNames = [...]string{"restart without persistence", "restart with persistence",
 	"SIGSTOP(250ms)", "SIGSTOP(1.5s)"}
 
-// drawServerFault draws a server fault; a Semaphore's permits have no
-// lease and no Lost, so a restart that forgets them is not drawn for it.
-func drawServerFault(r *rand.Rand, c caps) serverFault {
+// realFault returns the kind of the k-th fault of schedule seed: the kinds
+// take turns, from a point that the seed sets, so that a primitive's few
+// schedules see each kind. A Semaphore's permits have no lease and no Lost,
+// so a restart that forgets them is not drawn for it.
+func realFault(seed uint64, k int, c caps) serverFault {
+	kinds := []serverFault{sRestartEmpty, sRestartKept, sStopShort, sStopLong}
 	if !c.fenced {
-		return serverFault(1 + r.IntN(int(numServerFaults)-1))
+		kinds = kinds[1:]
 	}
-	return serverFault(r.IntN(int(numServerFaults)))
+	return kinds[(int(seed%uint64(len(kinds)))+k)%len(kinds)]
 }
 
 // TestReal runs the real-server tier: realSchedules seeds per primitive
@@ -137,10 +141,12 @@ func runReal(t *testing.T, seed uint64, p primitive) result {
 
 // driveReal is drive with server faults instead of process faults.
 func (rn *run) driveReal(t *testing.T, srv *redistest.Restartable) {
-	for range realSteps {
+	k := 0
+	for step := range realSteps {
 		rn.sleep(drawGap(rn.r))
-		if rn.r.IntN(4) == 0 {
-			rn.serverFault(t, srv, drawServerFault(rn.r, rn.c))
+		if step%realFaultEvery == realFaultEvery/2 {
+			rn.serverFault(t, srv, realFault(rn.seed, k, rn.c))
+			k++
 		} else {
 			h := rn.r.IntN(len(rn.hs))
 			if rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {

@@ -41,7 +41,7 @@ const (
 // realPrims are the primitives the real tier runs.
 var realPrims = []string{"rlock", "rfairlock", "relection", "semaphore"}
 
-// The server faults the real tier draws.
+// The server faults of the real tier.
 type serverFault uint8
 
 const (
@@ -49,7 +49,6 @@ const (
 	sRestartKept                     // kill and start again: the AOF has every write
 	sStopShort                       // SIGSTOP for a quarter of the lease
 	sStopLong                        // SIGSTOP for one and a half leases
-	numServerFaults
 )
 
 var serverFaultNames = [...]string{"restart without persistence", "restart with persistence",
@@ -69,8 +68,8 @@ func realFault(seed uint64, k int, c caps) serverFault {
 
 // TestReal runs the real-server tier: realSchedules seeds per primitive
 // (REDCOORD_CHAOS_REAL_SCHEDULES=<n>: n of them; REDCOORD_CHAOS_SEED: the
-// one it names), the primitives in parallel, each
-// schedule on a redis-server of its own.
+// one it names), the primitives in parallel, each schedule on a
+// redis-server of its own.
 func TestReal(t *testing.T) {
 	_, only, err := schedules()
 	if err != nil {

@@ -49,6 +49,7 @@ type result struct {
 	events      []event
 	text        string
 	known       []string // per violation: the known finding it matches, or ""
+	lin         linCount
 }
 
 // runBubble runs one schedule of p, named name, in a synctest bubble of its
@@ -87,6 +88,9 @@ func (rn *run) result() result {
 		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds), res.events, rn.rec.holds)...)
 	}
 	res.violations = append(res.violations, rn.checkProbes(res.events)...)
+	lin, lv := checkLin(rn.c, rn.rec.holds, res.events)
+	res.lin = lin
+	res.violations = append(res.violations, lv...)
 	for _, v := range res.violations {
 		res.known = append(res.known, known(v, rn.rec, res.events))
 	}
@@ -108,6 +112,8 @@ type summary struct {
 	schedules, ops, faults, violations int
 	first                              int // the number of the first schedule with a violation; 0: none
 	byCheck, byKnown                   map[string]int
+	lin                                linCount // names with holds and of them checked, over all schedules
+	linSchedules                       int      // schedules with a name checked
 }
 
 func (s *summary) add(r result) {
@@ -118,6 +124,11 @@ func (s *summary) add(r result) {
 	s.ops += r.ops
 	s.faults += r.faults
 	s.violations += len(r.violations)
+	s.lin.names += r.lin.names
+	s.lin.checked += r.lin.checked
+	if r.lin.checked > 0 {
+		s.linSchedules++
+	}
 	for i, v := range r.violations {
 		if s.byCheck == nil {
 			s.byCheck, s.byKnown = make(map[string]int), make(map[string]int)
@@ -131,9 +142,12 @@ func (s *summary) add(r result) {
 
 func (s summary) line(prim string) string {
 	l := fmt.Sprintf("chaos: %s schedules=%d ops=%d faults=%d violations=%d", prim, s.schedules, s.ops, s.faults, s.violations)
+	if s.lin.names > 0 {
+		l += fmt.Sprintf(" lin=%d/%d (names %d/%d)", s.linSchedules, s.schedules, s.lin.checked, s.lin.names)
+	}
 	if len(s.byCheck) > 0 {
 		var parts []string
-		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim", "wake"} {
+		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim", "wake", "linearizability"} {
 			if s.byCheck[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%s=%d", k, s.byCheck[k]))
 			}

@@ -43,6 +43,9 @@ func (e event) String() string {
 	if e.h < 0 {
 		who = fmt.Sprintf("p%d", e.proc)
 	}
+	if e.h < 0 && e.proc < 0 {
+		who = "server" // the real tier's server faults
+	}
 	var s string
 	switch e.kind {
 	case evCall:

@@ -100,14 +100,26 @@ func (rn *run) retryReleases() bool {
 	return true
 }
 
-// releaseHolds unlocks the holds of live, idle handles.
+// lostKeeper is implemented by handles whose hold, once its Lost closed,
+// may still hold some of its names in Redis until it is released: the
+// recorder ends the belief at the loss, yet the release is still owed.
+type lostKeeper interface{ keepsAfterLoss() bool }
+
+// owesRelease reports whether h's lost hold still holds names.
+func (rn *run) owesRelease(h int) bool {
+	k, ok := rn.hs[h].(lostKeeper)
+	return ok && k.keepsAfterLoss()
+}
+
+// releaseHolds unlocks the holds of live, idle handles, and the lost ones
+// that still hold names.
 func (rn *run) releaseHolds() {
 	for h := range rn.hs {
 		if rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {
 			continue
 		}
 		for _, read := range []bool{false, true} {
-			if rn.rec.holding(h, read) {
+			if rn.rec.holding(h, read) || (!read && rn.owesRelease(h)) {
 				rn.issue(opStep{kind: oRelease, h: h, a: acq{read: read}, ctxDur: leaseTTL}, false)
 				break
 			}
@@ -115,10 +127,11 @@ func (rn *run) releaseHolds() {
 	}
 }
 
-// anyLiveHold reports whether a handle of a live process believes it holds.
+// anyLiveHold reports whether a handle of a live process believes it holds,
+// or owes the release of a lost hold.
 func (rn *run) anyLiveHold() bool {
 	for h := range rn.hs {
-		if !rn.w.procs[rn.hproc[h]].closed && (rn.rec.holding(h, false) || rn.rec.holding(h, true)) {
+		if !rn.w.procs[rn.hproc[h]].closed && (rn.rec.holding(h, false) || rn.rec.holding(h, true) || rn.owesRelease(h)) {
 			return true
 		}
 	}

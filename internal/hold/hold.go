@@ -395,18 +395,28 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		}
 		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 	}
+	// Nothing renews the hold while send is on its way, so the lease it has
+	// may end in Redis before send is applied: a timer reports it lost then.
+	end, ends := t.deadlineLocked()
 	if t.lease != nil {
 		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
 		t.lease = nil
 	}
-	t.stopTimersLocked() // a fixed lease: its end is send's to find, not the timers'
+	t.stopTimersLocked()
+	if ends {
+		t.timer = time.AfterFunc(time.Until(end), t.expiryLocked())
+	}
 	t.mu.Unlock()
 	sent := time.Now()
 	ok, err := send()
 	short := errors.Is(err, errs.ErrNotReplicated)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.timer != nil && (err != nil && !short) {
+		t.timer.Stop() // watchLocked keeps the hold as it was
+		t.timer = nil
+	}
 	switch {
 	case err != nil && !short:
 		if t.count > 0 && !errors.Is(err, errs.ErrWrongType) {
@@ -530,6 +540,11 @@ func (t *Tracker) Forced() {
 func (t *Tracker) Deadline() (d time.Time, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.deadlineLocked()
+}
+
+// deadlineLocked is Deadline; the caller holds mu.
+func (t *Tracker) deadlineLocked() (d time.Time, ok bool) {
 	switch {
 	case t.count == 0:
 		return time.Time{}, false

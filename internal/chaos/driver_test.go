@@ -224,14 +224,15 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 	case oExtend:
 		return outcome(true, h.extend(ctx, o.lease, o.a.read))
 	case oForce:
+		// Every call opens the window, whatever it returned: a reply may
+		// be lost and the call retried (go-redis), and the retry reports
+		// false or an error although the first try removed the hold.
 		ok, err := h.force(ctx)
-		if ok && err == nil {
-			rn.mu.Lock()
-			for _, n := range h.names() {
-				rn.windows = append(rn.windows, window{name: n, from: called, to: rn.rec.now(), grace: leaseTTL, what: "ForceUnlock"})
-			}
-			rn.mu.Unlock()
+		rn.mu.Lock()
+		for _, n := range h.names() {
+			rn.windows = append(rn.windows, window{name: n, from: called, to: rn.rec.now(), grace: leaseTTL, what: "ForceUnlock"})
 		}
+		rn.mu.Unlock()
 		return outcome(ok, err)
 	case oForget:
 		return outcome(true, h.forget(ctx))

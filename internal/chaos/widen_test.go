@@ -17,7 +17,7 @@ import (
 //     messages late for a while, so a grant is in flight while others act.
 //   - slow acquires (RedLock): server 0 is held by a plain Mutex of
 //     another process (a RedLock's part left behind), a process's next
-//     script answers past the per-server budget (lease/10) but within
+//     scripts, one per server, answer past the per-server budget (lease/10) but within
 //     go-redis's read timeout, a Lock of that process is called at once,
 //     and a TryLock of another process once the late answer is in.
 //   - force after release (every primitive with ForceUnlock): an Unlock is
@@ -79,7 +79,12 @@ func (rn *run) injectMore(f faultStep) {
 		rn.heals = append(rn.heals, heal{at: rn.rec.now() + 4*f.d, proc: f.proc, kind: fLateSub})
 	case fSlowAcquire:
 		rn.partialHold(f.proc)
-		p.faults.DelayReply(isScript, f.d)
+		// One late reply per server: a RedLock attempt sends to every
+		// server at once, and which of its scripts would take a single
+		// armed delay is the scheduler's choice.
+		for range p.clients {
+			p.faults.DelayReply(isScript, f.d)
+		}
 		// An acquire of the process meets them: its attempt gives up on
 		// every server and the next one is sent before the late grants come.
 		// Once the late grants are in, a handle of another process tries:

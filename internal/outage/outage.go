@@ -130,6 +130,13 @@ func (r *Retry) Ok() {
 // Failing reports whether the last try failed with a Transient error.
 func (r *Retry) Failing() bool { return r.last != nil }
 
+// Note records a failed try that is not tried again (the wait ended with
+// it), so that Ended names it.
+func (r *Retry) Note(err error) {
+	r.failures++
+	r.last = err
+}
+
 // Ended returns why a wait ended: cause (ctx.Err() or ErrClosed), as an
 // *Error that names the last failure if the last try failed; cause itself
 // otherwise.

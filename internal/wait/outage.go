@@ -31,7 +31,10 @@ func try[T any](ctx context.Context, s Spec, t Trier[T], wake string, r *outage.
 		case err == nil:
 			r.Ok()
 			return got, a, nil
-		case ctx.Err() != nil && r.Failing():
+		case ctx.Err() != nil && (r.Failing() || !s.Once && outage.Transient(err)):
+			// The wait ended while Redis was failing it: not acquired
+			// because of ctx, naming the failure.
+			r.Note(err)
 			return got, Attempt{}, ended(r.Ended(ctx.Err()))
 		case s.Once || ctx.Err() != nil || !outage.Transient(err):
 			return got, Attempt{}, err

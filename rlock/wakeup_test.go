@@ -63,6 +63,7 @@ func (p *pair) killHub(t *testing.T) {
 	require.NoError(t, h.Unlock(ctx))
 	require.NoError(t, <-done)
 	require.NoError(t, w.Unlock(ctx))
+	synctest.Wait() // the Client's own channel, kept since its first hold, is confirmed
 	p.faults.Blackhole()
 }
 

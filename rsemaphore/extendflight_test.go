@@ -42,3 +42,28 @@ func TestLostWhileExtendOnItsWay(t *testing.T) {
 		assert.ErrorIs(t, <-done, redcoord.ErrLeaseLost)
 	})
 }
+
+// An Extend to a lease shorter than what is left may be applied at once
+// while its reply is slow: Lost closes when that shorter lease may end.
+func TestLostWhenShorterExtendMayHaveApplied(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		s := rsemaphore.NewExpirable(c, "n")
+		_, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		p, err := s.Acquire(ctx, rsemaphore.AcquireOptions{})
+		require.NoError(t, err)
+		short := c.LeaseTTL() / 4
+
+		sf.DelayReply("xsem_extend", c.LeaseTTL()+10*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- s.Extend(ctx, p, short) }()
+		time.Sleep(short - short/100 - time.Millisecond)
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(p.Lost()), "lost before the shorter lease may end")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.True(t, locktest.IsClosed(p.Lost()), "the Extend may have set the shorter lease in Redis")
+		<-done
+	})
+}

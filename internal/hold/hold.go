@@ -396,8 +396,14 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
 	}
 	// Nothing renews the hold while send is on its way, so the lease it has
-	// may end in Redis before send is applied: a timer reports it lost then.
+	// may end in Redis before send is applied; and send may be applied at
+	// once, with a lease shorter than what is left. A timer reports the
+	// hold lost at the earlier of the two ends.
+	sent := time.Now()
 	end, ends := t.deadlineLocked()
+	if short := sent.Add(length - lease.Margin(length)); !ends || short.Before(end) {
+		end, ends = short, true
+	}
 	if t.lease != nil {
 		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
@@ -408,7 +414,6 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		t.timer = time.AfterFunc(time.Until(end), t.expiryLocked())
 	}
 	t.mu.Unlock()
-	sent := time.Now()
 	ok, err := send()
 	short := errors.Is(err, errs.ErrNotReplicated)
 	t.mu.Lock()

@@ -2,6 +2,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redcoord/redcoord/internal/outage"
 )
@@ -33,8 +34,11 @@ func try[T any](ctx context.Context, s Spec, t Trier[T], wake string, r *outage.
 			return got, a, nil
 		case ctx.Err() != nil && (r.Failing() || !s.Once && outage.Transient(err)):
 			// The wait ended while Redis was failing it: not acquired
-			// because of ctx, naming the failure.
-			r.Note(err)
+			// because of ctx, naming the last failure that was not the
+			// ctx itself cutting the try short.
+			if !errors.Is(err, ctx.Err()) && outage.Transient(err) {
+				r.Note(err)
+			}
 			return got, Attempt{}, ended(r.Ended(ctx.Err()))
 		case s.Once || ctx.Err() != nil || !outage.Transient(err):
 			return got, Attempt{}, err

@@ -205,7 +205,9 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		p, err = s.keep(id, got.token, opts.Lease, since)
 	}
 	if err != nil {
-		_ = leave(context.WithoutCancel(ctx))
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		_ = leave(lctx)
+		cancel()
 	}
 	return p, err
 }

@@ -217,7 +217,11 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 		err = t.Took(got.Held, got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
-		_ = undo.Leave(context.WithoutCancel(ctx))
+		// Bounded as a failed wait's leave is: the caller's ctx may be
+		// done, and a stuck connection must not hold the call for ever.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		_ = undo.Leave(lctx)
+		cancel()
 	}
 	return err
 }

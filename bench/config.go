@@ -41,6 +41,9 @@ type config struct {
 	stock       int
 	timeout     time.Duration // one order's deadline
 
+	runs       int // capacity: how often each cell runs
+	capWorkers int // capacity: the parallel shape's workers, each on its own Client and name
+
 	out      string // folder for JSON and SVG; "" writes none
 	json     bool   // JSON on stdout instead of the table
 	progress string // auto, on, off
@@ -74,8 +77,10 @@ const (
 	maxHold = 5 * time.Second
 )
 
-// scenarioNames lists every scenario in the order they run.
-var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill"}
+// scenarioNames lists every scenario in the order they run; all of them
+// but capacity, a measurement of the server's cost rather than of the
+// locks' behaviour, are what "all" asks for.
+var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill", "capacity"}
 
 // lockNames lists the mutex contenders in the order they run; "none" (no
 // lock at all) runs in seckill only, where it shows what oversell looks like.
@@ -135,6 +140,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
 	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
+	fs.IntVar(&c.runs, "runs", 3, "how often each cell runs, one kind after another, each run starting one kind further along; "+
+		"the table gives the medians (capacity)")
+	fs.IntVar(&c.capWorkers, "capacity-workers", 32, "workers of the parallel shape, each on its own Client and lock name; "+
+		"the sequential shape (one worker) runs beside it (capacity)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
 	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
@@ -158,7 +167,7 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		return fmt.Errorf("unexpected argument %q: bench takes flags only", fs.Arg(0))
 	}
 	var err error
-	if c.scenarios, err = pick("-scenario", scenarios, scenarioNames); err != nil {
+	if c.scenarios, err = pick("-scenario", allBut(scenarios, "capacity"), scenarioNames); err != nil {
 		return err
 	}
 	if c.locks, err = pick("-locks", locks, lockNames); err != nil {
@@ -223,7 +232,8 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		v    int
 		min  int
 	}{{"-names", c.names, 1}, {"-permits", c.permits, 1},
-		{"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0}} {
+		{"-orders", c.orders, 1}, {"-concurrency", c.concurrency, 1}, {"-stock", c.stock, 0},
+		{"-runs", c.runs, 1}, {"-capacity-workers", c.capWorkers, 1}} {
 		if n.v < n.min {
 			return fmt.Errorf("%s %d: must be at least %d", n.name, n.v, n.min)
 		}

@@ -84,3 +84,21 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
+
+// allBut returns the comma-separated list with each "all" in it spelled out
+// as every scenario but those in except.
+func allBut(list string, except ...string) string {
+	var every []string
+	for _, s := range scenarioNames {
+		if !slices.Contains(except, s) {
+			every = append(every, s)
+		}
+	}
+	parts := strings.Split(list, ",")
+	for i, s := range parts {
+		if strings.TrimSpace(s) == "all" {
+			parts[i] = strings.Join(every, ",")
+		}
+	}
+	return strings.Join(parts, ",")
+}

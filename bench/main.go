@@ -9,6 +9,7 @@
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
+//	go run ./bench -scenario capacity        # Redis CPU per Lock+Unlock, 32 names at once and one alone
 //	go run ./bench -names 64 -cluster a,b,c  # worker i on name i mod 64, over a cluster's shards
 //
 // The table goes to stdout, progress and warnings to stderr, results.json
@@ -69,6 +70,7 @@ type cell struct {
 	names    int // lock names the workers are spread over: 1, or up to -names (mutex, semaphore)
 	procs    int // Clients the workers are spread over, from 1 to workers
 	readPct  int // rwlock: the mix's share of reads, in percent
+	run      int // capacity: which of the -runs, from 1
 }
 
 func (c cell) String() string {
@@ -78,6 +80,8 @@ func (c cell) String() string {
 		return fmt.Sprintf("seckill %s, %s", c.ct.name, clients(c.procs))
 	case "rwlock":
 		scenario += " " + mixName(c.readPct)
+	case "capacity":
+		return fmt.Sprintf("capacity %s, %s, run %d", c.ct.name, plural(c.workers, "worker", "workers each on its own Client and name"), c.run)
 	}
 	s := fmt.Sprintf("%s %s, %s", scenario, c.ct.name, plural(c.workers, "worker", "workers"))
 	if c.workers > 1 {
@@ -239,6 +243,8 @@ func plan(cfg *config) (cells []cell) {
 					}
 				}
 			}
+		case "capacity":
+			cells = append(cells, capacityCells(cfg)...)
 		case "seckill":
 			for _, p := range shapes(cfg, cfg.concurrency) {
 				for _, ct := range contenders(cfg) {
@@ -288,6 +294,11 @@ func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key s
 		row := runSemaphore(ctx, f, cfg, c.ct)
 		if ctx.Err() == nil {
 			res.Semaphore = append(res.Semaphore, row)
+		}
+	case "capacity":
+		row := runCapacity(ctx, f, b, cfg, c)
+		if ctx.Err() == nil {
+			res.Capacity = append(res.Capacity, row)
 		}
 	case "seckill":
 		row, err := runSeckill(ctx, f, cfg, c.ct, prefix+":"+key+":stock")

@@ -14,17 +14,18 @@ import (
 // results is everything a run measured: the JSON file, and what the table
 // and the chart are drawn from.
 type results struct {
-	Backend     string       `json:"backend"`
-	Started     time.Time    `json:"started"`
-	Go          string       `json:"go"`
-	CPUs        int          `json:"cpus"`
-	Settings    settings     `json:"settings"`
-	Legend      []legend     `json:"legend"`
-	Mutex       []mutexRow   `json:"mutex,omitempty"`
-	RWLock      []rwRow      `json:"rwlock,omitempty"`
-	Semaphore   []semRow     `json:"semaphore,omitempty"`
-	Seckill     []seckillRow `json:"seckill,omitempty"`
-	Interrupted bool         `json:"interrupted,omitempty"` // Ctrl-C: the rows are the cells that finished
+	Backend     string        `json:"backend"`
+	Started     time.Time     `json:"started"`
+	Go          string        `json:"go"`
+	CPUs        int           `json:"cpus"`
+	Settings    settings      `json:"settings"`
+	Legend      []legend      `json:"legend"`
+	Mutex       []mutexRow    `json:"mutex,omitempty"`
+	RWLock      []rwRow       `json:"rwlock,omitempty"`
+	Semaphore   []semRow      `json:"semaphore,omitempty"`
+	Seckill     []seckillRow  `json:"seckill,omitempty"`
+	Capacity    []capacityRow `json:"capacity,omitempty"`    // one per run of each cell
+	Interrupted bool          `json:"interrupted,omitempty"` // Ctrl-C: the rows are the cells that finished
 
 	short string // the backend, briefly: the chart's title
 }
@@ -42,6 +43,8 @@ type settings struct {
 	Orders      int      `json:"orders"`
 	Concurrency int      `json:"concurrency"`
 	Stock       int      `json:"stock"`
+	Runs        int      `json:"runs,omitempty"`             // capacity
+	CapWorkers  int      `json:"capacity_workers,omitempty"` // capacity
 }
 
 // legend says what one contender is.
@@ -64,12 +67,18 @@ func newResults(cfg *config, b *backend) *results {
 			Orders: cfg.orders, Concurrency: cfg.concurrency, Stock: cfg.stock,
 		},
 	}
+	if slices.Contains(cfg.scenarios, "capacity") {
+		r.Settings.Runs, r.Settings.CapWorkers = cfg.runs, cfg.capWorkers
+	}
 	cts := contenders(cfg)
 	if slices.Contains(cfg.scenarios, "rwlock") {
 		cts = append(cts, rwContenders(cfg)...)
 	}
 	if slices.Contains(cfg.scenarios, "semaphore") {
 		cts = append(cts, semContenders(cfg)...)
+	}
+	if slices.Contains(cfg.scenarios, "capacity") {
+		cts = append(cts, capacityContenders(cfg)...)
 	}
 	for _, ct := range cts {
 		if !slices.ContainsFunc(r.Legend, func(l legend) bool { return l.Lock == ct.name }) {

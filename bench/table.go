@@ -67,7 +67,7 @@ func writeTable(out io.Writer, r *results) error {
 			k.RoundTrips, micros(k.ServerUs), k.Oversold)
 	}
 	ran := map[string]bool{}
-	for _, t := range []*section{&mutex, &rw, &sem, &seckill} {
+	for _, t := range []*section{&mutex, &rw, &sem, &seckill, capacitySection(r)} {
 		if err := t.print(out, ran); err != nil {
 			return err
 		}

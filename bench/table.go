@@ -13,7 +13,9 @@ func writeTable(out io.Writer, r *results) error {
 	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
 		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over"+
-			"\n  all Clients run in this process; round trips and server µs are per acquisition", mutexWhat, s.HoldMs, s.DurationS),
+			"\n  all Clients run in this process; round trips and server µs are per acquisition"+
+			"\n  FIFO viol.: a worker served before one that began waiting earlier (expected of unfair locks)"+
+			"\n  ME viol.: mutual-exclusion violations, two workers inside at once (must be 0)", mutexWhat, s.HoldMs, s.DurationS),
 		keys:  3 + mutexNames.n(),
 		head1: "\t\t\t" + mutexNames.head1() + "\twait\twait\twait\t\thand-off\tround\tserver\t\tFIFO\tME\t",
 		head2: "lock\tworkers\tclients\t" + mutexNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\tp50 µs\ttrips\tµs\tJain\tviol.\tviol.\t",

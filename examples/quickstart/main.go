@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,8 +25,10 @@ func main() {
 	}
 	defer c.Close(ctx)
 
-	mu := rlock.New(c, "orders:42") // a handle is an owner: one per goroutine that must exclude the others
-	if err := mu.Lock(ctx); err != nil {
+	mu := rlock.New(c, "orders:42")                          // a handle is an owner: one per goroutine that must exclude the others
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second) // Lock waits, through outages too, until its ctx ends
+	defer cancel()
+	if err := mu.Lock(wait); err != nil {
 		log.Fatal(err)
 	}
 	work, stop := mu.Context(ctx) // cancelled if the hold is lost, and at Unlock

@@ -369,7 +369,7 @@ func (rl *RedLock) check(ctx context.Context) error {
 		}
 	}
 	if open < rl.quorum {
-		return fmt.Errorf("%w: %s: %d of %d Clients are closed", closed, rl.c.what, len(rl.ms)-open, len(rl.ms))
+		return fmt.Errorf("%w: %d of %d Clients are closed", closed, len(rl.ms)-open, len(rl.ms))
 	}
 	return nil
 }

@@ -22,7 +22,8 @@ const kind = "relection"
 // leader proclaim, in bytes.
 const MaxValueLen = 64 << 10
 
-// ErrResigned is the cause of a leader's Context after Resign. It matches
+// ErrResigned is what the cause of a leader's Context after Resign
+// matches (errors.Is); the cause names the election. It matches
 // redcoord.ErrNotHeld.
 var ErrResigned = fmt.Errorf("%w: resigned", errs.ErrNotHeld)
 

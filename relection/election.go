@@ -22,9 +22,10 @@ const kind = "relection"
 // leader proclaim, in bytes.
 const MaxValueLen = 64 << 10
 
-// ErrResigned is the cause of a leader's Context after Resign. It matches
+// ErrResigned is what the cause of a leader's Context after Resign
+// matches (errors.Is); the cause names the election. It matches
 // redcoord.ErrNotHeld.
-var ErrResigned = fmt.Errorf("relection: resigned: %w", errs.ErrNotHeld)
+var ErrResigned = fmt.Errorf("%w: resigned", errs.ErrNotHeld)
 
 // Leader is who leads an election: the value it campaigned with or
 // proclaimed last, its term and when the term began. Observe sends one
@@ -96,25 +97,25 @@ func (e *Election) Name() string { return e.h.Name }
 // waits waits for it first.
 func (e *Election) Campaign(ctx context.Context, value string) error {
 	if err := e.h.CheckAcquire(ctx); err != nil {
-		return err
+		return e.named(err)
 	}
 	if err := checkValue(value); err != nil {
-		return err
+		return e.named(err)
 	}
 	if err := e.take(ctx); err != nil {
-		return errs.Both(errs.ErrNotAcquired, err)
+		return e.named(errs.Both(errs.ErrNotAcquired, err))
 	}
 	defer e.give()
 	if token := e.h.Hold.Token(); token != 0 {
 		// It leads: it proclaims, unless its term ended meanwhile (then
 		// it campaigns afresh).
 		if err := e.proclaim(ctx, token, value); !errors.Is(err, errs.ErrLeaseLost) {
-			return err
+			return e.named(err)
 		}
 	}
 	l := scripts.NewLease(e.h.S.Config.TTL, []byte(value))
 	if err := e.q.Acquire(ctx, l, 0, true); err != nil {
-		return err
+		return e.named(err)
 	}
 	t := newTerm(e.h.Hold.Token())
 	e.mu.Lock()
@@ -139,7 +140,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // package redcoord.
 func (e *Election) Resign(ctx context.Context) error {
 	if err := e.h.CheckRelease(); err != nil {
-		return err
+		return e.named(err)
 	}
 	ctx, cancel := e.h.S.ReleaseContext(ctx)
 	defer cancel()
@@ -151,16 +152,19 @@ func (e *Election) Resign(ctx context.Context) error {
 	if token == 0 {
 		// Not leading: report it (or a loss) now, not after a Campaign
 		// of this handle that waits.
-		return e.h.ReleaseLost(ctx, "election", 0, e.q.ReleaseNamed)
+		if e.h.Hold.LostHold() == nil {
+			return e.named(e.notLed())
+		}
+		return e.named(e.h.ReleaseLost(ctx, "", 0, e.q.ReleaseNamed))
 	}
 	if err := e.take(ctx); err != nil {
-		return err
+		return e.named(err)
 	}
 	defer e.give()
 	if e.h.Hold.Token() != token { // lost while this call waited for its turn
-		return e.h.ReleaseLost(ctx, "election", token, e.q.ReleaseNamed)
+		return e.named(e.h.ReleaseLost(ctx, "", token, e.q.ReleaseNamed))
 	}
-	err := e.h.UnlockOn(ctx, e.h.Hold, "election", e.releaseAll)
+	err := e.h.UnlockOn(ctx, e.h.Hold, "", e.releaseAll)
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()
@@ -168,10 +172,10 @@ func (e *Election) Resign(ctx context.Context) error {
 		if hold.Closed(e.h.Hold.Lost()) {
 			t.end(lostCause(e.h.Name))
 		} else {
-			t.end(ErrResigned)
+			t.end(e.named(ErrResigned))
 		}
 	}
-	return err
+	return e.named(err)
 }
 
 // releaseAll releases the handle's hold at once, every re-entry of it
@@ -187,38 +191,37 @@ func (e *Election) releaseAll(ctx context.Context, rdb redis.Scripter, req strin
 // already says changes nothing.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
 	if err := e.h.Check(ctx); err != nil {
-		return err
+		return e.named(err)
 	}
 	if err := checkValue(value); err != nil {
-		return err
+		return e.named(err)
 	}
-	notLed := fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name)
 	if e.h.Hold.Token() == 0 { // now, not after a Campaign of this handle that waits
-		return notLed
+		return e.named(e.notLed())
 	}
 	if err := e.take(ctx); err != nil {
-		return err
+		return e.named(err)
 	}
 	defer e.give()
 	token := e.h.Hold.Token()
 	if token == 0 {
-		return notLed
+		return e.named(e.notLed())
 	}
-	return e.proclaim(ctx, token, value)
+	return e.named(e.proclaim(ctx, token, value))
 }
 
 // proclaim is Proclaim of the term token in the handle's turn.
 func (e *Election) proclaim(ctx context.Context, token uint64, value string) error {
 	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), scripts.TokenArg(token), value)
 	if errors.Is(err, errs.ErrNotReplicated) && ok {
-		return fmt.Errorf("relection: %q: the value was proclaimed on the primary, but too few replicas confirmed it: %w", e.h.Name, err)
+		return fmt.Errorf("%w; the value stands on the primary", err)
 	}
 	if err != nil {
 		return err
 	}
 	if !ok {
 		e.h.Hold.LostIf(token)
-		return errs.Lost("election %q: the term ended before this call", e.h.Name)
+		return errs.Lost("%s: the term ended before this call", errs.Tag(kind, e.h.Name))
 	}
 	return nil
 }
@@ -227,11 +230,11 @@ func (e *Election) proclaim(ctx context.Context, token uint64, value string) err
 // candidate, or a leader whose lease ran out with nobody to follow it).
 func (e *Election) Leader(ctx context.Context) (l Leader, ok bool, err error) {
 	if err := e.h.Check(ctx); err != nil {
-		return Leader{}, false, err
+		return Leader{}, false, e.named(err)
 	}
 	t, err := e.fair.Leader(ctx, e.h.S.RDB)
 	if err != nil || t.Term == 0 {
-		return Leader{}, false, err
+		return Leader{}, false, e.named(err)
 	}
 	return leaderOf(t), true, nil
 }
@@ -263,7 +266,7 @@ func (e *Election) Context(parent context.Context) (context.Context, context.Can
 	t := e.term
 	e.mu.Unlock()
 	if t == nil || e.h.Hold.Token() != t.token {
-		return hold.Ended(parent, fmt.Errorf("%w: election %q is not led by this handle", errs.ErrNotHeld, e.h.Name))
+		return hold.Ended(parent, e.named(e.notLed()))
 	}
 	return t.context(parent, e.h.Name)
 }
@@ -274,11 +277,21 @@ func (e *Election) take(ctx context.Context) error {
 	case e.turn <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("relection: waiting for another call on this handle: %w", ctx.Err())
+		return fmt.Errorf("waiting for another call on this handle: %w", ctx.Err())
 	}
 }
 
 func (e *Election) give() { <-e.turn }
+
+// notLed is the error of a call that needs the lead, on a handle that
+// does not lead.
+func (e *Election) notLed() error {
+	return fmt.Errorf("%w: not led by this handle", errs.ErrNotHeld)
+}
+
+// named names the election in err, after the sentinel's words (see
+// errs.About).
+func (e *Election) named(err error) error { return errs.About(kind, e.h.Name, err) }
 
 // checkValue checks a value to campaign with or proclaim.
 func checkValue(v string) error {

@@ -58,5 +58,5 @@ func Example() {
 	fmt.Println(l.Value, l.Term > 0, context.Cause(work))
 	// Output:
 	// worker-1
-	// worker-2 true relection: resigned: redcoord: not held
+	// worker-2 true redcoord: not held: relection "scheduler": resigned
 }

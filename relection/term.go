@@ -40,7 +40,7 @@ func (t *term) watch(lost, done <-chan struct{}, closed func() error, name strin
 	case <-t.ended:
 		return
 	}
-	t.end(fmt.Errorf("relection: election %q: %w", name, errs.ErrClosed))
+	t.end(fmt.Errorf("%w: %s: the lead is no longer kept", errs.ErrClosed, errs.Tag(kind, name)))
 }
 
 // end ends the term with cause, cancelling its contexts before it returns;
@@ -69,5 +69,5 @@ func (t *term) context(parent context.Context, name string) (context.Context, co
 
 // lostCause is the cause of a term that ended by loss.
 func lostCause(name string) error {
-	return fmt.Errorf("%w: election %q: the lead was lost", errs.ErrLeaseLost, name)
+	return fmt.Errorf("%w: %s: the lead was lost", errs.ErrLeaseLost, errs.Tag(kind, name))
 }

@@ -18,7 +18,7 @@ func TestContext(t *testing.T) {
 	srv := redistest.Real(t)
 	rdb := srv.Client(t)
 	c := locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond))
-	locktest.Scoped(t, rfairlock.New(c, "f"), `lock "f"`, func() {
+	locktest.Scoped(t, rfairlock.New(c, "f"), `rfairlock "f"`, func() {
 		require.NoError(t, rdb.Del(context.Background(), "rc:{f}:lock").Err())
 	})
 }

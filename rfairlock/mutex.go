@@ -55,7 +55,7 @@ func (m *Mutex) Owner() string { return m.h.Lock.Owner }
 // ends returns an error matching both ErrNotAcquired and ctx.Err(); it
 // leaves the queue, or passes on a grant that raced in.
 func (m *Mutex) Lock(ctx context.Context) error {
-	return m.acquire(ctx, 0, true)
+	return m.named(m.acquire(ctx, 0, true))
 }
 
 // LockWithLease is Lock with a fixed lease that the watchdog does not renew:
@@ -64,9 +64,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // re-entry keeps the first hold's lease. lease must be at least 1ms.
 func (m *Mutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return m.named(err)
 	}
-	return m.acquire(ctx, lease, true)
+	return m.named(m.acquire(ctx, lease, true))
 }
 
 // TryLock makes one attempt, in one round trip, and never waits or queues:
@@ -74,7 +74,8 @@ func (m *Mutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 // re-enters it), and reports whether the handle now holds it. A busy lock
 // is (false, nil); a failure is (false, err).
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
-	return hold.Tried(m.acquire(ctx, 0, false))
+	ok, err := hold.Tried(m.acquire(ctx, 0, false))
+	return ok, m.named(err)
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -93,16 +94,17 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // A done ctx does not stop Unlock, and one that fails leaves the hold to
 // end with its lease: see "Releases" in package redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.h.Unlock(ctx, m.q.Release)
+	return m.named(m.h.Unlock(ctx, m.q.Release))
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one
 // attempt, in one round trip, that never waits or queues.
 func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, m.named(err)
 	}
-	return hold.Tried(m.acquire(ctx, lease, false))
+	ok, err := hold.Tried(m.acquire(ctx, lease, false))
+	return ok, m.named(err)
 }
 
 // Extend gives the handle's hold a fixed lease that ends lease (at least
@@ -112,14 +114,19 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 // Extend that fails otherwise than with ErrWrongType (a timeout, a dropped
 // connection) may have set the lease: the hold is renewed as before, but
 // Lost closes when that lease would end unless a later Extend succeeds.
-func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
+	return m.named(m.h.Extend(ctx, lease))
+}
 
 // Forget deletes the name's fencing-token counter once the name is no
 // longer used (it otherwise expires a day after the last token), and
 // reports whether it deleted it. It does nothing while the name is in use
 // or the counter is ahead of the server's clock: see "Fencing tokens" in
 // package redcoord.
-func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
+func (m *Mutex) Forget(ctx context.Context) (bool, error) {
+	ok, err := m.h.Forget(ctx)
+	return ok, m.named(err)
+}
 
 // ForceUnlock deletes the lock whoever holds it, hands it to the first live
 // waiter, and reports whether it was held. The holder's handle sees Lost
@@ -127,5 +134,6 @@ func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ct
 // "Forced unlock" in package redcoord; at once if it is this handle); its
 // Unlock returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return m.h.ForceUnlock(ctx, m.fair.Force)
+	ok, err := m.h.ForceUnlock(ctx, m.fair.Force)
+	return ok, m.named(err)
 }

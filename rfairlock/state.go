@@ -2,29 +2,36 @@ package rfairlock
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // IsLocked reports whether any owner holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.h.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	ok, err := m.h.IsLocked(ctx)
+	return ok, m.named(err)
+}
 
 // HoldCount returns how many times this handle holds the lock (0: not held),
 // as Redis sees it.
-func (m *Mutex) HoldCount(ctx context.Context) (int64, error) { return m.h.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int64, error) {
+	n, err := m.h.HoldCount(ctx)
+	return n, m.named(err)
+}
 
 // Holder returns who holds the lock; ok is false when it is free.
 func (m *Mutex) Holder(ctx context.Context) (h redcoord.Holder, ok bool, err error) {
-	return m.h.Holder(ctx)
+	h, ok, err = m.h.Holder(ctx)
+	return h, ok, m.named(err)
 }
 
 // QueueLength returns how many requests wait for the lock: those whose
 // heartbeat is alive, whoever made them.
 func (m *Mutex) QueueLength(ctx context.Context) (int, error) {
 	q, err := m.queue(ctx)
-	return int(q.Len), err
+	return int(q.Len), m.named(err)
 }
 
 // Position returns the place in the queue of this handle's earliest waiting
@@ -32,7 +39,7 @@ func (m *Mutex) QueueLength(ctx context.Context) (int, error) {
 // handle does not wait.
 func (m *Mutex) Position(ctx context.Context) (int, error) {
 	q, err := m.queue(ctx)
-	return int(q.Position), err
+	return int(q.Position), m.named(err)
 }
 
 // Token returns the fencing token of the handle's current hold, 0 when it
@@ -62,8 +69,11 @@ func (m *Mutex) queue(ctx context.Context) (scripts.Queue, error) {
 // that call returns; at once, with ErrNotHeld, when the handle holds
 // nothing. Call the CancelFunc when the work is done.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.h.Hold.Context(parent, "lock "+strconv.Quote(m.h.Name))
+	return m.h.Hold.Context(parent, m.h.Named(""))
 }
+
+// named names the lock in err, after the sentinel's words (see errs.About).
+func (m *Mutex) named(err error) error { return errs.About(kind, m.h.Name, err) }
 
 // noCopy lets go vet's copylocks check report copies of a Mutex.
 type noCopy struct{}

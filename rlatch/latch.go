@@ -63,13 +63,13 @@ func (l *Latch) Name() string { return l.b.Name }
 // with the outcome on the primary: true if the count was set there.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if err := l.b.Check(ctx); err != nil {
-		return false, err
+		return false, l.named(err)
 	}
 	if n < 1 || n > MaxCount {
-		return false, errs.Invalid("n", "must be from 1 to %d (2^53-1), got %d", int64(MaxCount), n)
+		return false, l.named(errs.Invalid("n", "must be from 1 to %d (2^53-1), got %d", int64(MaxCount), n))
 	}
 	set, _, err := l.l.TrySet(ctx, l.b.S.Writer(), l.b.NextRequest(), n)
-	return set, err
+	return set, l.named(err)
 }
 
 // CountDown counts the latch down by one. The CountDown that brings it to
@@ -82,13 +82,13 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // (redcoord.WithWaitReplicas), which says it counted on the primary.
 func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.b.Check(ctx); err != nil {
-		return err
+		return l.named(err)
 	}
 	_, _, err := l.l.CountDown(ctx, l.b.S.Writer(), l.b.NextRequest())
 	if errors.Is(err, errs.ErrNotReplicated) {
-		return fmt.Errorf("rlatch: latch %q counted down on the primary, but too few replicas confirmed it (do not count down again): %w", l.b.Name, err)
+		return l.named(fmt.Errorf("%w; the latch counted down on the primary (do not count down again)", err))
 	}
-	return l.explain(err)
+	return l.named(l.explain(err))
 }
 
 // Count returns how many CountDowns are left: 0 once the latch has opened.
@@ -96,10 +96,10 @@ func (l *Latch) CountDown(ctx context.Context) error {
 // ErrNotSet.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
 	if err := l.b.Check(ctx); err != nil {
-		return 0, err
+		return 0, l.named(err)
 	}
 	st, err := l.l.State(ctx, l.b.S.RDB)
-	return st.Count, l.explain(err)
+	return st.Count, l.named(l.explain(err))
 }
 
 // Wait blocks until the latch's count reaches zero (the round it finds,
@@ -116,7 +116,7 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 // nothing behind in Redis.
 func (l *Latch) Wait(ctx context.Context) error {
 	if err := l.b.Check(ctx); err != nil {
-		return err
+		return l.named(err)
 	}
 	var round int64 // the round this wait waits for, from its first check
 	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
@@ -150,17 +150,17 @@ func (l *Latch) Wait(ctx context.Context) error {
 		var down *outage.Error // the wait ended while Redis was unreachable
 		switch {
 		case errors.As(err, &down):
-			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, down)
+			return l.named(down)
 		case ctx.Err() != nil:
 			if cause := context.Cause(ctx); cause != ctx.Err() {
-				return fmt.Errorf("rlatch: wait for %q: %w: %w", l.b.Name, ctx.Err(), cause)
+				return l.named(fmt.Errorf("%w: %w", ctx.Err(), cause))
 			}
-			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, ctx.Err())
+			return l.named(ctx.Err())
 		case errors.Is(err, errs.ErrClosed):
-			return fmt.Errorf("rlatch: wait for %q: %w", l.b.Name, errs.ErrClosed)
+			return l.named(errs.ErrClosed)
 		}
 	}
-	return err
+	return l.named(err)
 }
 
 // openID is every waiter's id on the latch's channel (see latch_down.lua).
@@ -179,18 +179,23 @@ func nothing(context.Context) error { return nil }
 // will never reach zero.
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
 	if err := l.b.Check(ctx); err != nil {
-		return false, err
+		return false, l.named(err)
 	}
-	return l.l.Delete(ctx, l.b.S.Writer())
+	ok, err := l.l.Delete(ctx, l.b.S.Writer())
+	return ok, l.named(err)
 }
 
-// explain adds the latch's name to an ErrNotSet, and says how to set it.
+// explain says how to set the count in an ErrNotSet.
 func (l *Latch) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: latch %q: its count was never set: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err, l.b.Name)
+		return fmt.Errorf("%w: its count was never set: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err)
 	}
 	return err
 }
+
+// named names the latch in err, after the sentinel's words (see
+// errs.About).
+func (l *Latch) named(err error) error { return errs.About(kind, l.b.Name, err) }
 
 // noCopy lets go vet's copylocks check report copies of a latch.
 type noCopy struct{}

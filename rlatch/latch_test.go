@@ -76,7 +76,7 @@ func TestWaitAtOnce(t *testing.T) {
 		l := rlatch.New(ps[0].C, "l")
 		err := l.Wait(ctx)
 		assert.ErrorIs(t, err, redcoord.ErrNotSet)
-		assert.Contains(t, err.Error(), `latch "l": its count was never set: call TrySetCount first`)
+		assert.Contains(t, err.Error(), `redcoord: not set: rlatch "l": its count was never set: call TrySetCount first`)
 		_, err = l.Count(ctx)
 		assert.ErrorIs(t, err, redcoord.ErrNotSet)
 		assert.ErrorIs(t, l.CountDown(ctx), redcoord.ErrNotSet)

@@ -22,7 +22,7 @@ type compound struct {
 	count  int           // hold count: re-entries are counted here
 	lost   chan struct{} // the latest hold's (see Lost)
 	stop   chan struct{} // closed when the latest hold is released
-	what   string        // names the handle in the causes of its contexts
+	what   string        // names the handle in errors and its contexts' causes (errs.Tag)
 	scoped hold.Scopes   // the current hold's contexts
 }
 
@@ -99,9 +99,9 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet // the part's two cases go quiet
 			if !closed || closedIsLost || hold.Closed(m.Lost()) {
 				if alive--; alive < need {
-					cause := fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what)
+					cause := fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, c.what)
 					if m.h.S.Err() != nil && !outlived[k] {
-						cause = fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, c.what)
+						cause = fmt.Errorf("%w: %s: the hold is no longer kept", errs.ErrClosed, c.what)
 					}
 					c.mu.Lock()
 					close(lost)
@@ -163,9 +163,9 @@ func (c *compound) ended(all, lost bool) {
 	c.count = 0
 	close(c.stop)
 	if lost || hold.Closed(c.lost) {
-		c.endScopedLocked(fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, c.what))
+		c.endScopedLocked(fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, c.what))
 	} else {
-		c.endScopedLocked(fmt.Errorf("%w: %s was released", errs.ErrNotHeld, c.what))
+		c.endScopedLocked(fmt.Errorf("%w: %s: released", errs.ErrNotHeld, c.what))
 	}
 }
 
@@ -176,7 +176,7 @@ func (c *compound) Context(parent context.Context) (context.Context, context.Can
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.count == 0 || hold.Closed(c.lost) {
-		return hold.Ended(parent, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, c.what))
+		return hold.Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what))
 	}
 	return c.scoped.Add(parent, &c.mu, c.what)
 }
@@ -202,9 +202,9 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 	defer c.give()
 	switch {
 	case !c.holding():
-		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, c.what)
+		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what)
 	case hold.Closed(c.Lost()):
-		return errs.Lost("%s was lost before this call", c.what)
+		return errs.Lost("%s: the hold was lost before this call", c.what)
 	}
 	parts := held()
 	errList := make([]error, len(parts))
@@ -252,7 +252,7 @@ func releaseFully(ctx context.Context, m *Mutex, wasHeld bool) (lost bool, err e
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("lock %q: still held after %d releases", m.h.Name, maxReleases)
+	return false, fmt.Errorf("%s: still held after %d releases", errs.Tag(kind, m.h.Name), maxReleases)
 }
 
 // maxReleases bounds releaseFully: a part's hold count is 1 (re-entries are

@@ -23,14 +23,14 @@ func TestContext(t *testing.T) {
 			return func() { require.NoError(t, rdb.Del(ctx, keys...).Err()) }
 		}
 		t.Run("Mutex", func(t *testing.T) {
-			locktest.Scoped(t, rlock.New(c, "m"), `lock "m"`, del("rc:{m}:lock"))
+			locktest.Scoped(t, rlock.New(c, "m"), `rlock "m"`, del("rc:{m}:lock"))
 		})
 		t.Run("MultiMutex", func(t *testing.T) {
-			locktest.Scoped(t, rlock.NewMulti(c, []string{"x", "y"}), `the locks of ["x" "y"]`, del("rc:{y}:lock"))
+			locktest.Scoped(t, rlock.NewMulti(c, []string{"x", "y"}), `rlock.MultiMutex ["x" "y"]`, del("rc:{y}:lock"))
 		})
 		t.Run("RedLock", func(t *testing.T) {
 			c2 := locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond), redcoord.WithPrefix("rd"))
-			locktest.Scoped(t, rlock.NewRedLock([]*redcoord.Client{c, c2}, "r"), `redlock "r"`, del("rc:{r}:lock"))
+			locktest.Scoped(t, rlock.NewRedLock([]*redcoord.Client{c, c2}, "r"), `rlock.RedLock "r"`, del("rc:{r}:lock"))
 		})
 	})
 }

@@ -82,7 +82,7 @@ func ExampleMutex_Lost() {
 	default:
 	}
 	// Output:
-	// redcoord: lease lost: lock "job": the hold expired or was deleted before release
+	// redcoord: lease lost: rlock "job": the hold expired or was deleted before release
 	// lost
 }
 
@@ -164,7 +164,7 @@ func ExampleMutex_Context() {
 	// ... do the guarded work with work; check work.Err() between steps ...
 	_ = mu.Unlock(ctx)
 	fmt.Println(context.Cause(work))
-	// Output: redcoord: not held: lock "invoices" was released
+	// Output: redcoord: not held: rlock "invoices": released
 }
 
 // Extend turns a hold into one with a fixed lease from now: the watchdog

@@ -36,6 +36,9 @@ type MultiMutex struct {
 	c      compound
 }
 
+// multiName names a MultiMutex in errors.
+const multiName = "rlock.MultiMutex"
+
 // NewMulti returns a handle on the locks of names. It does no I/O; bad
 // input (a nil Client, no names, more than MaxMultiNames, a bad or
 // repeated name, a bad option) is reported by every method, as
@@ -47,7 +50,7 @@ type MultiMutex struct {
 // all or none; on a Cluster each slot's names are taken in turn, holding
 // the earlier slots' meanwhile.
 func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
-	mm := &MultiMutex{c: newCompound(fmt.Sprintf("the locks of %q", names))}
+	mm := &MultiMutex{c: newCompound(errs.TagNames(multiName, names))}
 	switch {
 	case c == nil:
 		mm.err = errs.Invalid("c", "nil *redcoord.Client")
@@ -61,8 +64,8 @@ func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
 	}
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
-		if err := core.CheckName(name); err != nil {
-			mm.err = fmt.Errorf("names[%d]: %w", i, err)
+		if err := core.CheckNamed(fmt.Sprintf("names[%d]", i), name); err != nil {
+			mm.err = err
 			return mm
 		}
 		if seen[name] {
@@ -121,7 +124,7 @@ func (mm *MultiMutex) Names() []string {
 // without I/O; one whose hold was lost (Lost is closed) locks afresh. A Lock that fails or ends with ctx
 // (an error matching ErrNotAcquired and ctx.Err()) releases what it took
 // and leaves Redis as it was.
-func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.acquire(ctx, 0, true) }
+func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.named(mm.acquire(ctx, 0, true)) }
 
 // LockWithLease is Lock with a fixed lease for every name, which the
 // watchdog does not renew: the holds end at Unlock or when lease runs out;
@@ -131,24 +134,26 @@ func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.acquire(ctx, 0
 // leases. lease must be at least 1ms.
 func (mm *MultiMutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return mm.named(err)
 	}
-	return mm.acquire(ctx, lease, true)
+	return mm.named(mm.acquire(ctx, lease, true))
 }
 
 // TryLock tries once, without waiting, and reports whether it holds every
 // name's lock: one round trip per slot. If any name is held by another
 // owner it takes none: (false, nil).
 func (mm *MultiMutex) TryLock(ctx context.Context) (bool, error) {
-	return hold.Tried(mm.acquire(ctx, 0, false))
+	ok, err := hold.Tried(mm.acquire(ctx, 0, false))
+	return ok, mm.named(err)
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
 func (mm *MultiMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, mm.named(err)
 	}
-	return hold.Tried(mm.acquire(ctx, lease, false))
+	ok, err := hold.Tried(mm.acquire(ctx, lease, false))
+	return ok, mm.named(err)
 }
 
 // Extend gives every name's hold a fixed lease that ends lease (at least
@@ -158,9 +163,9 @@ func (mm *MultiMutex) TryLockWithLease(ctx context.Context, lease time.Duration)
 // MultiMutex that holds nothing gets ErrNotHeld.
 func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return mm.named(err)
 	}
-	return mm.c.extend(ctx, mm.check, func() []*Mutex { return mm.ms }, len(mm.ms), lease, nil)
+	return mm.named(mm.c.extend(ctx, mm.check, func() []*Mutex { return mm.ms }, len(mm.ms), lease, nil))
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -340,17 +345,17 @@ func (l leaver) Leave(ctx context.Context) error {
 // releases the rest.
 func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	if err := checkOpen(mm.err, mm.ms); err != nil {
-		return err
+		return mm.named(err)
 	}
 	ctx, cancel := releaseContext(ctx, mm.ms)
 	defer cancel()
-	notHeld := fmt.Errorf("%w: the locks of %q are not held by this MultiMutex", errs.ErrNotHeld, mm.Names())
+	notHeld := fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, mm.c.what)
 	last, _, err := mm.c.release(ctx, notHeld)
 	if errors.Is(err, errs.ErrNotHeld) {
 		mm.c.sweep(ctx, mm.ms)
 	}
 	if err != nil || !last {
-		return err
+		return mm.named(err)
 	}
 	defer mm.c.give()
 	var failed, lost []string
@@ -369,10 +374,10 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	mm.c.ended(len(failed) == 0, len(lost) > 0)
 	switch {
 	case len(failed) > 0:
-		return fmt.Errorf("rlock: the locks of %q were not released (call Unlock again to release them): %w",
-			failed, errors.Join(errList...))
+		return mm.named(fmt.Errorf("the locks of %q were not released (call Unlock again to release them): %w",
+			failed, errors.Join(errList...)))
 	case len(lost) > 0:
-		return errs.Lost("the locks of %q were lost before Unlock; the others are released", lost)
+		return errs.Lost("%s: the locks of %q were lost before Unlock; the others are released", mm.c.what, lost)
 	}
 	return nil
 }
@@ -404,6 +409,10 @@ func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
 func (mm *MultiMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return mm.c.Context(parent)
 }
+
+// named names the MultiMutex in err, after the sentinel's words (see
+// errs.About).
+func (mm *MultiMutex) named(err error) error { return errs.Named(mm.c.what, err) }
 
 // check returns the first reason an operation must not start.
 func (mm *MultiMutex) check(ctx context.Context) error { return checkAll(ctx, mm.err, mm.ms) }

@@ -2,11 +2,11 @@ package rlock
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
@@ -50,7 +50,7 @@ func (m *Mutex) Owner() string { return m.h.Lock.Owner }
 // re-enters it at once (one round trip). A wait that ends returns an error
 // matching both ErrNotAcquired and ctx.Err(), and leaves Redis as it was.
 func (m *Mutex) Lock(ctx context.Context) error {
-	return m.acquire(ctx, 0, true)
+	return m.named(m.acquire(ctx, 0, true))
 }
 
 // LockWithLease is Lock with a fixed lease that the watchdog does not renew:
@@ -59,16 +59,17 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // least 1ms.
 func (m *Mutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return m.named(err)
 	}
-	return m.acquire(ctx, lease, true)
+	return m.named(m.acquire(ctx, lease, true))
 }
 
 // TryLock makes one attempt, in one round trip, and never waits: it reports
 // whether the handle now holds the lock (with a watchdog-renewed lease).
 // A lock held by another owner is (false, nil); a failure is (false, err).
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
-	return hold.Tried(m.acquire(ctx, 0, false))
+	ok, err := hold.Tried(m.acquire(ctx, 0, false))
+	return ok, m.named(err)
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -177,16 +178,17 @@ func (a *attempt) Leave(ctx context.Context) error {
 // fails leaves the hold to end with its lease: see "Releases" in package
 // redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.h.Unlock(ctx, m.h.Lock.Release)
+	return m.named(m.h.Unlock(ctx, m.h.Lock.Release))
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one
 // attempt, in one round trip, that never waits.
 func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, m.named(err)
 	}
-	return hold.Tried(m.acquire(ctx, lease, false))
+	ok, err := hold.Tried(m.acquire(ctx, lease, false))
+	return ok, m.named(err)
 }
 
 // Extend gives the handle's hold a fixed lease that ends lease (at least
@@ -197,14 +199,19 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 // than with ErrWrongType (a timeout, a dropped connection) may have set the
 // lease: the hold is renewed as before, but Lost closes when that lease
 // would end unless a later Extend succeeds.
-func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.h.Extend(ctx, lease) }
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
+	return m.named(m.h.Extend(ctx, lease))
+}
 
 // Forget deletes the name's fencing-token counter once the name is no
 // longer used (it otherwise expires a day after the last token), and
 // reports whether it deleted it. It does nothing while the name is in use
 // or the counter is ahead of the server's clock: see "Fencing tokens" in
 // package redcoord.
-func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
+func (m *Mutex) Forget(ctx context.Context) (bool, error) {
+	ok, err := m.h.Forget(ctx)
+	return ok, m.named(err)
+}
 
 // ForceUnlock deletes the lock whoever holds it, waking a waiter, and reports
 // whether it was held. The holder's handle sees Lost closed as soon as its
@@ -212,19 +219,27 @@ func (m *Mutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ct
 // package redcoord; at once if it is this handle); its Unlock returns
 // ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return m.h.ForceUnlock(ctx, m.h.Lock.Force)
+	ok, err := m.h.ForceUnlock(ctx, m.h.Lock.Force)
+	return ok, m.named(err)
 }
 
 // IsLocked reports whether any owner holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.h.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	ok, err := m.h.IsLocked(ctx)
+	return ok, m.named(err)
+}
 
 // HoldCount returns how many times this handle holds the lock (0: not held),
 // as Redis sees it.
-func (m *Mutex) HoldCount(ctx context.Context) (int64, error) { return m.h.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int64, error) {
+	n, err := m.h.HoldCount(ctx)
+	return n, m.named(err)
+}
 
 // Holder returns who holds the lock; ok is false when it is free.
 func (m *Mutex) Holder(ctx context.Context) (h redcoord.Holder, ok bool, err error) {
-	return m.h.Holder(ctx)
+	h, ok, err = m.h.Holder(ctx)
+	return h, ok, m.named(err)
 }
 
 // Token returns the fencing token of the handle's current hold, 0 when it
@@ -247,8 +262,11 @@ func (m *Mutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
 // that call returns; at once, with ErrNotHeld, when the handle holds
 // nothing. Call the CancelFunc when the work is done.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.h.Hold.Context(parent, "lock "+strconv.Quote(m.h.Name))
+	return m.h.Hold.Context(parent, m.h.Named(""))
 }
+
+// named names the lock in err, after the sentinel's words (see errs.About).
+func (m *Mutex) named(err error) error { return errs.About(kind, m.h.Name, err) }
 
 // noCopy lets go vet's copylocks check report copies of a Mutex.
 type noCopy struct{}

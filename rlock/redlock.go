@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +15,9 @@ import (
 	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/wait"
 )
+
+// redLockName names a RedLock in errors.
+const redLockName = "rlock.RedLock"
 
 // MaxRedLockInstances is the most Redis servers one RedLock spans.
 const MaxRedLockInstances = 16
@@ -55,7 +57,7 @@ type RedLock struct {
 // naming it. The options are each server's, as for New;
 // WithMaxPollInterval also bounds the back-off between two attempts.
 func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLock {
-	rl := &RedLock{name: name, c: newCompound("redlock " + strconv.Quote(name))}
+	rl := &RedLock{name: name, c: newCompound(errs.Tag(redLockName, name))}
 	switch {
 	case len(clients) == 0:
 		rl.err = errs.Invalid("clients", "must not be empty")
@@ -110,7 +112,7 @@ func (rl *RedLock) Name() string { return rl.name }
 // closed) locks afresh. A Lock that ends
 // with ctx matches ErrNotAcquired and ctx.Err(), and gives back what it
 // got.
-func (rl *RedLock) Lock(ctx context.Context) error { return rl.acquire(ctx, 0, true) }
+func (rl *RedLock) Lock(ctx context.Context) error { return rl.named(rl.acquire(ctx, 0, true)) }
 
 // LockWithLease is Lock with a fixed lease, which no watchdog renews: the
 // lock is held for Validity, counted from the attempt that took it; Lost
@@ -118,24 +120,26 @@ func (rl *RedLock) Lock(ctx context.Context) error { return rl.acquire(ctx, 0, t
 // 1ms.
 func (rl *RedLock) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return rl.named(err)
 	}
-	return rl.acquire(ctx, lease, true)
+	return rl.named(rl.acquire(ctx, lease, true))
 }
 
 // TryLock makes one attempt, asking every server at once, and reports
 // whether a majority granted the lock; if not it gives back what it got:
 // (false, nil). A majority of failed servers is an error, as for Lock.
 func (rl *RedLock) TryLock(ctx context.Context) (bool, error) {
-	return hold.Tried(rl.acquire(ctx, 0, false))
+	ok, err := hold.Tried(rl.acquire(ctx, 0, false))
+	return ok, rl.named(err)
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
 func (rl *RedLock) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, rl.named(err)
 	}
-	return hold.Tried(rl.acquire(ctx, lease, false))
+	ok, err := hold.Tried(rl.acquire(ctx, lease, false))
+	return ok, rl.named(err)
 }
 
 // Extend gives the lock on every server that granted it a fixed lease that
@@ -145,18 +149,18 @@ func (rl *RedLock) TryLockWithLease(ctx context.Context, lease time.Duration) (b
 // that holds nothing gets ErrNotHeld.
 func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return rl.named(err)
 	}
 	grants := func() []*Mutex {
 		rl.mu.Lock()
 		defer rl.mu.Unlock()
 		return rl.grants
 	}
-	return rl.c.extend(ctx, rl.check, grants, rl.quorum, lease, func() {
+	return rl.named(rl.c.extend(ctx, rl.check, grants, rl.quorum, lease, func() {
 		rl.mu.Lock()
 		rl.length = lease
 		rl.mu.Unlock()
-	})
+	}))
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
@@ -177,10 +181,10 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 		ok, down, err := rl.attempt(ctx, fixed)
 		switch {
 		case err != nil && block && ctx.Err() != nil && r.Failing():
-			return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, r.Ended(ctx.Err()))
+			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, r.Ended(ctx.Err()))
 		case err != nil && block && down:
 			if err := r.Failed(ctx, err); err != nil {
-				return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, err)
+				return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, err)
 			}
 			continue
 		case err != nil:
@@ -195,7 +199,7 @@ func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
+			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, ctx.Err())
 		case <-t.C:
 		}
 		backoff = min(2*backoff, rl.poll)
@@ -239,17 +243,17 @@ func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
 // whose Client is closed is left to its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
 	if err := rl.check(context.Background()); err != nil {
-		return err
+		return rl.named(err)
 	}
 	ctx, cancel := releaseContext(ctx, rl.ms)
 	defer cancel()
-	notHeld := fmt.Errorf("%w: redlock %q is not held by this handle", errs.ErrNotHeld, rl.name)
+	notHeld := fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, rl.c.what)
 	last, lost, err := rl.c.release(ctx, notHeld)
 	if errors.Is(err, errs.ErrNotHeld) {
 		rl.sweep(ctx)
 	}
 	if err != nil || !last {
-		return err
+		return rl.named(err)
 	}
 	defer rl.c.give()
 	rl.mu.Lock()
@@ -279,11 +283,11 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	rl.c.ended(len(left) == 0, false)
 	switch {
 	case len(left) > 0:
-		return fmt.Errorf("redlock %q: %d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
-			rl.name, len(left), len(grants), errors.Join(failed...))
+		return rl.named(fmt.Errorf("%d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
+			len(left), len(grants), errors.Join(failed...)))
 	case hold.Closed(lost):
-		return errs.Lost("redlock %q was lost before Unlock (fewer than %d of %d servers held it)",
-			rl.name, rl.quorum, len(rl.ms))
+		return errs.Lost("%s: lost before Unlock (fewer than %d of %d servers held it)",
+			rl.c.what, rl.quorum, len(rl.ms))
 	}
 	return nil
 }
@@ -341,6 +345,10 @@ func (rl *RedLock) Context(parent context.Context) (context.Context, context.Can
 	return rl.c.Context(parent)
 }
 
+// named names the lock in err, after the sentinel's words (see
+// errs.About).
+func (rl *RedLock) named(err error) error { return errs.Named(rl.c.what, err) }
+
 // check returns the first reason an operation must not start: a bad
 // argument to NewRedLock, a done ctx, or fewer than a majority of the
 // Clients open (a closed one's server counts as failed).
@@ -361,7 +369,7 @@ func (rl *RedLock) check(ctx context.Context) error {
 		}
 	}
 	if open < rl.quorum {
-		return fmt.Errorf("redlock %q: %d of %d Clients are closed: %w", rl.name, len(rl.ms)-open, len(rl.ms), closed)
+		return fmt.Errorf("%w: %d of %d Clients are closed", closed, len(rl.ms)-open, len(rl.ms))
 	}
 	return nil
 }

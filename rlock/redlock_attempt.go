@@ -106,11 +106,11 @@ collect:
 		rl.keepStale(m)
 	}
 	if ctx.Err() != nil {
-		return false, false, fmt.Errorf("%w: redlock %q: %w", errs.ErrNotAcquired, rl.name, ctx.Err())
+		return false, false, fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, ctx.Err())
 	}
 	if len(failed) > len(rl.ms)-rl.quorum {
-		return false, down, fmt.Errorf("%w: redlock %q: %d of %d servers failed, so no majority can grant it: %w",
-			errs.ErrNotAcquired, rl.name, len(failed), len(rl.ms), errors.Join(failed...))
+		return false, down, fmt.Errorf("%w: %s: %d of %d servers failed, so no majority can grant it: %w",
+			errs.ErrNotAcquired, rl.c.what, len(failed), len(rl.ms), errors.Join(failed...))
 	}
 	return false, false, nil
 }

@@ -37,10 +37,10 @@ func TestContext(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	c := locktest.NewClient(t, rdb, redcoord.WithLeaseTTL(300*time.Millisecond))
-	locktest.Scoped(t, rrwlock.New(c, "w"), `write lock "w"`, func() {
+	locktest.Scoped(t, rrwlock.New(c, "w"), `rrwlock "w": write lock`, func() {
 		require.NoError(t, rdb.Del(ctx, "rc:{w}:lock").Err())
 	})
-	locktest.Scoped(t, readSide{rrwlock.New(c, "r")}, `read lock "r"`, func() {
+	locktest.Scoped(t, readSide{rrwlock.New(c, "r")}, `rrwlock "r": read lock`, func() {
 		require.NoError(t, rdb.Del(ctx, "rc:{r}:readers", "rc:{r}:leases").Err())
 	})
 }

@@ -221,7 +221,8 @@ func TestReleaseNotHeld(t *testing.T) {
 		for op, err := range map[string]error{"Unlock": other.Unlock(ctx), "RUnlock": other.RUnlock(ctx)} {
 			assert.ErrorIs(t, err, redcoord.ErrNotHeld, op)
 			assert.NotErrorIs(t, err, redcoord.ErrLeaseLost, op)
-			assert.ErrorContains(t, err, `"n" is not held by this handle`, op)
+			assert.ErrorContains(t, err, `rrwlock "n"`, op)
+			assert.ErrorContains(t, err, "not held by this handle", op)
 		}
 		assert.Equal(t, before, snapshot(t, rdb), "Redis unchanged")
 		require.NoError(t, w.RUnlock(ctx))

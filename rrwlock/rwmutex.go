@@ -3,7 +3,6 @@ package rrwlock
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -62,7 +61,9 @@ func (m *RWMutex) Owner() string { return m.h.Lock.Owner }
 // re-enters it at once. A handle that holds only read holds gets ErrUpgrade
 // at once: two readers upgrading would wait for each other forever. A wait
 // that ends returns an error matching both ErrNotAcquired and ctx.Err().
-func (m *RWMutex) Lock(ctx context.Context) error { return m.write(ctx, 0, true) }
+func (m *RWMutex) Lock(ctx context.Context) error {
+	return m.named(m.write(ctx, 0, true))
+}
 
 // LockWithLease is Lock with a fixed lease that the watchdog does not renew:
 // the hold ends at Unlock or when lease runs out, whichever is first; Lost
@@ -70,23 +71,25 @@ func (m *RWMutex) Lock(ctx context.Context) error { return m.write(ctx, 0, true)
 // least 1ms.
 func (m *RWMutex) LockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return m.named(err)
 	}
-	return m.write(ctx, lease, true)
+	return m.named(m.write(ctx, lease, true))
 }
 
 // TryLock makes one attempt at the write lock, in one round trip, and never
 // waits: a busy lock is (false, nil), and does not hold readers back.
 func (m *RWMutex) TryLock(ctx context.Context) (bool, error) {
-	return hold.Tried(m.write(ctx, 0, false))
+	ok, err := hold.Tried(m.write(ctx, 0, false))
+	return ok, m.named(err)
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease.
 func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, m.named(err)
 	}
-	return hold.Tried(m.write(ctx, lease, false))
+	ok, err := hold.Tried(m.write(ctx, lease, false))
+	return ok, m.named(err)
 }
 
 // Extend gives the handle's write hold a fixed lease that ends lease (at
@@ -97,7 +100,7 @@ func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bo
 // connection) may have set the lease: the hold is renewed as before, but
 // Lost closes when that lease would end unless a later Extend succeeds.
 func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
-	return m.h.Extend(ctx, lease)
+	return m.named(m.h.Extend(ctx, lease))
 }
 
 // Unlock releases one write hold. A handle that does not hold the write lock
@@ -106,7 +109,9 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 // (see "Releases" in package redcoord). The last release wakes
 // one registered waiting writer, or, when no writer waits, every waiting
 // reader.
-func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.rw.Unlock) }
+func (m *RWMutex) Unlock(ctx context.Context) error {
+	return m.named(m.h.Unlock(ctx, m.rw.Unlock))
+}
 
 // RLock blocks until the handle holds a read lock or ctx is done. Readers
 // share the lock; a writer holding it, or waiting for it, makes new readers
@@ -115,29 +120,33 @@ func (m *RWMutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx, m.r
 // downgrade: take a read hold, then Unlock the write hold). Each handle's
 // read hold has its own lease, renewed by the watchdog until RUnlock, so a
 // reader that dies holds the lock at most one lease TTL.
-func (m *RWMutex) RLock(ctx context.Context) error { return m.readLock(ctx, 0, true) }
+func (m *RWMutex) RLock(ctx context.Context) error {
+	return m.named(m.readLock(ctx, 0, true))
+}
 
 // RLockWithLease is RLock with a fixed lease that the watchdog does not
 // renew; RLost is closed when it runs out. lease must be at least 1ms.
 func (m *RWMutex) RLockWithLease(ctx context.Context, lease time.Duration) error {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return m.named(err)
 	}
-	return m.readLock(ctx, lease, true)
+	return m.named(m.readLock(ctx, lease, true))
 }
 
 // TryRLock makes one attempt at a read lock, in one round trip, and never
 // waits: a busy lock is (false, nil).
 func (m *RWMutex) TryRLock(ctx context.Context) (bool, error) {
-	return hold.Tried(m.readLock(ctx, 0, false))
+	ok, err := hold.Tried(m.readLock(ctx, 0, false))
+	return ok, m.named(err)
 }
 
 // TryRLockWithLease is TryRLock with a fixed lease, as RLockWithLease.
 func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
 	if err := core.CheckLease("lease", lease); err != nil {
-		return false, err
+		return false, m.named(err)
 	}
-	return hold.Tried(m.readLock(ctx, lease, false))
+	ok, err := hold.Tried(m.readLock(ctx, lease, false))
+	return ok, m.named(err)
 }
 
 // RExtend gives the handle's read hold a fixed lease that ends lease (at
@@ -151,19 +160,19 @@ func (m *RWMutex) TryRLockWithLease(ctx context.Context, lease time.Duration) (b
 func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	h := m.h
 	if err := core.CheckLease("lease", lease); err != nil {
-		return err
+		return m.named(err)
 	}
 	if err := h.Check(ctx); err != nil {
-		return err
+		return m.named(err)
 	}
 	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), lease) }
-	return m.read.Extend(ctx, "read lock "+strconv.Quote(h.Name), lease, send)
+	return m.named(m.read.Extend(ctx, h.Named("read lock"), lease, send))
 }
 
 // RUnlock releases one read hold, with the errors of Unlock. The last
 // reader's release wakes one registered waiting writer.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
-	return m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock)
+	return m.named(m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock))
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
@@ -172,7 +181,10 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 // or the counter is ahead of the server's clock: see "Fencing tokens" in
 // package redcoord.
 // Until the next write hold, readers then report RToken 0.
-func (m *RWMutex) Forget(ctx context.Context) (bool, error) { return m.h.Forget(ctx) }
+func (m *RWMutex) Forget(ctx context.Context) (bool, error) {
+	ok, err := m.h.Forget(ctx)
+	return ok, m.named(err)
+}
 
 // ForceUnlock ends the write hold and every read hold, whoever holds them,
 // and reports whether any was held. Their handles see Lost or RLost closed
@@ -184,7 +196,7 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err == nil && ok {
 		m.read.Forced()
 	}
-	return ok, err
+	return ok, m.named(err)
 }
 
 // write is Lock, LockWithLease and TryLock.
@@ -225,8 +237,8 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		case err != nil:
 			return got, wait.Attempt{}, err
 		case upgrade:
-			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock on %s; RUnlock it first",
-				errs.ErrNotAcquired, errs.ErrUpgrade, strconv.Quote(h.Name))
+			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
+				errs.ErrNotAcquired, errs.ErrUpgrade)
 		case a.OK:
 			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
 		}
@@ -304,6 +316,9 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	script, keys, args := m.rw.Renewal(false, "", ttl)
 	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, tries)
 }
+
+// named names the lock in err, after the sentinel's words (see errs.About).
+func (m *RWMutex) named(err error) error { return errs.About(kind, m.h.Name, err) }
 
 // cmp returns fixed, or ttl when fixed is 0 (a renewed lease).
 func cmp(fixed, ttl time.Duration) time.Duration {

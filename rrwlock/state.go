@@ -2,7 +2,6 @@ package rrwlock
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -48,11 +47,11 @@ type Reader struct {
 // State reads who holds the lock and how many writers wait.
 func (m *RWMutex) State(ctx context.Context) (State, error) {
 	if err := m.h.Check(ctx); err != nil {
-		return State{}, err
+		return State{}, m.named(err)
 	}
 	st, err := m.rw.State(ctx, m.h.S.RDB)
 	if err != nil {
-		return State{}, err
+		return State{}, m.named(err)
 	}
 	out := State{WaitingWriters: int(st.WaitingWriters), LastToken: st.LastToken}
 	for _, r := range st.Readers {
@@ -93,13 +92,13 @@ func (m *RWMutex) RLost() <-chan struct{} { return m.read.Lost() }
 // that call returns; at once, with ErrNotHeld, when the handle holds no
 // write hold. Call the CancelFunc when the work is done.
 func (m *RWMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.h.Hold.Context(parent, "write lock "+strconv.Quote(m.h.Name))
+	return m.h.Hold.Context(parent, m.h.Named("write lock"))
 }
 
 // RContext is Context for the handle's read hold: cancelled when it is
 // lost, or released by the RUnlock that drops the last one.
 func (m *RWMutex) RContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return m.read.Context(parent, "read lock "+strconv.Quote(m.h.Name))
+	return m.read.Context(parent, m.h.Named("read lock"))
 }
 
 // noCopy lets go vet's copylocks check report copies of an RWMutex.

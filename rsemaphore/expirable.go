@@ -17,6 +17,9 @@ import (
 
 const expirableKind = "rsemaphore-expirable"
 
+// expirableName names an ExpirableSemaphore in errors.
+const expirableName = "rsemaphore.ExpirableSemaphore"
+
 // ExpirableSemaphore is a handle on a semaphore named in Redis whose
 // permits each have an id, a fencing token and a lease: a permit that is
 // not released returns by itself when its lease ends, so permits held by a
@@ -67,20 +70,21 @@ func (s *ExpirableSemaphore) Name() string { return s.h.Name }
 // TrySetPermits sets the total number of permits to n, at least 1, if they
 // were never set, and reports whether it did.
 func (s *ExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	return s.h.trySet(ctx, s.x.Set, n)
+	ok, err := s.h.trySet(ctx, s.x.Set, n)
+	return ok, s.named(err)
 }
 
 // SetPermits sets the total number of permits to n, at least 1, whether or
 // not they were set. Permits held stay held until released or expired.
 func (s *ExpirableSemaphore) SetPermits(ctx context.Context, n int64) error {
-	return s.h.set(ctx, s.x.Set, n)
+	return s.named(s.h.set(ctx, s.x.Set, n))
 }
 
 // AddPermits adds delta (not 0; below 0 to remove permits) to the total;
 // permits never set count as 0. A delta that would make the total negative
 // is ErrInvalidArgument and changes nothing.
 func (s *ExpirableSemaphore) AddPermits(ctx context.Context, delta int64) error {
-	return s.h.add(ctx, s.x.Set, delta)
+	return s.named(s.h.add(ctx, s.x.Set, delta))
 }
 
 // AcquireOptions are the options of one acquire.
@@ -111,7 +115,7 @@ func (s *ExpirableSemaphore) Acquire(ctx context.Context, opts AcquireOptions) (
 		p, err = s.acquire(ctx, opts, true)
 		return err
 	})
-	return p, err
+	return p, s.named(err)
 }
 
 // isSet reports whether the permits are set.
@@ -126,7 +130,7 @@ func (s *ExpirableSemaphore) isSet(ctx context.Context) (bool, error) {
 func (s *ExpirableSemaphore) TryAcquire(ctx context.Context, opts AcquireOptions) (Permit, bool, error) {
 	p, err := s.acquire(ctx, opts, false)
 	ok, err := hold.Tried(err)
-	return p, ok, err
+	return p, ok, s.named(err)
 }
 
 func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, block bool) (Permit, error) {
@@ -216,14 +220,14 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 // whose lease has ended are not counted.
 func (s *ExpirableSemaphore) Acquired(ctx context.Context) (int64, error) {
 	st, err := s.state(ctx)
-	return st.Held, err
+	return st.Held, s.named(err)
 }
 
 // Available returns how many permits are free now: the total minus those
 // held. It is below 0 while the total is under what is held.
 func (s *ExpirableSemaphore) Available(ctx context.Context) (int64, error) {
 	st, err := s.state(ctx)
-	return st.Total - st.Held, err
+	return st.Total - st.Held, s.named(err)
 }
 
 func (s *ExpirableSemaphore) state(ctx context.Context) (scripts.XState, error) {
@@ -236,3 +240,7 @@ func (s *ExpirableSemaphore) state(ctx context.Context) (scripts.XState, error) 
 	}
 	return st, err
 }
+
+// named names the semaphore in err, after the sentinel's words (see
+// errs.About).
+func (s *ExpirableSemaphore) named(err error) error { return errs.About(expirableName, s.h.Name, err) }

@@ -19,7 +19,7 @@ import (
 func expInvalid(t *testing.T, err error, arg, what string) {
 	t.Helper()
 	if assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, what) {
-		assert.ErrorContains(t, err, "invalid argument: "+arg+": ", what)
+		assert.ErrorContains(t, err, `invalid argument: rsemaphore.ExpirableSemaphore "x": `+arg+": ", what)
 	}
 }
 

@@ -48,10 +48,10 @@ func (h *handle) marks() time.Duration {
 // wait returns the acquire loop's configuration.
 func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
 
-// explain adds the semaphore's name to an ErrNotSet, and says how to set it.
+// explain says how to set the permits in an ErrNotSet.
 func (h *handle) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: semaphore %q: its permits were never set: call TrySetPermits, SetPermits or AddPermits first", err, h.Name)
+		return fmt.Errorf("%w: its permits were never set: call TrySetPermits, SetPermits or AddPermits first", err)
 	}
 	return err
 }

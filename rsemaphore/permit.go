@@ -94,7 +94,8 @@ func checkPermit(p Permit) error {
 // retries after a lost reply is applied once. A done ctx does not stop
 // Release, and one that fails leaves the permit to end with its lease: see
 // "Releases" in package redcoord.
-func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
+func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) {
+	defer func() { err = s.named(err) }()
 	if err := s.h.CheckRelease(); err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) error {
 
 // what names the permit p in errors.
 func (s *ExpirableSemaphore) what(p Permit) string {
-	return fmt.Sprintf("permit %s of %q", p.ID, s.h.Name)
+	return fmt.Sprintf("%s: permit %s", errs.Tag(expirableName, s.h.Name), p.ID)
 }
 
 // isClosed reports whether ch (nil: never) is closed.
@@ -163,7 +164,7 @@ func (s *ExpirableSemaphore) notHeld(p Permit) error {
 	if isClosed(p.lost) {
 		return errs.Lost("%s: gone before this call: its lease ended, or another handle released it", s.what(p))
 	}
-	return fmt.Errorf("%w: %s is not held", errs.ErrNotHeld, s.what(p))
+	return fmt.Errorf("%w: %s: not held", errs.ErrNotHeld, s.what(p))
 }
 
 // Context returns a copy of parent that is cancelled when the permit p,
@@ -190,7 +191,8 @@ func (s *ExpirableSemaphore) Context(parent context.Context, p Permit) (context.
 // with ErrWrongType (a timeout, a dropped connection) may have set the
 // lease: a permit this handle keeps is renewed as before, but its Lost
 // closes when that lease would end unless a later Extend succeeds.
-func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) error {
+func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Duration) (err error) {
+	defer func() { err = s.named(err) }()
 	if err := s.h.Check(ctx); err != nil {
 		return err
 	}
@@ -214,7 +216,7 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 		}
 		return nil
 	}
-	err := t.Extend(ctx, s.what(p), lease, send)
+	err = t.Extend(ctx, s.what(p), lease, send)
 	if t.Count() == 0 { // lost
 		s.forget(p.ID, t)
 	}

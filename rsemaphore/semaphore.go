@@ -59,7 +59,8 @@ func (s *Semaphore) Name() string { return s.h.Name }
 // TrySetPermits sets the total number of permits to n, all available, if
 // they were never set, and reports whether it did. n must be at least 1.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	return s.h.trySet(ctx, s.sem.Set, n)
+	ok, err := s.h.trySet(ctx, s.sem.Set, n)
+	return ok, s.named(err)
 }
 
 // SetPermits sets the total number of permits to n, at least 1, whether or
@@ -67,14 +68,14 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // the old total, and is below 0 while more are held than the new total
 // allows. Waiters that the new permits let in are served.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
-	return s.h.set(ctx, s.sem.Set, n)
+	return s.named(s.h.set(ctx, s.sem.Set, n))
 }
 
 // AddPermits adds delta (not 0; below 0 to remove permits) to the total and
 // to the available permits; permits never set count as 0. A delta that
 // would make the total negative is ErrInvalidArgument and changes nothing.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
-	return s.h.add(ctx, s.sem.Set, delta)
+	return s.named(s.h.add(ctx, s.sem.Set, delta))
 }
 
 // Acquire blocks until it has taken n permits, all at once, or ctx is done.
@@ -86,7 +87,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // WithFair) just as the wait ended gives them back. With WithWaitForSet,
 // it waits for permits never set to be set instead.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
-	return s.h.untilSet(ctx, s.isSet, func() error { return s.acquire(ctx, n, true) })
+	return s.named(s.h.untilSet(ctx, s.isSet, func() error { return s.acquire(ctx, n, true) }))
 }
 
 // isSet reports whether the permits are set.
@@ -100,7 +101,8 @@ func (s *Semaphore) isSet(ctx context.Context) (bool, error) {
 // waiter is queued (who has the first claim on them), and reports whether
 // it did. Busy is (false, nil); a failure is (false, err).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64) (bool, error) {
-	return hold.Tried(s.acquire(ctx, n, false))
+	ok, err := hold.Tried(s.acquire(ctx, n, false))
+	return ok, s.named(err)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
@@ -217,18 +219,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 // done ctx does not stop it (see "Releases" in package redcoord).
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := s.h.CheckRelease(); err != nil {
-		return err
+		return s.named(err)
 	}
 	if err := checkCount("n", n); err != nil {
-		return err
+		return s.named(err)
 	}
 	ctx, cancel := s.h.S.ReleaseContext(ctx)
 	defer cancel()
 	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
-		return s.h.explain(err)
+		return s.named(s.h.explain(err))
 	}
-	return core.ReleaseErr(err)
+	return s.named(core.ReleaseErr(err))
 }
 
 // Available returns the permits available now: the total, minus what is
@@ -239,17 +241,17 @@ func (s *Semaphore) Available(ctx context.Context) (int64, error) {
 	if err == nil && !st.Set {
 		err = s.h.explain(redcoord.ErrNotSet)
 	}
-	return st.Available, err
+	return st.Available, s.named(err)
 }
 
 // Drain takes every available permit, ahead of any queue, and returns how
 // many it took (0 when none is available). Give them back with Release.
 func (s *Semaphore) Drain(ctx context.Context) (int64, error) {
 	if err := s.h.Check(ctx); err != nil {
-		return 0, err
+		return 0, s.named(err)
 	}
 	n, err := s.sem.Drain(ctx, s.h.S.RDB, s.h.NextRequest())
-	return n, s.h.explain(err)
+	return n, s.named(s.h.explain(err))
 }
 
 // State is a snapshot of a semaphore.
@@ -263,10 +265,10 @@ type State struct {
 // State reads the semaphore, in one round trip.
 func (s *Semaphore) State(ctx context.Context) (State, error) {
 	if err := s.h.Check(ctx); err != nil {
-		return State{}, err
+		return State{}, s.named(err)
 	}
 	st, err := s.sem.State(ctx, s.h.S.RDB)
-	return State{Set: st.Set, Available: st.Available, Total: st.Total, Waiting: st.Waiting}, err
+	return State{Set: st.Set, Available: st.Available, Total: st.Total, Waiting: st.Waiting}, s.named(err)
 }
 
 // notAcquired makes an ErrNotSet from an acquire also match ErrNotAcquired,
@@ -277,6 +279,10 @@ func notAcquired(err error) error {
 	}
 	return err
 }
+
+// named names the semaphore in err, after the sentinel's words (see
+// errs.About).
+func (s *Semaphore) named(err error) error { return errs.About(kind, s.h.Name, err) }
 
 // noCopy lets go vet's copylocks check report copies of a semaphore.
 type noCopy struct{}

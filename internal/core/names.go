@@ -14,16 +14,20 @@ const MaxNameLen = 512
 // CheckName reports why name cannot name a primitive: empty, longer than
 // MaxNameLen, not UTF-8, or containing a brace (braces would break the
 // {name} hash tag that keeps every key of a primitive in one Cluster slot).
-func CheckName(name string) error {
+func CheckName(name string) error { return CheckNamed("name", name) }
+
+// CheckNamed is CheckName for a name passed as the argument arg
+// ("names[2]").
+func CheckNamed(arg, name string) error {
 	switch {
 	case name == "":
-		return errs.Invalid("name", "must not be empty")
+		return errs.Invalid(arg, "must not be empty")
 	case len(name) > MaxNameLen:
-		return errs.Invalid("name", "%d bytes, at most %d", len(name), MaxNameLen)
+		return errs.Invalid(arg, "%d bytes, at most %d", len(name), MaxNameLen)
 	case !utf8.ValidString(name):
-		return errs.Invalid("name", "not valid UTF-8")
+		return errs.Invalid(arg, "not valid UTF-8")
 	case strings.ContainsAny(name, "{}"):
-		return errs.Invalid("name", "%q contains a brace", name)
+		return errs.Invalid(arg, "%q contains a brace", name)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (e *both) Unwrap() []error { return []error{e.what, e.why} }
 
 // Lost returns an error that matches both ErrLeaseLost and ErrNotHeld (a
 // hold the caller had is gone, so it holds nothing), worded once:
-// "redcoord: lease lost: lock "orders:42": the hold expired before release".
+// "redcoord: lease lost: rlock "orders:42": the hold expired before release".
 func Lost(format string, a ...any) error {
 	return &lostError{msg: fmt.Sprintf(format, a...)}
 }

@@ -1,6 +1,7 @@
 package errs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -46,6 +47,42 @@ func TestBoth(t *testing.T) {
 		}
 	}
 	if got, want := err.Error(), "redcoord: not acquired: not set: x"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// About names the primitive after the sentinel's words, once, and keeps
+// what the error matches.
+func TestAbout(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w: not held by this handle", ErrNotHeld), `redcoord: not held: rlock "x": not held by this handle`},
+		{Both(ErrNotAcquired, context.Canceled), `redcoord: not acquired: rlock "x": context canceled`},
+		{Both(ErrNotAcquired, ErrClosed), `redcoord: not acquired: rlock "x": client closed`},
+		{ErrClosed, `redcoord: client closed: rlock "x"`},
+		{context.Canceled, `redcoord: rlock "x": context canceled`},
+		{Lost(`rlock "x": the hold expired`), `redcoord: lease lost: rlock "x": the hold expired`},
+		{Invalid("name", "must not be empty"), `redcoord: invalid argument: rlock "x": name: must not be empty`},
+		{fmt.Errorf("redcoord: acquire: %w", ErrNotSet), `redcoord: rlock "x": acquire: not set`},
+	} {
+		err := About("rlock", "x", c.err)
+		if got := err.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+		if !errors.Is(err, c.err) {
+			t.Errorf("%v does not match %v", err, c.err)
+		}
+		if again := About("rlock", "x", err); again != err {
+			t.Errorf("About twice: %q", again)
+		}
+	}
+	if About("rlock", "x", nil) != nil {
+		t.Error("About(nil) is not nil")
+	}
+	err := Named(TagNames("rlock.MultiMutex", []string{"a", "b"}), fmt.Errorf("%w: busy", ErrNotAcquired))
+	if got, want := err.Error(), `redcoord: not acquired: rlock.MultiMutex ["a" "b"]: busy`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

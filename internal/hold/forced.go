@@ -27,7 +27,7 @@ func (t *Tracker) ForcedUpTo(token uint64) {
 	if hit {
 		t.emitLocked(obs.LeaseLost, nil)
 		t.scoped.End(func(what string) error {
-			return fmt.Errorf("%w: %s was forced out by ForceUnlock", errs.ErrLeaseLost, what)
+			return fmt.Errorf("%w: %s: forced out by ForceUnlock", errs.ErrLeaseLost, what)
 		})
 		t.goneLocked()
 	}

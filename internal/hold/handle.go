@@ -243,20 +243,20 @@ type Release func(ctx context.Context, rdb redis.Scripter, req string, all bool)
 // Unlock releases one hold with release, and reports ErrNotHeld or
 // ErrLeaseLost as Tracker.Released.
 func (h *Handle) Unlock(ctx context.Context, release Release) error {
-	return h.UnlockOn(ctx, h.Hold, "lock", release)
+	return h.UnlockOn(ctx, h.Hold, "", release)
 }
 
 // UnlockOn is Unlock for a hold tracked by t; what names the hold in errors
-// ("lock", "read lock"). The release is sent on the Session's
-// ReleaseContext, even when ctx is done; one that fails leaves the hold to
-// end with its lease, as EndRelease says.
+// after the lock (see Named): "read lock", or "" for the lock itself. The
+// release is sent on the Session's ReleaseContext, even when ctx is done;
+// one that fails leaves the hold to end with its lease, as EndRelease says.
 func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
 	if err := h.CheckRelease(); err != nil {
 		return err
 	}
 	ctx, cancel := h.S.ReleaseContext(ctx)
 	defer cancel()
-	what += " " + strconv.Quote(h.Name)
+	what = h.Named(what)
 	all, err := t.StartRelease(ctx, what)
 	if err != nil {
 		return err
@@ -278,18 +278,18 @@ type ReleaseNamed func(ctx context.Context, rdb redis.Scripter, req string, name
 // hold was lost, release deletes what Redis may still have of it, named by
 // its token (a later hold has another), and the error matches ErrLeaseLost;
 // a handle that held nothing and lost nothing gets ErrNotHeld, without a
-// request. what names the hold in errors ("election").
+// request. what names the hold in errors as UnlockOn's does.
 func (h *Handle) ReleaseLost(ctx context.Context, what string, token uint64, release ReleaseNamed) error {
 	if err := h.Check(ctx); err != nil {
 		return err
 	}
-	what += " " + strconv.Quote(h.Name)
+	what = h.Named(what)
 	named := h.Hold.LostHold()
 	if token != 0 {
 		named = scripts.TokenArg(token)
 	}
 	if named == nil {
-		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
 	}
 	if _, err := release(ctx, h.S.Writer(), h.NextRequest(), named); err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		// What Redis may still have of the lost hold is left to its lease.
@@ -313,7 +313,18 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 	send := func() (bool, error) {
 		return h.Lock.Extend(ctx, h.S.Writer(), length, scripts.TokenArg(h.Hold.Token()), h.S.EncodeMeta(length, true, h.Value))
 	}
-	return h.Hold.Extend(ctx, "lock "+strconv.Quote(h.Name), length, send)
+	return h.Hold.Extend(ctx, h.Named(""), length, send)
+}
+
+// Named names the lock in errors, as errs.Tag does (`rlock "orders:42"`),
+// and one of its holds after it when what is not "" (`rrwlock "x": read
+// lock`).
+func (h *Handle) Named(what string) string {
+	tag := errs.Tag(h.Lock.Kind, h.Name)
+	if what != "" {
+		tag += ": " + what
+	}
+	return tag
 }
 
 // inUse are the parts of a name whose keys exist while any lock kind holds

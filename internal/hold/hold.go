@@ -317,7 +317,7 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 	defer t.mu.Unlock()
 	if t.count == 0 && !t.gone {
 		t.give()
-		return false, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
 	}
 	if t.count == 1 && t.lease != nil {
 		t.renewed = t.lease.Renewed()
@@ -393,7 +393,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		if gone {
 			return errs.Lost("%s: the hold was lost before this call", what)
 		}
-		return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
 	}
 	// Nothing renews the hold while send is on its way, so the lease it has
 	// may end in Redis before send is applied; and send may be applied at
@@ -516,7 +516,7 @@ func (t *Tracker) released(n int64, what string) error {
 		}
 		t.count = n
 		if n == 0 {
-			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was released", errs.ErrNotHeld, what) })
+			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: released", errs.ErrNotHeld, what) })
 			t.dropLocked()
 		} else {
 			t.watchLocked() // Redis counted more holds than the handle did
@@ -527,7 +527,7 @@ func (t *Tracker) released(n int64, what string) error {
 		t.lostLocked()
 		return errs.Lost("%s: the hold expired or was deleted before release", what)
 	}
-	return fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what)
+	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
 }
 
 // Forced records that the hold was deleted by force: a loss.
@@ -581,13 +581,13 @@ func (t *Tracker) LostIf(token uint64) {
 // zero (ErrNotHeld), or no longer kept once the Client is closed
 // (ErrClosed), before the call that ended it returns; at once, with
 // ErrNotHeld, when the handle holds nothing. what names the hold in the
-// cause ("lock \"orders:42\""). The CancelFunc releases the context's
+// cause (`rlock "orders:42"`). The CancelFunc releases the context's
 // resources; call it when the work is done.
 func (t *Tracker) Context(parent context.Context, what string) (context.Context, context.CancelFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count == 0 {
-		return Ended(parent, fmt.Errorf("%w: %s is not held by this handle", errs.ErrNotHeld, what))
+		return Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what))
 	}
 	return t.scoped.Add(parent, &t.mu, what)
 }
@@ -598,7 +598,7 @@ func (t *Tracker) Context(parent context.Context, what string) (context.Context,
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
 	t.emitLocked(obs.LeaseLost, nil)
-	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s was lost", errs.ErrLeaseLost, what) })
+	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, what) })
 	t.goneLocked()
 }
 
@@ -610,7 +610,7 @@ func (t *Tracker) lostLocked() {
 func (t *Tracker) closedLocked() {
 	t.emitLocked(obs.LeaseLost, errs.ErrClosed)
 	t.scoped.End(func(what string) error {
-		return fmt.Errorf("%w: %s is no longer kept", errs.ErrClosed, what)
+		return fmt.Errorf("%w: %s: the hold is no longer kept", errs.ErrClosed, what)
 	})
 	t.goneLocked()
 }

@@ -78,7 +78,7 @@ func Basics[M Mutex](t *testing.T, newM func(*redcoord.Client, string) M) {
 			err := b.Unlock(ctx)
 			assert.ErrorIs(t, err, redcoord.ErrNotHeld)
 			assert.NotErrorIs(t, err, redcoord.ErrLeaseLost)
-			assert.Contains(t, err.Error(), `lock "n" is not held by this handle`)
+			assert.Contains(t, err.Error(), `"n": not held by this handle`)
 			assert.Equal(t, before, rdb.HGetAll(ctx, "rc:{n}:lock").Val(), "Redis unchanged")
 			require.NoError(t, a.Unlock(ctx))
 		})

@@ -61,7 +61,11 @@ func (c Call) Run(ctx context.Context, rdb redis.Scripter, more ...any) (any, er
 	}
 	r, err := cmd.Result()
 	if err != nil {
-		return nil, c.s.wrap(err)
+		keys := make([]string, c.nkeys)
+		for i := range keys {
+			keys[i] = c.head[3+i].(string)
+		}
+		return nil, c.s.fail(ctx, rdb, keys, err)
 	}
 	return r, nil
 }

@@ -153,16 +153,17 @@ func wordByte(c byte) bool {
 func (s *Script) Name() string { return s.name }
 
 // Run runs the script by its SHA1, loading it once on NOSCRIPT, and returns
-// its reply or an error that says which script failed (or both, for a
-// WAIT shortfall: see decode). A WRONGTYPE error
-// from Redis or from the script's kind check matches errs.ErrWrongType.
+// its reply or an error that says which operation failed (or both, for a
+// WAIT shortfall: see decode). A WRONGTYPE error from Redis or from the
+// script's kind check matches errs.ErrWrongType and names the key (see
+// fail).
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
 	v, err := s.Script.Run(ctx, rdb, keys, args...).Result()
 	if err != nil {
 		if errors.Is(err, errs.ErrNotReplicated) {
 			return v, err
 		}
-		return nil, s.wrap(err)
+		return nil, s.fail(ctx, rdb, keys, err)
 	}
 	return v, nil
 }
@@ -194,15 +195,7 @@ func (s *Script) wrap(err error) error {
 	if _, rest, ok := strings.Cut(op, "_"); ok {
 		op = rest
 	}
-	msg := err.Error()
-	if i := strings.Index(msg, "WRONGTYPE"); i >= 0 {
-		detail := strings.TrimSpace(strings.TrimPrefix(msg[i:], "WRONGTYPE"))
-		// Redis 7 appends the script's location, miniredis a traceback.
-		for _, tail := range []string{" script:", " stack traceback:"} {
-			if j := strings.Index(detail, tail); j >= 0 {
-				detail = detail[:j]
-			}
-		}
+	if detail, ok := wrongType(err); ok {
 		return fmt.Errorf("%w: %s: %s", errs.ErrWrongType, op, detail)
 	}
 	return fmt.Errorf("redcoord: %s: %w", op, err)
@@ -253,7 +246,7 @@ func errUnexpected(v any) error {
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
 // or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
 func SHA(name string) string {
-	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch}} {
+	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch, keyTypes}} {
 		for _, s := range list {
 			if s.name == name {
 				return s.Hash()

@@ -45,7 +45,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 		s.sem = scripts.Sem{
 			Permits: s.h.Key(core.KeyPermits), Queue: s.h.Key(core.KeySemQueue), Alive: s.h.Key(core.KeySemAlive),
 			Waiting: s.h.Key(core.KeySemWaiting), Done: s.h.Key(core.KeyDone), Waiters: s.h.Key(core.KeySemWaiters),
-			Drained: s.h.Key(core.KeyDrained),
+			Drained: s.h.S.KeyTail(name, core.KeyDrained, ""),
 			Kind:    kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 		s.clientCh = s.h.clientChannel()

@@ -44,7 +44,6 @@ const (
 	KeyLatchDone                  // rlatch's request markers
 	ChanName                      // a name's broadcasts
 	ChanNameClient                // a name's wakes for one Client
-	ChanWriters                   // rrwlock's writers' channel
 	ChanWritersClient             // rrwlock's writers' wakes for one Client
 	ChanSem                       // a semaphore's broadcasts
 	ChanSemClient                 // a semaphore's wakes for one Client
@@ -135,7 +134,6 @@ var schema = [numParts]Key{
 	KeyLatchDone:      {Part: "latch-done", Type: "zset", Kinds: []string{Rlatch}, Doc: "recent request ids, so a retry applies once"},
 	ChanName:          {Part: "ch", Type: "channel", Kinds: locks, Doc: "broadcasts: forced unlock, readers may enter, a new leader"},
 	ChanNameClient:    {Part: "ch", Tail: "client id", Type: "channel", Kinds: locks, Doc: "wakes and grants for one Client's waiters; forced-unlock notices on Cluster"},
-	ChanWriters:       {Part: "wch", Type: "channel", Kinds: []string{Rrwlock}, Doc: "writers' channel (its Clients' are followed by :<client id>)"},
 	ChanWritersClient: {Part: "wch", Tail: "client id", Type: "channel", Kinds: []string{Rrwlock}, Doc: "wakes for one Client's waiting writers"},
 	ChanSem:           {Part: "sem-ch", Type: "channel", Kinds: semaphores, Doc: "broadcasts: permits set or added"},
 	ChanSemClient:     {Part: "sem-ch", Tail: "client id", Type: "channel", Kinds: semaphores, Doc: "wakes and grants for one Client's waiters"},
@@ -151,12 +149,15 @@ func Schema() []Key { s := schema; return s[:] }
 func Describe(p Part) Key { return schema[p] }
 
 // Key returns the key or channel p of name: "<prefix>:{<name>}:<part>".
-// For a part with a tail, it is KeyTail's prefix to which the tail is
-// appended ("…:drained:").
-func (s *Session) Key(name string, p Part) string { return s.KeyTail(name, p, "") }
+// For a part with a tail, it is the base that a script follows with ":"
+// and the tail (the writers' channel, "…:wch").
+func (s *Session) Key(name string, p Part) string {
+	return s.Config.Prefix + ":{" + name + "}:" + schema[p].Part
+}
 
 // KeyTail returns the key or channel p of name with its tail:
-// "<prefix>:{<name>}:<part>:<tail>".
+// "<prefix>:{<name>}:<part>:<tail>". With tail "", it is the prefix to
+// which a tail is appended ("…:drained:").
 func (s *Session) KeyTail(name string, p Part, tail string) string {
 	return s.Config.Prefix + ":{" + name + "}:" + withTail(p, tail)
 }

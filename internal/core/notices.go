@@ -65,7 +65,7 @@ func newNotices(s *Session) *Notices {
 // Notices).
 func (s *Session) NoticePrefix(name string) string {
 	if s.Cluster() {
-		return s.Key(name, ChanNameClient)
+		return s.KeyTail(name, ChanNameClient, "")
 	}
 	return s.ClientKey(ChanNotices, "")
 }

@@ -119,7 +119,7 @@ var schema = [numParts]Key{
 	KeyElectAlive:     {Part: "elect-alive", Type: "zset", Kinds: []string{Relection}, InUse: true, Doc: "campaign → heartbeat deadline"},
 	KeyElectWaiting:   {Part: "elect-waiting", Type: "hash", Kinds: []string{Relection}, Doc: "campaign → the lease it asks for"},
 	KeyElectLog:       {Part: "elect-log", Type: "stream", Kinds: []string{Relection}, Doc: "leader changes; expires a day after the last"},
-	KeyPermits:        {Part: "permits", Type: "hash", Kinds: semaphores, Doc: "kind, available and total permits; no TTL"},
+	KeyPermits:        {Part: "permits", Type: "hash", Kinds: semaphores, Doc: "kind and total permits (and available ones, for Semaphore); no TTL"},
 	KeySemQueue:       {Part: "sem-queue", Type: "list", Kinds: semaphore, Doc: "fair waiters' requests, FIFO"},
 	KeySemAlive:       {Part: "sem-alive", Type: "zset", Kinds: semaphore, Doc: "fair waiter → heartbeat deadline"},
 	KeySemWaiting:     {Part: "sem-waiting", Type: "hash", Kinds: semaphore, Doc: "fair waiter → permits it asks for"},

@@ -73,9 +73,9 @@ type Key struct {
 	Kinds  []string // the primitives that use it
 	Client bool     // "P:<part>": the Client's, under no name
 	// InUse keys exist while a lock of any kind holds the name or waits
-	// for it: Forget refuses while one exists. A fair queue's list and
-	// requests hash hold the same ids as its heartbeats zset, which
-	// stands for the three.
+	// for it: Forget refuses while one exists. A fair queue's three keys
+	// hold the same ids, so its heartbeats zset stands for them (with the
+	// list, for rfairlock).
 	InUse bool
 	Doc   string
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/fair"
 	"github.com/redcoord/redcoord/internal/hold"
@@ -69,8 +70,8 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 		e.fair = scripts.Fair{Lock: h.Lock,
 			// The queue's keys are the election's own: a fair lock's
 			// queue of the same name must never be granted an election.
-			Queue: h.Key("elect-queue"), Alive: h.Key("elect-alive"), Waiting: h.Key("elect-waiting"),
-			Log: h.Key("elect-log")}.Prepared(h.S.Config.TTL)
+			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
+			Log: h.Key(core.KeyElectLog)}.Prepared(h.S.Config.TTL)
 		e.q = fair.Acquirer{H: h, Fair: e.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return e

@@ -36,7 +36,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	m := &Mutex{h: h}
 	if h.Err == nil {
 		m.fair = scripts.Fair{Lock: h.Lock,
-			Queue: h.Key("queue"), Alive: h.Key("alive"), Waiting: h.Key("waiting")}.Prepared(h.S.Config.TTL)
+			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared(h.S.Config.TTL)
 		m.q = fair.Acquirer{H: h, Fair: m.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return m

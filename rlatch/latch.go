@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/option"
@@ -43,8 +44,8 @@ func New(c *redcoord.Client, name string, opts ...Option) *Latch {
 	}
 	if l.b.Err == nil {
 		l.l = scripts.Latch{
-			Latch: l.b.Key("latch"), Done: l.b.Key("latch-done"),
-			Kind: kind, Publish: l.b.S.PublishCommand(), Channel: l.b.Key("latch-ch"),
+			Latch: l.b.Key(core.KeyLatch), Done: l.b.Key(core.KeyLatchDone),
+			Kind: kind, Publish: l.b.S.PublishCommand(), Channel: l.b.Key(core.ChanLatch),
 			Marks: scripts.RequestTTL + 2*l.b.S.Config.Replicas.Timeout, Spent: l.opts.spent,
 		}
 	}

@@ -39,9 +39,9 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &RWMutex{h: h, read: hold.New()}
 	if h.Err == nil {
-		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key("readers"), Leases: h.Key("leases"),
-			Writers: h.Key("writers"), WriterWaiters: h.Key("wwaiters"), WriterChannel: h.Key("wch"), Value: h.Value}.Prepared(h.S.Config.TTL)
-		m.wch = m.rw.WriterChannel + ":" + h.S.ID
+		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
+			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value}.Prepared(h.S.Config.TTL)
+		m.wch = h.S.KeyTail(name, core.ChanWritersClient, h.S.ID)
 		m.read.Observe(h.S.Config.Observer, kind, name)
 		m.read.Heed(h.S.Notices, core.Held{Owner: h.Owner, Read: true})
 	}

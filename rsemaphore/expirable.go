@@ -55,11 +55,11 @@ func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSem
 	}
 	if s.h.Err == nil {
 		s.x = scripts.XSem{
-			Permits: s.h.Key("permits"), Leases: s.h.Key("sem-leases"), Tokens: s.h.Key("tokens"),
-			Fence: s.h.Key("sem-fence"), Done: s.h.Key("done"), Waiters: s.h.Key("xsem-waiters"),
+			Permits: s.h.Key(core.KeyPermits), Leases: s.h.Key(core.KeySemLeases), Tokens: s.h.Key(core.KeyTokens),
+			Fence: s.h.Key(core.KeySemFence), Done: s.h.Key(core.KeyDone), Waiters: s.h.Key(core.KeyXSemWaiters),
 			Kind: expirableKind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
-		s.clientCh = s.x.Channel + ":" + s.h.S.ID
+		s.clientCh = s.h.clientChannel()
 	}
 	return s
 }

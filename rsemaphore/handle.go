@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/option"
@@ -36,7 +37,11 @@ func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 // name are two objects that never touch.
 
 // channel returns the semaphore's notification channel.
-func (h *handle) channel() string { return h.Key("sem-ch") }
+func (h *handle) channel() string { return h.Key(core.ChanSem) }
+
+// clientChannel returns the Client's channel for the semaphore, where its
+// waiters are woken.
+func (h *handle) clientChannel() string { return h.S.KeyTail(h.Name, core.ChanSemClient, h.S.ID) }
 
 // marks returns how long the semaphore's request markers live: long enough
 // for a request's retries, the WAIT after each (redcoord.WithWaitReplicas)

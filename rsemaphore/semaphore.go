@@ -43,12 +43,12 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 	s.h.init(c, name, opts)
 	if s.h.Err == nil {
 		s.sem = scripts.Sem{
-			Permits: s.h.Key("permits"), Queue: s.h.Key("sem-queue"), Alive: s.h.Key("sem-alive"),
-			Waiting: s.h.Key("sem-waiting"), Done: s.h.Key("done"), Waiters: s.h.Key("sem-waiters"),
-			Drained: s.h.Key("drained:"),
+			Permits: s.h.Key(core.KeyPermits), Queue: s.h.Key(core.KeySemQueue), Alive: s.h.Key(core.KeySemAlive),
+			Waiting: s.h.Key(core.KeySemWaiting), Done: s.h.Key(core.KeyDone), Waiters: s.h.Key(core.KeySemWaiters),
+			Drained: s.h.S.KeyTail(name, core.KeyDrained, ""),
 			Kind:    kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
-		s.clientCh = s.sem.Channel + ":" + s.h.S.ID
+		s.clientCh = s.h.clientChannel()
 	}
 	return s
 }

@@ -65,9 +65,9 @@ func newNotices(s *Session) *Notices {
 // Notices).
 func (s *Session) NoticePrefix(name string) string {
 	if s.Cluster() {
-		return s.Channel(name) + ":"
+		return s.KeyTail(name, ChanNameClient, "")
 	}
-	return s.Config.Prefix + ":ch:"
+	return s.ClientKey(ChanNotices, "")
 }
 
 // Add lists f as the hold k until Remove, and starts the listener if it
@@ -119,7 +119,7 @@ func (n *Notices) listen() {
 	h, err := n.s.Hub()
 	if err == nil && h != nil {
 		// Close cancels s.ctx; the subscription belongs to no operation.
-		err = h.Keep(roundtrip.Uncounted(n.s.ctx), n.s.Config.Prefix+":ch:"+n.s.ID)
+		err = h.Keep(roundtrip.Uncounted(n.s.ctx), n.s.ClientKey(ChanNotices, n.s.ID))
 	}
 	if err == nil && h != nil {
 		return

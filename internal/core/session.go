@@ -116,18 +116,13 @@ func (s *Session) NewOwner() string {
 	return s.ID + ":" + strconv.FormatUint(s.seq.Add(1), 10)
 }
 
-// Key returns the key of one part of a primitive: "<prefix>:{<name>}:<part>".
-func (s *Session) Key(name, part string) string {
-	return s.Config.Prefix + ":{" + name + "}:" + part
-}
-
 // Channel returns the notification channel of a name.
-func (s *Session) Channel(name string) string { return s.Key(name, "ch") }
+func (s *Session) Channel(name string) string { return s.Key(name, ChanName) }
 
 // ClientChannel returns this Client's channel for name: the name's channel
 // and the Client's id, in the name's slot. A script that knows which
 // waiter to wake publishes there, and only that Client's Hub hears it.
-func (s *Session) ClientChannel(name string) string { return s.Channel(name) + ":" + s.ID }
+func (s *Session) ClientChannel(name string) string { return s.KeyTail(name, ChanNameClient, s.ID) }
 
 // Woken reports whether this Session's waiters are woken by pub/sub: it
 // does not poll (WithPolling), and its Hub can subscribe (the server has
@@ -212,7 +207,7 @@ func (s *Session) Hub() (*hub.Hub, error) {
 			// subscribed between waits: no SUBSCRIBE, UNSUBSCRIBE or
 			// confirmation wait per acquisition.
 			hub.WithLinger(s.Config.PollInterval),
-			hub.WithProbeChannel(s.Config.Prefix+":hub:probe"),
+			hub.WithProbeChannel(s.ClientKey(ChanProbe, "")),
 			s.Notices.noticeOption())
 		if err != nil {
 			return nil, err

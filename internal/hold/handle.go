@@ -82,8 +82,8 @@ func (b *Base) Init(c *redcoord.Client, name string) bool {
 	return true
 }
 
-// Key returns the key of one part of the primitive.
-func (b *Base) Key(part string) string { return b.S.Key(b.Name, part) }
+// Key returns the key or channel p of the primitive (see core.Part).
+func (b *Base) Key(p core.Part) string { return b.S.Key(b.Name, p) }
 
 // Check returns the first reason an operation must not start: a bad
 // argument to New, a closed Client, or a done ctx.
@@ -152,8 +152,8 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	owner := h.Owner
 	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
 	h.Lock = scripts.Lock{
-		Lock: h.Key("lock"), Fence: h.Key("fence"), Marks: h.Key("rel:" + h.S.ID),
-		Waiters: h.Key("waiters"),
+		Lock: h.Key(core.KeyLock), Fence: h.Key(core.KeyFence), Marks: h.S.KeyTail(name, core.KeyMarkers, h.S.ID),
+		Waiters: h.Key(core.KeyWaiters),
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
@@ -327,25 +327,17 @@ func (h *Handle) Named(what string) string {
 	return tag
 }
 
-// inUse are the parts of a name whose keys exist while any lock kind holds
-// it or waits for it: its hold, read holds, queues and waiter registries.
-var inUse = []string{"lock", "waiters", "queue", "alive", "readers", "leases", "writers", "wwaiters", "elect-alive"}
-
 // Forget deletes the name's fence when no lock of any kind holds the name
-// or waits for it (none of the keys of inUse exists) and the fence's last
-// token is not ahead of the server's clock, and reports whether it did;
-// otherwise it is (false, nil), and nothing is deleted. The owners'
-// markers are left to expire: a late copy of a request must still be
-// refused, a retried release still recognised.
+// or waits for it (none of the schema's InUse keys exists, see
+// core.Key.InUse) and the fence's last token is not ahead of the server's
+// clock, and reports whether it did; otherwise it is (false, nil), and
+// nothing is deleted. The owners' markers are left to expire: a late copy
+// of a request must still be refused, a retried release still recognised.
 func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	busy := make([]string, len(inUse))
-	for i, part := range inUse {
-		busy[i] = h.Key(part)
-	}
-	return scripts.Forget(ctx, h.S.Writer(), busy, h.Lock.Fence)
+	return scripts.Forget(ctx, h.S.Writer(), h.S.InUse(h.Name), h.Lock.Fence)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

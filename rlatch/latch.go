@@ -119,8 +119,8 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return err
 	}
 	var round int64 // the round this wait waits for, from its first check
-	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
-		if round != 0 && wake == strconv.FormatInt(round, 10) {
+	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+		if round != 0 && wake.Payload == strconv.FormatInt(round, 10) {
 			return struct{}{}, wait.Attempt{Acquired: true}, nil // the message says this round opened
 		}
 		st, err := l.l.State(ctx, l.b.S.RDB)

@@ -89,11 +89,11 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if a.reg != scripts.NoRegistry {
 		spec.ID = a.req
 	}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
 	}
-	return h.Took(ctx, got, fixed, a)
+	return h.Took(ctx, r.Got, fixed, a)
 }
 
 // attempt is one acquire's tries, and the undo of its request. A blocking
@@ -130,14 +130,14 @@ func (a *attempt) stopBeat() {
 
 // Try sends the acquire script once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
-func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, error) {
+func (a *attempt) Try(ctx context.Context, w wait.Wake) (hold.Got, wait.Attempt, error) {
 	held, err := a.op.Start(ctx)
 	if err != nil {
 		return hold.Got{}, wait.Attempt{}, err
 	}
 	sent := time.Now()
 	reg := a.reg
-	if reg == scripts.Register && wait.Deaf(ctx) {
+	if reg == scripts.Register && w.Polling {
 		// Its wait cannot hear a wake: a registration would only spend a
 		// release's wake, so the one an earlier try made goes.
 		reg = scripts.Unregister

@@ -208,7 +208,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	defer stopHeartbeat()
 
-	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
+	try := func(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
@@ -219,7 +219,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !wait.Deaf(ctx), ttl)
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !w.Polling, ttl)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:
@@ -250,12 +250,12 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	// A release wakes one registered writer by its request, on its
 	// Client's channel.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, ID: req, Once: !block}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
 	}
 	stopHeartbeat()
-	return h.Took(ctx, got, fixed, tries)
+	return h.Took(ctx, r.Got, fixed, tries)
 }
 
 // readLock is RLock, RLockWithLease and TryRLock.
@@ -269,7 +269,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	ttl := h.S.Config.TTL
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
-	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
+	try := func(ctx context.Context, _ wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
@@ -297,12 +297,12 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, "", ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, tries)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got, fixed, tries)
 }
 
 // cmp returns fixed, or ttl when fixed is 0 (a renewed lease).

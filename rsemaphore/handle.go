@@ -81,7 +81,7 @@ const setID = "set"
 // semaphore's channel: the set that sets the permits wakes it, and the
 // poll interval bounds what a lost message costs.
 func (h *handle) waitSet(ctx context.Context, state func(context.Context) (bool, error)) error {
-	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, _ wait.Wake) (struct{}, wait.Attempt, error) {
 		set, err := state(ctx)
 		return struct{}{}, wait.Attempt{Acquired: set}, err
 	}

@@ -146,8 +146,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	registered := false // a try that registers req was sent: a release may have woken it
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
-	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
-		if scripts.ParseSemGrant(wake) { // granted by a release, after the last try ran
+	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+		if scripts.ParseSemGrant(wake.Payload) { // granted by a release, after the last try ran
 			ok, err := granted(ctx)
 			if ok || err != nil {
 				return struct{}{}, wait.Attempt{Acquired: ok}, err
@@ -155,7 +155,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		}
 		now := time.Now()
 		w := mode
-		if mode == scripts.SemRegister && wait.Deaf(ctx) {
+		if mode == scripts.SemRegister && wake.Polling {
 			// Its wait cannot hear a wake: a registration would only spend
 			// a release's wake, so the one an earlier try made goes.
 			w = scripts.SemUnregister

@@ -36,12 +36,12 @@ func (q *Acquirer) Acquire(ctx context.Context, l scripts.Lease, fixed time.Dura
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
 	spec := wait.Spec{Kind: q.Fair.Kind, Name: h.Name, Channel: q.Ch, ID: a.req, Once: !block}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
 	}
 	a.stopHeartbeat()
-	return h.Took(ctx, got, fixed, a)
+	return h.Took(ctx, r.Got, fixed, a)
 }
 
 // Release drops one hold of the handle's, every one if all (see
@@ -73,7 +73,7 @@ type attempt struct {
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
 // until the hold is recorded. It returns what an acquiring try got: the
 // hold, and no later than when it was taken, by the local clock.
-func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
+func (a *attempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 	q, h := a.q, a.q.H
 	held, err := a.op.Start(ctx)
 	if err != nil {
@@ -84,7 +84,7 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			a.op.Stop()
 		}
 	}()
-	if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
+	if token, grantedAt, ok := scripts.ParseGrant(w.Payload); ok {
 		// A release script made req the holder after the last try ran;
 		// the grant may have ended since (see confirm).
 		since, ok, err := a.confirm(ctx, token, grantedAt)

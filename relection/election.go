@@ -11,7 +11,6 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/fair"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
@@ -48,7 +47,7 @@ type Election struct {
 
 	h    *hold.Handle
 	fair scripts.Fair // h.Lock, the queue's keys and the log; zero when h.Err is set
-	q    fair.Acquirer
+	q    hold.Fair
 
 	// turn serialises Campaign, Proclaim and Resign, bounded by their
 	// contexts: a handle leads with one hold, never re-entered.
@@ -70,7 +69,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			// queue of the same name must never be granted an election.
 			Queue: h.Key("elect-queue"), Alive: h.Key("elect-alive"), Waiting: h.Key("elect-waiting"),
 			Log: h.Key("elect-log")}.Prepared(h.S.Config.TTL)
-		e.q = fair.Acquirer{H: h, Fair: e.fair, Ch: h.S.ClientChannel(name)}
+		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return e
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -39,7 +39,7 @@ type Latch struct {
 func New(c *redcoord.Client, name string, opts ...Option) *Latch {
 	l := &Latch{opts: options{spent: DefaultSpentTTL}}
 	if l.b.Init(c, name) {
-		l.b.Err = option.Apply(&l.opts, opts)
+		l.b.Err = core.ApplyOptions(&l.opts, opts)
 	}
 	if l.b.Err == nil {
 		l.l = scripts.Latch{

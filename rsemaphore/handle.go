@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -26,7 +26,7 @@ type handle struct {
 // init checks c, name and opts and applies opts. It does no I/O.
 func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 	if h.Init(c, name) {
-		h.Err = option.Apply(&h.opts, opts)
+		h.Err = core.ApplyOptions(&h.opts, opts)
 	}
 }
 

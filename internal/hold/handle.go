@@ -15,7 +15,6 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -144,7 +143,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		return h
 	}
 	var o Options
-	if h.Err = option.Apply(&o, opts); h.Err != nil {
+	if h.Err = core.ApplyOptions(&o, opts); h.Err != nil {
 		return h
 	}
 	h.MaxPoll, h.Value = o.MaxPoll, o.Value
@@ -381,3 +380,7 @@ func (h *Handle) Holder(ctx context.Context) (redcoord.Holder, bool, error) {
 	}
 	return Holder(st), true, nil
 }
+
+// TTL is the Client's lease TTL: the lease of a hold the watchdog renews,
+// and how long a waiter's registration lives without a heartbeat.
+func (b *Base) TTL() time.Duration { return b.S.Config.TTL }

@@ -111,7 +111,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 			return err
 		}
 	}
-	l := scripts.NewLease(e.h.S.Config.TTL, []byte(value))
+	l := scripts.NewLease(e.h.TTL(), []byte(value))
 	if err := e.q.Acquire(ctx, l, 0, true); err != nil {
 		return err
 	}

@@ -195,7 +195,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	op := h.Hold.Op()
 	defer op.Stop()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	req := h.NextRequest()
 	leaseArg := h.LeaseArg(fixed)
 	woken := block && h.S.Woken() // registered to be woken (see Unlock)
@@ -266,7 +266,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	}
 	op := m.read.Op()
 	defer op.Stop()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
 	try := func(ctx context.Context, _ wait.Wake) (got hold.Got, att wait.Attempt, err error) {

@@ -140,12 +140,12 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	id := h.NextRequest()
 	leaseTTL := opts.Lease
 	if leaseTTL == 0 {
-		leaseTTL = h.S.Config.TTL
+		leaseTTL = h.TTL()
 	}
 	// A blocking acquire of a Client woken by pub/sub registers when every
 	// permit is held, so that a release wakes it in its own process; its
 	// heartbeat keeps the registration.
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	var hb *hold.Heartbeat
 	if block && h.S.Woken() {
 		script, keys, args := s.x.Beat(id, ttl)
@@ -198,7 +198,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if hb != nil {
 		hb.Stop()
 	}
-	script, keys, args := s.x.Renewal(id, h.S.Config.TTL)
+	script, keys, args := s.x.Renewal(id, h.TTL())
 	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got.since, leaseTTL, opts.Lease > 0)
 	var p Permit
 	if err == nil {

@@ -112,7 +112,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		return err
 	}
 	req := h.NextRequest()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	// A blocking acquire waits in the fair queue (WithFair), which grants
 	// permits in order, or in the waiter registry, so that a release whose
 	// permits fit wakes this request in its own process; a Client that

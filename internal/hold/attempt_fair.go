@@ -147,7 +147,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64
 	sent := time.Now()
 	if a.fixed {
 		since = dated(a.sent, a.at, grantedAt)
-		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Lock.Lock, "t", strconv.FormatUint(token, 10))
+		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Hash, "t", strconv.FormatUint(token, 10))
 	} else {
 		since = sent
 		script, keys, args := h.Lock.Renewal(h.TTL(), arg)
@@ -167,7 +167,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64
 // still stands: the hold's last request is req.
 func (a *fairAttempt) granted(ctx context.Context) (bool, error) {
 	return a.f.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
-		return scripts.Touch(ctx, w, a.f.Lock.Lock.Lock, "r", a.req)
+		return scripts.Touch(ctx, w, a.f.Lock.Hash, "r", a.req)
 	})
 }
 

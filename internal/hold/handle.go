@@ -151,12 +151,12 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	owner := h.Owner
 	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
 	h.Lock = scripts.Lock{
-		Lock: h.Key("lock"), Fence: h.Key("fence"), Marks: h.Key("rel:" + h.S.ID),
+		Hash: h.Key("lock"), Fence: h.Key("fence"), Marks: h.Key("rel:" + h.S.ID),
 		Waiters: h.Key("waiters"),
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
-	h.Renewed = scripts.NewLease(h.S.Config.TTL, h.S.EncodeMeta(h.S.Config.TTL, false, h.Value))
+	h.Renewed = scripts.NewLease(h.TTL(), h.S.EncodeMeta(h.TTL(), false, h.Value))
 	return h
 }
 
@@ -187,7 +187,7 @@ type Leaver interface {
 // (the Client closed meanwhile) it gives the hold back with undo.
 func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Leaver) error {
 	arg := scripts.TokenArg(got.Token)
-	script, keys, args := h.Lock.Renewal(h.S.Config.TTL, arg)
+	script, keys, args := h.Lock.Renewal(h.TTL(), arg)
 	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, undo)
 }
 
@@ -208,7 +208,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 	if !Reentry(got.Held, got.Count) {
 		length := fixed
 		if fixed == 0 {
-			length = h.S.Config.TTL
+			length = h.TTL()
 		}
 		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
 	}

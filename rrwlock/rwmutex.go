@@ -200,7 +200,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	leaseArg := h.LeaseArg(fixed)
 	woken := block && h.S.Woken() // registered to be woken (see Unlock)
 	// The waiting writer's heartbeat, made when a try first registers it.
-	var hb *hold.Heartbeat
+	var hb *lease.Heartbeat
 	stopHeartbeat := func() {
 		if hb != nil {
 			hb.Stop()
@@ -233,7 +233,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		if block {
 			if hb == nil {
 				script, keys, args := m.rw.Renewal(true, req, ttl)
-				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+				hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
 				return got, wait.Attempt{}, err

@@ -146,10 +146,10 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	// permit is held, so that a release wakes it in its own process; its
 	// heartbeat keeps the registration.
 	ttl := h.TTL()
-	var hb *hold.Heartbeat
+	var hb *lease.Heartbeat
 	if block && h.S.Woken() {
 		script, keys, args := s.x.Beat(id, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
 	}
 	registered := false // a try that registers id was sent: a release may have woken it

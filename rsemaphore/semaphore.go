@@ -118,16 +118,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// permits fit wakes this request in its own process; a Client that
 	// polls registers nothing.
 	mode := scripts.SemTry
-	var hb *hold.Heartbeat
+	var hb *lease.Heartbeat
 	switch {
 	case block && h.opts.fair:
 		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 	case block && h.S.Woken():
 		mode = scripts.SemRegister
 		script, keys, args := s.sem.Beat(req, n, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 	}
 	if hb != nil {
 		defer hb.Stop()

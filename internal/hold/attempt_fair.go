@@ -61,11 +61,11 @@ type fairAttempt struct {
 	op    *Op
 	req   string
 	lease scripts.Lease
-	fixed bool       // a fixed lease, not renewed by the watchdog
-	block bool       // queue when the lock is busy (Lock, not TryLock)
-	hb    *Heartbeat // the queue entry's heartbeat, made when a try first queues req
-	sent  time.Time  // when the last try that did not acquire was sent,
-	at    int64      // and the server's clock (ms) when it ran
+	fixed bool             // a fixed lease, not renewed by the watchdog
+	block bool             // queue when the lock is busy (Lock, not TryLock)
+	hb    *lease.Heartbeat // the queue entry's heartbeat, made when a try first queues req
+	sent  time.Time        // when the last try that did not acquire was sent,
+	at    int64            // and the server's clock (ms) when it ran
 }
 
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
@@ -119,7 +119,7 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 	if a.block {
 		if a.hb == nil {
 			script, keys, args := f.Lock.Heartbeat(a.req, h.TTL())
-			a.hb = NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+			a.hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		}
 		if err := a.hb.Watch(now); err != nil {
 			return got, wait.Attempt{}, err

@@ -56,7 +56,7 @@ type lockAttempt struct {
 	req   string
 	lease scripts.Lease
 	reg   scripts.Registry
-	beat  *Heartbeat // the registration's, once a try registered it
+	beat  *lease.Heartbeat // the registration's, once a try registered it
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
@@ -96,7 +96,7 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 func (a *lockAttempt) registered(sent time.Time) error {
 	if a.beat == nil {
 		script, keys, args := a.h.Lock.Beat(a.req, a.h.TTL())
-		a.beat = NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		a.beat = lease.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 	}
 	return a.beat.Watch(sent)
 }

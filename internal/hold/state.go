@@ -1,0 +1,87 @@
+package hold
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/scripts"
+)
+
+// inUse are the parts of a name whose keys exist while any lock kind holds
+// it or waits for it: its hold, read holds, queues and waiter registries.
+var inUse = []string{"lock", "waiters", "queue", "alive", "readers", "leases", "writers", "wwaiters", "elect-alive"}
+
+// Forget deletes the name's fence when no lock of any kind holds the name
+// or waits for it (none of the keys of inUse exists) and the fence's last
+// token is not ahead of the server's clock, and reports whether it did;
+// otherwise it is (false, nil), and nothing is deleted. The owners'
+// markers are left to expire: a late copy of a request must still be
+// refused, a retried release still recognised.
+func (h *Handle) Forget(ctx context.Context) (bool, error) {
+	if err := h.Check(ctx); err != nil {
+		return false, err
+	}
+	busy := make([]string, len(inUse))
+	for i, part := range inUse {
+		busy[i] = h.Key(part)
+	}
+	return scripts.Forget(ctx, h.S.Writer(), busy, h.Lock.Fence)
+}
+
+// ForceUnlock deletes the lock with force, which reports whether it was
+// held; a hold of this handle is then lost.
+func (h *Handle) ForceUnlock(ctx context.Context, force func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
+	if err := h.Check(ctx); err != nil {
+		return false, err
+	}
+	ok, err := force(ctx, h.S.RDB)
+	if err == nil && ok {
+		h.Hold.Forced()
+	}
+	return ok, err
+}
+
+// State reads who holds the lock.
+func (h *Handle) State(ctx context.Context) (scripts.State, error) {
+	if err := h.Check(ctx); err != nil {
+		return scripts.State{}, err
+	}
+	return h.Lock.State(ctx, h.S.RDB)
+}
+
+// IsLocked reports whether any owner holds the lock.
+func (h *Handle) IsLocked(ctx context.Context) (bool, error) {
+	st, err := h.State(ctx)
+	return st.Held, err
+}
+
+// HoldCount returns how many times this handle holds the lock, as Redis sees it.
+func (h *Handle) HoldCount(ctx context.Context) (int64, error) {
+	st, err := h.State(ctx)
+	if err != nil || st.Owner != h.Lock.Owner {
+		return 0, err
+	}
+	return st.Count, nil
+}
+
+// Holder returns who holds the lock; ok is false when it is free.
+func (h *Handle) Holder(ctx context.Context) (redcoord.Holder, bool, error) {
+	st, err := h.State(ctx)
+	if err != nil || !st.Held {
+		return redcoord.Holder{}, false, err
+	}
+	return Holder(st), true, nil
+}
+
+// Holder turns a lock's state into the public Holder.
+func Holder(st scripts.State) redcoord.Holder {
+	m := core.DecodeMeta(st.Meta)
+	return redcoord.Holder{
+		Owner: st.Owner, Client: m.Client, Host: m.Host, PID: m.PID,
+		AcquiredAt: st.AcquiredAt, Lease: m.Lease, Fixed: m.Fixed,
+		Remaining: st.Remaining, Count: st.Count, Token: st.Token, Value: m.Value,
+	}
+}

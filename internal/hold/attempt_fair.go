@@ -42,15 +42,16 @@ func (f *Fair) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration
 	return h.Took(ctx, r.Got, fixed, a)
 }
 
-// Release drops one hold of the handle's, every one if all (see
-// Release), naming the hold by its token (Tracker.Named): a hold granted
-// since to an acquire of the handle that waits is not dropped.
+// Release is the handle's release script (a Release, for Handle.Unlock):
+// it drops one hold of the handle's, every one if all, naming the hold by
+// its token (Tracker.Named), so that a hold granted since to an acquire of
+// the handle that waits is not dropped.
 func (f *Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	return f.Lock.Release(ctx, rdb, req, all, f.H.Hold.Named())
 }
 
-// ReleaseNamed drops every hold of the handle's hold of token named (see
-// ReleaseNamed).
+// ReleaseNamed is the handle's release of the hold of token named (a
+// ReleaseNamed, for Handle.ReleaseLost): it drops every hold of it.
 func (f *Fair) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error) {
 	return f.Lock.Release(ctx, rdb, req, true, named)
 }

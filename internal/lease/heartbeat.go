@@ -16,8 +16,8 @@ type Heartbeat struct {
 	w *Watchdog
 	r Renewal
 
-	mu      sync.Mutex   // guards the fields below
-	watched *Lease // nil: not watched
+	mu      sync.Mutex // guards the fields below
+	watched *Lease     // nil: not watched
 	stopped bool
 }
 

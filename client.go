@@ -9,7 +9,6 @@ import (
 
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/pubsub"
 )
 
@@ -44,7 +43,7 @@ func New(rdb Redis, opts ...Option) (*Client, error) {
 		return nil, errs.Invalid("rdb", "must not be nil")
 	}
 	o := defaults()
-	if err := option.Apply(&o, opts); err != nil {
+	if err := core.ApplyOptions(&o, opts); err != nil {
 		return nil, err
 	}
 	if r := o.Replicas; r.N > 0 && r.Timeout >= o.TTL/3 {

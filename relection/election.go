@@ -12,7 +12,6 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/fair"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
@@ -50,7 +49,7 @@ type Election struct {
 
 	h    *hold.Handle
 	fair scripts.Fair // h.Lock, the queue's keys and the log; zero when h.Err is set
-	q    fair.Acquirer
+	q    hold.Fair
 
 	// turn serialises Campaign, Proclaim and Resign, bounded by their
 	// contexts: a handle leads with one hold, never re-entered.
@@ -72,7 +71,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			// queue of the same name must never be granted an election.
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
 			Log: h.Key(core.KeyElectLog)}.Prepared(h.S.Config.TTL)
-		e.q = fair.Acquirer{H: h, Fair: e.fair, Ch: h.S.ClientChannel(name)}
+		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return e
 }
@@ -114,7 +113,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 			return e.named(err)
 		}
 	}
-	l := scripts.NewLease(e.h.S.Config.TTL, []byte(value))
+	l := scripts.NewLease(e.h.TTL(), []byte(value))
 	if err := e.q.Acquire(ctx, l, 0, true); err != nil {
 		return e.named(err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
-	"github.com/redcoord/redcoord/internal/fair"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
@@ -25,7 +24,7 @@ type Mutex struct {
 
 	h    *hold.Handle
 	fair scripts.Fair // h.Lock and the queue's keys; zero when h.Err is set
-	q    fair.Acquirer
+	q    hold.Fair
 }
 
 // New returns a handle on the fair lock named name. It does no I/O; a bad
@@ -37,7 +36,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	if h.Err == nil {
 		m.fair = scripts.Fair{Lock: h.Lock,
 			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared(h.S.Config.TTL)
-		m.q = fair.Acquirer{H: h, Fair: m.fair, Ch: h.S.ClientChannel(name)}
+		m.q = hold.Fair{H: h, Lock: m.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return m
 }

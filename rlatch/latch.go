@@ -11,7 +11,6 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -40,7 +39,7 @@ type Latch struct {
 func New(c *redcoord.Client, name string, opts ...Option) *Latch {
 	l := &Latch{opts: options{spent: DefaultSpentTTL}}
 	if l.b.Init(c, name) {
-		l.b.Err = option.Apply(&l.opts, opts)
+		l.b.Err = core.ApplyOptions(&l.opts, opts)
 	}
 	if l.b.Err == nil {
 		l.l = scripts.Latch{
@@ -120,8 +119,8 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return l.named(err)
 	}
 	var round int64 // the round this wait waits for, from its first check
-	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
-		if round != 0 && wake == strconv.FormatInt(round, 10) {
+	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+		if round != 0 && wake.Payload == strconv.FormatInt(round, 10) {
 			return struct{}{}, wait.Attempt{Acquired: true}, nil // the message says this round opened
 		}
 		st, err := l.l.State(ctx, l.b.S.RDB)

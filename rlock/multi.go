@@ -83,7 +83,7 @@ func NewMulti(c *redcoord.Client, names []string, opts ...Option) *MultiMutex {
 		mm.ms = append(mm.ms, m)
 	}
 	mm.s = mm.ms[0].h.S
-	slot := func(m *Mutex) int { return hub.KeySlot(m.h.Lock.Lock) }
+	slot := func(m *Mutex) int { return hub.KeySlot(m.h.Lock.Hash) }
 	slices.SortFunc(mm.ms, func(a, b *Mutex) int {
 		return cmp.Or(cmp.Compare(slot(a), slot(b)), cmp.Compare(a.h.Name, b.h.Name))
 	})

@@ -8,9 +8,6 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
-	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 const kind = "rlock"
@@ -73,100 +70,10 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	h := m.h
-	if err := h.CheckAcquire(ctx); err != nil {
+	if err := m.h.CheckAcquire(ctx); err != nil {
 		return err
 	}
-	a := &attempt{h: h, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
-	defer a.op.Stop()
-	if block && h.S.Woken() {
-		a.reg = scripts.Register
-		defer a.stopBeat()
-	}
-	// A registered waiter is woken by its request id (see Unlock), and tries
-	// at once. A polling one that does not hold the lock queues behind this
-	// Client's waiters instead of overtaking them; a holder re-enters at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.ch, Once: !block, Join: h.Hold.Count() == 0}
-	if a.reg != scripts.NoRegistry {
-		spec.ID = a.req
-	}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
-	if err != nil {
-		return err
-	}
-	return h.Took(ctx, got, fixed, a)
-}
-
-// attempt is one acquire's tries, and the undo of its request. A blocking
-// acquire whose Client is woken by pub/sub registers its request in the
-// lock's waiter registry when a try finds the lock busy, so that a release
-// wakes this Client (see Unlock); a heartbeat keeps the registration alive
-// while it waits. The try that takes the lock unregisters the request (see
-// scripts.Registry), and Leave does when the acquire fails.
-type attempt struct {
-	h     *hold.Handle
-	op    *hold.Op
-	req   string
-	lease scripts.Lease
-	reg   scripts.Registry
-	beat  *hold.Heartbeat // the registration's, once a try registered it
-}
-
-// registered records that a busy try sent at sent registered the request.
-func (a *attempt) registered(sent time.Time) error {
-	if a.beat == nil {
-		ttl := a.h.S.Config.TTL
-		script, keys, args := a.h.Lock.Beat(a.req, ttl)
-		a.beat = hold.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	}
-	return a.beat.Watch(sent)
-}
-
-// stopBeat ends the registration's heartbeat, if any.
-func (a *attempt) stopBeat() {
-	if a.beat != nil {
-		a.beat.Stop()
-	}
-}
-
-// Try sends the acquire script once, in the handle's turn, which an
-// acquiring try keeps until the hold is recorded.
-func (a *attempt) Try(ctx context.Context, _ string) (hold.Got, wait.Attempt, error) {
-	held, err := a.op.Start(ctx)
-	if err != nil {
-		return hold.Got{}, wait.Attempt{}, err
-	}
-	sent := time.Now()
-	reg := a.reg
-	if reg == scripts.Register && wait.Deaf(ctx) {
-		// Its wait cannot hear a wake: a registration would only spend a
-		// release's wake, so the one an earlier try made goes.
-		reg = scripts.Unregister
-		a.stopBeat()
-	}
-	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, reg)
-	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
-	if err != nil || !r.OK {
-		a.op.Stop()
-	}
-	switch {
-	case err != nil:
-		return hold.Got{}, wait.Attempt{}, err
-	case r.OK:
-		a.stopBeat() // the script unregistered the request
-	case reg == scripts.Register:
-		if err := a.registered(sent); err != nil {
-			return hold.Got{}, wait.Attempt{}, err
-		}
-	}
-	return hold.Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
-}
-
-// Leave undoes the request if Redis applied it, and unregisters it.
-func (a *attempt) Leave(ctx context.Context) error {
-	a.stopBeat()
-	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req)
-	return err
+	return hold.Unfair{H: m.h, Ch: m.ch}.Acquire(ctx, fixed, block)
 }
 
 // Unlock releases one hold; the last one frees the lock and wakes one

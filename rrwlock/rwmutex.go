@@ -207,12 +207,12 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	op := h.Hold.Op()
 	defer op.Stop()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	req := h.NextRequest()
 	leaseArg := h.LeaseArg(fixed)
 	woken := block && h.S.Woken() // registered to be woken (see Unlock)
 	// The waiting writer's heartbeat, made when a try first registers it.
-	var hb *hold.Heartbeat
+	var hb *lease.Heartbeat
 	stopHeartbeat := func() {
 		if hb != nil {
 			hb.Stop()
@@ -220,7 +220,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	defer stopHeartbeat()
 
-	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
+	try := func(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
@@ -231,7 +231,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !wait.Deaf(ctx), ttl)
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !w.Polling, ttl)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:
@@ -245,7 +245,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		if block {
 			if hb == nil {
 				script, keys, args := m.rw.Renewal(true, req, ttl)
-				hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+				hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
 				return got, wait.Attempt{}, err
@@ -262,12 +262,12 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	// A release wakes one registered writer by its request, on its
 	// Client's channel.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, ID: req, Once: !block}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
 	}
 	stopHeartbeat()
-	return h.Took(ctx, got, fixed, tries)
+	return h.Took(ctx, r.Got, fixed, tries)
 }
 
 // readLock is RLock, RLockWithLease and TryRLock.
@@ -278,10 +278,10 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	}
 	op := m.read.Op()
 	defer op.Stop()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
-	try := func(ctx context.Context, _ string) (got hold.Got, att wait.Attempt, err error) {
+	try := func(ctx context.Context, _ wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
@@ -309,12 +309,12 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, "", ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, got, fixed, tries)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got, fixed, tries)
 }
 
 // named names the lock in err, after the sentinel's words (see errs.About).

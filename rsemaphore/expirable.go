@@ -144,16 +144,16 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	id := h.NextRequest()
 	leaseTTL := opts.Lease
 	if leaseTTL == 0 {
-		leaseTTL = h.S.Config.TTL
+		leaseTTL = h.TTL()
 	}
 	// A blocking acquire of a Client woken by pub/sub registers when every
 	// permit is held, so that a release wakes it in its own process; its
 	// heartbeat keeps the registration.
-	ttl := h.S.Config.TTL
-	var hb *hold.Heartbeat
+	ttl := h.TTL()
+	var hb *lease.Heartbeat
 	if block && h.S.Woken() {
 		script, keys, args := s.x.Beat(id, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
 	}
 	registered := false // a try that registers id was sent: a release may have woken it
@@ -163,9 +163,9 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		token uint64
 		since time.Time
 	}
-	try := func(ctx context.Context, _ string) (taken, wait.Attempt, error) {
+	try := func(ctx context.Context, w wait.Wake) (taken, wait.Attempt, error) {
 		now := time.Now()
-		register := hb != nil && !wait.Deaf(ctx) // a wait that cannot hear a wake does not register
+		register := hb != nil && !w.Polling // a wait that cannot hear a wake does not register
 		// Applied or not (its reply may be lost), the try may have
 		// registered id: the leave after a failed wait unregisters it.
 		registered = registered || register
@@ -195,18 +195,18 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	// Wakes are targeted at the request, on this Client's channel.
 	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, ID: id, Once: !block}
-	got, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
+	r, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
 		return Permit{}, err
 	}
 	if hb != nil {
 		hb.Stop()
 	}
-	script, keys, args := s.x.Renewal(id, h.S.Config.TTL)
-	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, got.since, leaseTTL, opts.Lease > 0)
+	script, keys, args := s.x.Renewal(id, h.TTL())
+	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got.since, leaseTTL, opts.Lease > 0)
 	var p Permit
 	if err == nil {
-		p, err = s.keep(id, got.token, opts.Lease, since)
+		p, err = s.keep(id, r.Got.token, opts.Lease, since)
 	}
 	if err != nil {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)

@@ -12,7 +12,6 @@ import (
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
-	"github.com/redcoord/redcoord/internal/option"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -27,7 +26,7 @@ type handle struct {
 // init checks c, name and opts and applies opts. It does no I/O.
 func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 	if h.Init(c, name) {
-		h.Err = option.Apply(&h.opts, opts)
+		h.Err = core.ApplyOptions(&h.opts, opts)
 	}
 }
 
@@ -86,7 +85,7 @@ const setID = "set"
 // semaphore's channel: the set that sets the permits wakes it, and the
 // poll interval bounds what a lost message costs.
 func (h *handle) waitSet(ctx context.Context, state func(context.Context) (bool, error)) error {
-	try := func(ctx context.Context, _ string) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, _ wait.Wake) (struct{}, wait.Attempt, error) {
 		set, err := state(ctx)
 		return struct{}{}, wait.Attempt{Acquired: set}, err
 	}

@@ -40,7 +40,7 @@ func (p Permit) Lost() <-chan struct{} { return p.lost }
 func (s *ExpirableSemaphore) keep(id string, token uint64, fixed time.Duration, since time.Time) (Permit, error) {
 	t := hold.New()
 	t.Observe(s.h.S.Config.Observer, expirableKind, s.h.Name)
-	script, keys, args := s.x.Renewal(id, s.h.S.Config.TTL)
+	script, keys, args := s.x.Renewal(id, s.h.TTL())
 	err := t.Took(hold.Belief{}, token, 1, hold.Lease{
 		Watchdog: s.h.S.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
 		Fixed: fixed, Since: since,

@@ -114,22 +114,22 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		return err
 	}
 	req := h.NextRequest()
-	ttl := h.S.Config.TTL
+	ttl := h.TTL()
 	// A blocking acquire waits in the fair queue (WithFair), which grants
 	// permits in order, or in the waiter registry, so that a release whose
 	// permits fit wakes this request in its own process; a Client that
 	// polls registers nothing.
 	mode := scripts.SemTry
-	var hb *hold.Heartbeat
+	var hb *lease.Heartbeat
 	switch {
 	case block && h.opts.fair:
 		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 	case block && h.S.Woken():
 		mode = scripts.SemRegister
 		script, keys, args := s.sem.Beat(req, n, ttl)
-		hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 	}
 	if hb != nil {
 		defer hb.Stop()
@@ -148,8 +148,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	registered := false // a try that registers req was sent: a release may have woken it
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
-	try := func(ctx context.Context, wake string) (struct{}, wait.Attempt, error) {
-		if scripts.ParseSemGrant(wake) { // granted by a release, after the last try ran
+	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+		if scripts.ParseSemGrant(wake.Payload) { // granted by a release, after the last try ran
 			ok, err := granted(ctx)
 			if ok || err != nil {
 				return struct{}{}, wait.Attempt{Acquired: ok}, err
@@ -157,7 +157,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		}
 		now := time.Now()
 		w := mode
-		if mode == scripts.SemRegister && wait.Deaf(ctx) {
+		if mode == scripts.SemRegister && wake.Polling {
 			// Its wait cannot hear a wake: a registration would only spend
 			// a release's wake, so the one an earlier try made goes.
 			w = scripts.SemUnregister

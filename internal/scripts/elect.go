@@ -40,7 +40,7 @@ type Term struct {
 // Leader reads who leads the election and where its log ends, at one
 // moment: a Term with Term 0 when nobody leads.
 func (f Fair) Leader(ctx context.Context, rdb redis.Scripter) (Term, error) {
-	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Lock, f.Log}, f.Kind)
+	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Hash, f.Log}, f.Kind)
 	if err != nil {
 		return Term{}, err
 	}

@@ -36,12 +36,12 @@ func TestElectQueueIsItsOwn(t *testing.T) {
 		r, err = waiter.Acquire(ctx, rdb, "c:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
 		require.False(t, r.OK)
-		require.NoError(t, rdb.Del(ctx, holder.Lock.Lock).Err()) // its lease ran out
+		require.NoError(t, rdb.Del(ctx, holder.Lock.Hash).Err()) // its lease ran out
 
 		r, err = cand.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Minute, []byte("v")), true, time.Minute)
 		require.NoError(t, err)
 		assert.True(t, r.OK, "the candidate leads")
-		assert.Equal(t, "a", rdb.HGet(ctx, cand.Lock.Lock, "o").Val())
+		assert.Equal(t, "a", rdb.HGet(ctx, cand.Lock.Hash, "o").Val())
 		assert.Equal(t, []string{"c:1"}, rdb.LRange(ctx, waiter.Queue, 0, -1).Val(), "the fair lock's queue is untouched")
 		_, err = waiter.Acquire(ctx, rdb, "c:1", NoToken, lease, true, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
@@ -166,7 +166,7 @@ func TestElectWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 		_, err = a.Changes(ctx, rdb, "0-0", 1)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
-		assert.Zero(t, rdb.Exists(ctx, a.Lock.Lock, a.Fence, a.Queue, a.Alive, a.Waiting).Val(), "nothing written")
+		assert.Zero(t, rdb.Exists(ctx, a.Lock.Hash, a.Fence, a.Queue, a.Alive, a.Waiting).Val(), "nothing written")
 		require.NoError(t, rdb.Del(ctx, a.Log).Err())
 
 		lock := testFair("b")

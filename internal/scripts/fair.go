@@ -99,7 +99,7 @@ func (f Fair) set() *fairSet {
 // keys are every script's keys: the fair lock's six, or an election's
 // seven (see elect_lib.lua).
 func (f Fair) keys() []string {
-	k := []string{f.Lock.Lock, f.Fence, f.Queue, f.Alive, f.Waiting, f.Lock.Marks}
+	k := []string{f.Lock.Hash, f.Fence, f.Queue, f.Alive, f.Waiting, f.Lock.Marks}
 	if f.Log != "" {
 		k = append(k, f.Log)
 	}

@@ -49,6 +49,6 @@ func TestFairReleaseNamesItsHold(t *testing.T) {
 		n, err = a.Release(ctx, rdb, "a:4", false, TokenArg(granted)) // a retry
 		require.NoError(t, err)
 		assert.Zero(t, n)
-		assert.Zero(t, rdb.Exists(ctx, a.Lock.Lock).Val())
+		assert.Zero(t, rdb.Exists(ctx, a.Lock.Hash).Val())
 	})
 }

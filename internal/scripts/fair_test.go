@@ -265,7 +265,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	case "kill":
 		err = rdb.ZAddXX(ctx, f.Alive, redis.Z{Score: 1, Member: req}).Err()
 	case "expire":
-		err = rdb.Del(ctx, f.Lock.Lock).Err()
+		err = rdb.Del(ctx, f.Lock.Hash).Err()
 	default:
 		t.Fatalf("unknown op %q", s.op)
 	}
@@ -352,14 +352,14 @@ func TestFairWrongType(t *testing.T) {
 			rdb.HSet(ctx, f.Waiting, "b:1", "1000 m")
 		}
 		setups := map[string]func(){
-			"string at lock":     func() { rdb.Set(ctx, f.Lock.Lock, "x", 0) },
-			"foreign hash":       func() { rdb.HSet(ctx, f.Lock.Lock, "field", "x") },
-			"other kind":         func() { rdb.HSet(ctx, f.Lock.Lock, "k", "rlock", "o", "z", "c", 1) },
+			"string at lock":     func() { rdb.Set(ctx, f.Lock.Hash, "x", 0) },
+			"foreign hash":       func() { rdb.HSet(ctx, f.Lock.Hash, "field", "x") },
+			"other kind":         func() { rdb.HSet(ctx, f.Lock.Hash, "k", "rlock", "o", "z", "c", 1) },
 			"string at fence":    func() { waiter(); rdb.Set(ctx, f.Fence, "x", 0) },
 			"string at queue":    func() { rdb.Set(ctx, f.Queue, "x", 0) },
 			"hash at alive":      func() { waiter(); rdb.Del(ctx, f.Alive); rdb.HSet(ctx, f.Alive, "b:1", "1") },
 			"string at waiting":  func() { waiter(); rdb.Set(ctx, f.Waiting, "x", 0) },
-			"string at all keys": func() { rdb.MSet(ctx, f.Lock.Lock, "x", f.Fence, "x", f.Queue, "x", f.Alive, "x", f.Waiting, "x") },
+			"string at all keys": func() { rdb.MSet(ctx, f.Lock.Hash, "x", f.Fence, "x", f.Queue, "x", f.Alive, "x", f.Waiting, "x") },
 		}
 		for name, setup := range setups {
 			t.Run(name, func(t *testing.T) {

@@ -47,7 +47,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 				a, err := l.Acquire(ctx, rdb, l.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 				require.NoError(t, err)
 				require.True(t, a.OK)
-				require.NoError(t, rdb.Del(ctx, l.Lock).Err())
+				require.NoError(t, rdb.Del(ctx, l.Hash).Err())
 				return a.Token
 			}},
 			{"fair", testFair("").Fence, func(t *testing.T) uint64 {
@@ -56,7 +56,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 				a, err := f.Acquire(ctx, rdb, f.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
-				require.NoError(t, rdb.Del(ctx, f.Lock.Lock).Err())
+				require.NoError(t, rdb.Del(ctx, f.Lock.Hash).Err())
 				return a.Token
 			}},
 			{"rw", testRW("").Lock.Fence, func(t *testing.T) uint64 {
@@ -65,7 +65,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 				a, _, err := w.Write(ctx, rdb, w.Lock.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, false, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
-				require.NoError(t, rdb.Del(ctx, w.Lock.Lock).Err())
+				require.NoError(t, rdb.Del(ctx, w.Lock.Hash).Err())
 				return a.Token
 			}},
 			{"xsem", testXSem().Fence, func(t *testing.T) uint64 {

@@ -23,7 +23,7 @@ var (
 
 // Lock names one lock hash and who acts on it.
 type Lock struct {
-	Lock, Fence string // keys
+	Hash, Fence string // keys: the lock hash (see lib.lua), the fencing-token counter
 	Marks       string // key of the Client's request markers (see lib.lua): releases to zero, acquires given up
 	Waiters     string // key of the waiter registry of an unfair lock (see lib.lua)
 	Kind        string // the primitive's kind, checked against the hash's
@@ -53,7 +53,7 @@ type lockCalls struct {
 // changes (see Call).
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	l.calls = &lockCalls{acquire: l.acquireCall(), release: l.releaseCall(),
-		renewKeys: []string{l.Lock}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl,
+		renewKeys: []string{l.Hash}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl,
 		beatMs: ttl.Milliseconds()}
 	return l
 }
@@ -62,14 +62,14 @@ func (l Lock) acquireCall() Call {
 	if l.calls != nil {
 		return l.calls.acquire
 	}
-	return lockAcquire.Prepare([]string{l.Lock, l.Fence, l.Marks, l.Waiters}, l.Owner, l.Kind)
+	return lockAcquire.Prepare([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.Owner, l.Kind)
 }
 
 func (l Lock) releaseCall() Call {
 	if l.calls != nil {
 		return l.calls.release
 	}
-	return lockRelease.Prepare([]string{l.Lock, l.Marks, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 }
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
@@ -182,7 +182,7 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // Leave undoes the acquire request req if it was applied, and makes Redis
 // refuse a copy of it that arrives later.
 func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Lock, l.Marks, l.Waiters},
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters},
 		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
 	if err != nil {
 		return false, err
@@ -194,7 +194,7 @@ func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 // Force deletes the lock whoever holds it, and tells the holder's Client
 // on its Notice channel; it reports whether it was held.
 func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Lock, l.Waiters}, l.Kind, l.Publish, l.Channel, l.Notice)
+	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.Kind, l.Publish, l.Channel, l.Notice)
 	if err != nil {
 		return false, err
 	}
@@ -210,7 +210,7 @@ func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, 
 	if l.calls != nil && l.calls.renewKeys != nil && l.calls.renewTTL == lease {
 		return lockRenew.Script, l.calls.renewKeys, []any{l.calls.owner, l.calls.renewMs, token}
 	}
-	return lockRenew.Script, []string{l.Lock}, []any{l.Owner, lease.Milliseconds(), token}
+	return lockRenew.Script, []string{l.Hash}, []any{l.Owner, lease.Milliseconds(), token}
 }
 
 // State is who holds a lock.
@@ -226,7 +226,7 @@ type State struct {
 
 // State reads who holds the lock.
 func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
-	v, err := lockState.Run(ctx, rdb, []string{l.Lock}, l.Kind)
+	v, err := lockState.Run(ctx, rdb, []string{l.Hash}, l.Kind)
 	if err != nil {
 		return State{}, err
 	}
@@ -260,7 +260,7 @@ var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lock
 // held it. Renewals sent before it leave the fixed lease alone. A WAIT
 // shortfall comes with the reply: the lease stands.
 func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duration, token any, meta []byte) (bool, error) {
-	v, err := lockExtend.Run(ctx, rdb, []string{l.Lock}, l.Owner, lease.Milliseconds(), token, meta)
+	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.Owner, lease.Milliseconds(), token, meta)
 	return decode(v, err, isOne)
 }
 

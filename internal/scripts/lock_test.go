@@ -16,7 +16,7 @@ import (
 )
 
 func testLock(owner string) Lock {
-	return Lock{Lock: "t:{n}:lock", Fence: "t:{n}:fence", Marks: "t:{n}:rel:" + owner,
+	return Lock{Hash: "t:{n}:lock", Fence: "t:{n}:fence", Marks: "t:{n}:rel:" + owner,
 		Waiters: "t:{n}:waiters", Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{n}:ch"}
 }
 
@@ -215,11 +215,11 @@ func TestLockWrongType(t *testing.T) {
 		ctx := context.Background()
 		l := testLock("a")
 		setups := map[string]func(){
-			"string at lock":   func() { rdb.Set(ctx, l.Lock, "x", 0) },
-			"foreign hash":     func() { rdb.HSet(ctx, l.Lock, "field", "x") },
-			"other kind":       func() { rdb.HSet(ctx, l.Lock, "k", "rfairlock", "o", "z", "c", 1) },
+			"string at lock":   func() { rdb.Set(ctx, l.Hash, "x", 0) },
+			"foreign hash":     func() { rdb.HSet(ctx, l.Hash, "field", "x") },
+			"other kind":       func() { rdb.HSet(ctx, l.Hash, "k", "rfairlock", "o", "z", "c", 1) },
 			"string at fence":  func() { rdb.Set(ctx, l.Fence, "x", 0) },
-			"list at lock key": func() { rdb.RPush(ctx, l.Lock, "x") },
+			"list at lock key": func() { rdb.RPush(ctx, l.Hash, "x") },
 		}
 		for name, setup := range setups {
 			t.Run(name, func(t *testing.T) {
@@ -275,7 +275,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		n, err := script.Run(ctx, rdb, keys, args...).Int()
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "still held")
-		assert.Greater(t, rdb.PTTL(ctx, l.Lock).Val(), 9*time.Second, "the late renewal left the fixed lease alone")
+		assert.Greater(t, rdb.PTTL(ctx, l.Hash).Val(), 9*time.Second, "the late renewal left the fixed lease alone")
 
 		_, err = l.Release(ctx, rdb, "a:2", true)
 		require.NoError(t, err)
@@ -284,6 +284,6 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		script, keys, args = l.Renewal(20*time.Second, TokenArg(got.Token))
 		_, err = script.Run(ctx, rdb, keys, args...).Int()
 		require.NoError(t, err)
-		assert.Greater(t, rdb.PTTL(ctx, l.Lock).Val(), 19*time.Second, "a fresh hold is renewed")
+		assert.Greater(t, rdb.PTTL(ctx, l.Hash).Val(), 19*time.Second, "a fresh hold is renewed")
 	})
 }

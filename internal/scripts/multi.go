@@ -35,7 +35,7 @@ func AcquireMulti(ctx context.Context, rdb redis.Scripter, kind string, parts []
 	args := make([]any, 0, 4+3*len(parts))
 	args = append(args, kind, lease.ms, lease.meta, len(parts))
 	for _, p := range parts {
-		keys = append(keys, p.Lock.Lock, p.Lock.Fence, p.Lock.Marks)
+		keys = append(keys, p.Lock.Hash, p.Lock.Fence, p.Lock.Marks)
 		args = append(args, p.Lock.Owner, p.Req, p.Held)
 	}
 	v, err := lockMulti.Run(ctx, rdb, keys, args...)

@@ -14,7 +14,7 @@ import (
 
 // multiLock is the lock of name for owner, under the test prefix.
 func multiLock(name, owner string) Lock {
-	return Lock{Lock: "t:{" + name + "}:lock", Fence: "t:{" + name + "}:fence",
+	return Lock{Hash: "t:{" + name + "}:lock", Fence: "t:{" + name + "}:fence",
 		Marks:   "t:{" + name + "}:rel:" + owner,
 		Waiters: "t:{" + name + "}:waiters", Kind: "rlock", Owner: owner, Publish: "PUBLISH", Channel: "t:{" + name + "}:ch"}
 }

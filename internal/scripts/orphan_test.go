@@ -44,7 +44,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			late, err := l.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			assert.False(t, late.OK, "a late copy is refused")
-			assert.Zero(t, rdb.Exists(ctx, l.Lock).Val())
+			assert.Zero(t, rdb.Exists(ctx, l.Hash).Val())
 		})
 		t.Run("fair", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
@@ -63,7 +63,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			late, err := f.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
-			assert.Zero(t, rdb.Exists(ctx, f.Lock.Lock, f.Queue).Val(), "no hold, no queue entry")
+			assert.Zero(t, rdb.Exists(ctx, f.Lock.Hash, f.Queue).Val(), "no hold, no queue entry")
 		})
 		t.Run("write", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
@@ -82,7 +82,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			late, _, err := rw.Write(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
-			assert.Zero(t, rdb.Exists(ctx, rw.Lock.Lock, rw.Writers).Val())
+			assert.Zero(t, rdb.Exists(ctx, rw.Lock.Hash, rw.Writers).Val())
 		})
 		t.Run("read", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
@@ -113,7 +113,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			n, err := l.Release(ctx, rdb, "a:3", true)
 			require.NoError(t, err)
 			assert.Zero(t, n, "every hold of the owner dropped at once")
-			assert.Zero(t, rdb.Exists(ctx, l.Lock).Val())
+			assert.Zero(t, rdb.Exists(ctx, l.Hash).Val())
 		})
 	})
 }

@@ -96,7 +96,7 @@ var writerOnly any = "w"
 const upgradeReply = -1
 
 func (rw RW) keys() []string {
-	return []string{rw.Lock.Lock, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Marks, rw.WriterWaiters}
+	return []string{rw.Lock.Hash, rw.Lock.Fence, rw.Readers, rw.Leases, rw.Writers, rw.Lock.Marks, rw.WriterWaiters}
 }
 
 func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any) (any, error) {

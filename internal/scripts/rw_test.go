@@ -198,7 +198,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "die":
 		err = rdb.ZAddXX(ctx, rw.Writers, redis.Z{Score: 1, Member: s.owner}).Err()
 	case "expire":
-		err = rdb.Del(ctx, rw.Lock.Lock).Err()
+		err = rdb.Del(ctx, rw.Lock.Hash).Err()
 	default:
 		t.Fatalf("unknown op %q", s.op)
 	}

@@ -25,9 +25,9 @@ func retry(cfg Config, s Spec) *outage.Retry {
 // ctx ends, or whose Client closes, while the tries fail returns an error
 // matching ErrNotAcquired and ctx.Err() (or ErrClosed) that names the last
 // failure.
-func try[T any](ctx context.Context, s Spec, t Trier[T], wake string, r *outage.Retry) (T, Attempt, error) {
+func try[T any](ctx context.Context, s Spec, t Trier[T], w Wake, r *outage.Retry) (T, Attempt, error) {
 	for {
-		got, a, err := t.Try(ctx, wake)
+		got, a, err := t.Try(ctx, w)
 		switch {
 		case err == nil:
 			r.Ok()

@@ -51,10 +51,6 @@ type Config struct {
 	// Rand draws a random duration in [0, n) for a back-off's jitter; nil:
 	// from math/rand/v2.
 	Rand func(n time.Duration) time.Duration
-
-	// waited, set by Acquire when Observe is set, records that the acquire
-	// reached the wait (steps 2 to 5) and reported obs.Waiting.
-	waited *bool
 }
 
 // Attempt is the outcome of one try.
@@ -87,12 +83,26 @@ type Spec struct {
 	Weight int64
 }
 
+// Wake is what the loop tells a try of its wait.
+type Wake struct {
+	// Payload is the payload of a message targeted at the Spec's ID that
+	// woke this try; "" otherwise.
+	Payload string
+	// Polling says the wait cannot hear a wake: it wanted a subscription
+	// and did not get one (refused, or not confirmed in time). Such a try
+	// must not register to be woken (a waiter registry): a release would
+	// spend its wake on a waiter that cannot hear it. It drops the
+	// registration an earlier try of the wait made, and stops its
+	// heartbeat.
+	Polling bool
+}
+
 // Trier makes the attempts of one acquire; T is what an attempt that
 // acquired got (a hold's token and count, a permit), returned by Acquire.
 type Trier[T any] interface {
-	// Try makes one attempt. wake is the payload of a message targeted at
-	// the Spec's ID that woke this try, "" otherwise.
-	Try(ctx context.Context, wake string) (T, Attempt, error)
+	// Try makes one attempt; w says what woke it and whether its wait can
+	// hear a wake.
+	Try(ctx context.Context, w Wake) (T, Attempt, error)
 	// Leave undoes what a try may have done when the acquire fails (its
 	// reply lost, a queue entry). It runs with a fresh context.
 	Leave(ctx context.Context) error
@@ -100,13 +110,13 @@ type Trier[T any] interface {
 
 // Funcs is a Trier made of two functions; a nil Leave undoes nothing.
 type Funcs[T any] struct {
-	TryFunc   func(ctx context.Context, wake string) (T, Attempt, error)
+	TryFunc   func(ctx context.Context, w Wake) (T, Attempt, error)
 	LeaveFunc func(ctx context.Context) error
 }
 
 // Try calls TryFunc.
-func (f Funcs[T]) Try(ctx context.Context, wake string) (T, Attempt, error) {
-	return f.TryFunc(ctx, wake)
+func (f Funcs[T]) Try(ctx context.Context, w Wake) (T, Attempt, error) {
+	return f.TryFunc(ctx, w)
 }
 
 // Leave calls LeaveFunc, if any.
@@ -120,33 +130,38 @@ func (f Funcs[T]) Leave(ctx context.Context) error {
 // ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
 var ErrBusy = errors.New("redcoord: busy")
 
+// Result is what an acquire got: what its acquiring try got, and whether
+// it waited (reached steps 2 to 5) before that.
+type Result[T any] struct {
+	Got    T
+	Waited bool
+}
+
 // Acquire runs the loop until a try acquires, a try fails, ctx is done or the
 // Client closes, and returns what the acquiring try got. A wait that ends
 // unacquired returns an error matching both errs.ErrNotAcquired and
 // ctx.Err() (or errs.ErrClosed); a failed try returns its error. In both
 // cases Leave has run.
-func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
-	if cfg.Observe == nil {
-		return acquire(ctx, cfg, s, t)
-	}
+func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result[T], error) {
 	start := time.Now()
-	var waited bool
-	cfg.waited = &waited
-	got, err := acquire(ctx, cfg, s, t)
+	r, err := acquire(ctx, cfg, s, t)
+	if cfg.Observe == nil {
+		return r, err
+	}
 	switch {
 	case err == nil:
-		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Context: ctx})
+		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: r.Waited, Context: ctx})
 	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: waited, Err: err, Context: ctx})
-	case waited:
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: r.Waited, Err: err, Context: ctx})
+	case r.Waited:
 		// A try that failed after the wait began: the wait is over all the same.
 		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: true, Err: err, Context: ctx})
 	}
-	return got, err
+	return r, err
 }
 
-// acquire is Acquire without the observer.
-func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, error) {
+// acquire is Acquire without the observer: step 1, then the wait.
+func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result[T], error) {
 	r := retry(cfg, s)
 	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
@@ -157,15 +172,15 @@ func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (T, err
 	if s.ID != "" && !s.Once {
 		early = listen(cfg, s)
 	}
-	got, a, err := try(ctx, s, t, "", r)
+	got, a, err := try(ctx, s, t, Wake{}, r)
 	if err != nil || a.Acquired {
 		if early != nil {
 			early.Close()
 		}
-		return got, settle(ctx, cfg, s, t, err)
+		return Result[T]{Got: got}, settle(ctx, cfg, s, t, err)
 	}
 	if s.Once {
-		return got, ErrBusy
+		return Result[T]{Got: got}, ErrBusy
 	}
 	return waitFor(ctx, cfg, s, t, a, early, r)
 }
@@ -199,70 +214,55 @@ func queued(cfg Config, channel string) bool {
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any. sub,
 // when not nil, was registered before that try (see listen): steps 2 and 3
 // are skipped. r paces the tries through an outage.
-func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription, r *outage.Retry) (got T, err error) {
-	if cfg.waited != nil {
-		*cfg.waited = true
+func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription, r *outage.Retry) (res Result[T], err error) {
+	res.Waited = true
+	if cfg.Observe != nil {
 		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name, Context: ctx})
 	}
 	var wake <-chan struct{}
 	tried := false
 	if sub == nil {
 		if sub, tried, err = subscribe(ctx, cfg, s); err != nil {
-			return got, settle(ctx, cfg, s, t, err)
+			return res, settle(ctx, cfg, s, t, err)
 		}
 	}
+	// A wait whose subscription was refused or never confirmed polls, and
+	// tells its tries so (see Wake.Polling).
+	polling := sub == nil && tried
 	if sub != nil {
 		defer sub.Close()
 		wake = sub.C()
-	} else if tried {
-		// The subscription was refused or never confirmed: this wait polls,
-		// and its tries must not register to be woken (see Deaf).
-		ctx = context.WithValue(ctx, deafKey{}, true)
 	}
 	// Step 3, unless another waiter here was already subscribed: a release
 	// in the window woke that one (targeted messages, weighed waits and
 	// broadcasts excepted).
 	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0 || s.Broadcast) {
-		if got, a, err = try(ctx, s, t, "", r); err != nil || a.Acquired {
-			return got, settle(ctx, cfg, s, t, err)
+		if res.Got, a, err = try(ctx, s, t, Wake{Polling: polling}, r); err != nil || a.Acquired {
+			return res, settle(ctx, cfg, s, t, err)
 		}
 	}
 	timer := time.NewTimer(interval(a.Hint, cfg.MaxPoll))
 	defer timer.Stop()
 	for {
-		payload, woken := "", false
+		w := Wake{Polling: polling}
+		woken := false
 		select {
 		case <-ctx.Done():
-			return got, settle(ctx, cfg, s, t, ended(ctx.Err()))
+			return res, settle(ctx, cfg, s, t, ended(ctx.Err()))
 		case <-cfg.Done:
-			return got, settle(ctx, cfg, s, t, ended(errs.ErrClosed))
+			return res, settle(ctx, cfg, s, t, ended(errs.ErrClosed))
 		case <-wake:
-			payload, woken = sub.Payload(), true
+			w.Payload, woken = sub.Payload(), true
 		case <-timer.C:
 		}
-		if got, a, err = try(ctx, s, t, payload, r); err != nil || a.Acquired {
+		if res.Got, a, err = try(ctx, s, t, w, r); err != nil || a.Acquired {
 			if err != nil && woken {
 				sub.PassOn() // the wake was meant for a waiter that will try
 			}
-			return got, settle(ctx, cfg, s, t, err)
+			return res, settle(ctx, cfg, s, t, err)
 		}
 		timer.Reset(interval(a.Hint, cfg.MaxPoll))
 	}
-}
-
-// deafKey marks the context of the tries of a wait that polls because its
-// subscription failed.
-type deafKey struct{}
-
-// Deaf reports whether the wait that makes this try cannot hear messages:
-// it wanted a subscription and did not get one (refused, or not confirmed
-// in time), and polls. Such a try must not register to be woken (a waiter
-// registry): a release would spend its wake on a waiter that cannot hear
-// it. It drops the registration an earlier try of the wait made, and the
-// registration's heartbeat stops.
-func Deaf(ctx context.Context) bool {
-	deaf, _ := ctx.Value(deafKey{}).(bool)
-	return deaf
 }
 
 // subscribe returns the wait's subscription, or nil to poll; tried says a

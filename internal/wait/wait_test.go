@@ -39,7 +39,7 @@ func newFake(hint time.Duration) *fake {
 	return &fake{free: make(chan struct{}), hint: hint, start: time.Now()}
 }
 
-func (f *fake) Try(ctx context.Context, _ string) (int, wait.Attempt, error) {
+func (f *fake) Try(ctx context.Context, _ wait.Wake) (int, wait.Attempt, error) {
 	f.tries = append(f.tries, time.Since(f.start))
 	if f.fail != nil {
 		return 0, wait.Attempt{}, f.fail
@@ -63,9 +63,12 @@ func (f *fake) spec() wait.Spec { return wait.Spec{Channel: "ch", Join: true} }
 // acquire runs wait.Acquire with f, checking that an acquire returns what
 // its acquiring try got.
 func (f *fake) acquire(ctx context.Context, cfg wait.Config, s wait.Spec) error {
-	got, err := wait.Acquire(ctx, cfg, s, f)
-	if err == nil && got != len(f.tries) {
-		return fmt.Errorf("got %d, want the acquiring try's number %d", got, len(f.tries))
+	r, err := wait.Acquire(ctx, cfg, s, f)
+	if err == nil && r.Got != len(f.tries) {
+		return fmt.Errorf("got %d, want the acquiring try's number %d", r.Got, len(f.tries))
+	}
+	if err == nil && len(f.tries) > 1 && !r.Waited {
+		return fmt.Errorf("not waited after %d tries", len(f.tries))
 	}
 	return err
 }
@@ -239,8 +242,8 @@ type tryHook struct {
 	after func()
 }
 
-func (h *tryHook) Try(ctx context.Context, wake string) (int, wait.Attempt, error) {
-	n, a, err := h.fake.Try(ctx, wake)
+func (h *tryHook) Try(ctx context.Context, w wait.Wake) (int, wait.Attempt, error) {
+	n, a, err := h.fake.Try(ctx, w)
 	if len(h.fake.tries) == 1 {
 		h.after()
 	}

@@ -1,4 +1,4 @@
-package hold
+package lease_test
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func TestHeartbeatOutlivesStaleRenewal(t *testing.T) {
 		}
 		script, keys, args := registry.Beat("c:1:1", ttl)
 		require.NoError(t, script.Load(ctx, rdb).Err()) // a renewal is one EVALSHA
-		hb := NewHeartbeat(w, lease.Renewal{Script: script, Keys: keys, Args: args})
+		hb := lease.NewHeartbeat(w, lease.Renewal{Script: script, Keys: keys, Args: args})
 		require.NoError(t, hb.Watch(register()))
 		defer hb.Stop()
 

@@ -1,8 +1,4 @@
-// Package fair is the acquire of a fair lock's handle, shared by rfairlock's
-// Mutex and relection's Election (a fair lock whose holder leads): one try
-// that takes the lock, re-enters it or joins the queue, the grant a
-// release hands to the queue's head, and the undo of a wait that ends.
-package fair
+package hold
 
 import (
 	"context"
@@ -12,16 +8,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/core"
-	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
-// Acquirer makes the acquires of one handle on a fair lock.
-type Acquirer struct {
-	H    *hold.Handle
-	Fair scripts.Fair // H.Lock and the queue's keys
+// Fair makes the acquires of one handle on a fair lock, rfairlock's Mutex
+// or relection's Election (a fair lock whose holder leads): one try takes
+// the lock, re-enters it or joins the queue; a release hands the lock to
+// the queue's head, whose wait is woken by the grant.
+type Fair struct {
+	H    *Handle
+	Lock scripts.Fair // H.Lock and the queue's keys
 	Ch   string       // the Client's channel for the name, where grants to its waiters arrive
 }
 
@@ -30,51 +28,52 @@ type Acquirer struct {
 // block queues the handle when the lock is busy and waits (Lock); without
 // it one try is made, and a busy lock is wait.ErrBusy (TryLock). The
 // caller has checked the handle, the Client and ctx.
-func (q *Acquirer) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
-	h := q.H
-	a := &attempt{q: q, op: h.Hold.Op(), req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
+func (f *Fair) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
+	h := f.H
+	a := &fairAttempt{f: f, op: h.Hold.Op(), req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
-	spec := wait.Spec{Kind: q.Fair.Kind, Name: h.Name, Channel: q.Ch, ID: a.req, Once: !block}
-	got, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	spec := wait.Spec{Kind: f.Lock.Kind, Name: h.Name, Channel: f.Ch, ID: a.req, Once: !block}
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
 	}
 	a.stopHeartbeat()
-	return h.Took(ctx, got, fixed, a)
+	return h.Took(ctx, r.Got, fixed, a)
 }
 
-// Release drops one hold of the handle's, every one if all (see
-// hold.Release), naming the hold by its token (Tracker.Named): a hold
-// granted since to an acquire of the handle that waits is not dropped.
-func (q *Acquirer) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	return q.Fair.Release(ctx, rdb, req, all, q.H.Hold.Named())
+// Release is the handle's release script (a Release, for Handle.Unlock):
+// it drops one hold of the handle's, every one if all, naming the hold by
+// its token (Tracker.Named), so that a hold granted since to an acquire of
+// the handle that waits is not dropped.
+func (f *Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return f.Lock.Release(ctx, rdb, req, all, f.H.Hold.Named())
 }
 
-// ReleaseNamed drops every hold of the handle's hold of token named (see
-// hold.ReleaseNamed).
-func (q *Acquirer) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error) {
-	return q.Fair.Release(ctx, rdb, req, true, named)
+// ReleaseNamed is the handle's release of the hold of token named (a
+// ReleaseNamed, for Handle.ReleaseLost): it drops every hold of it.
+func (f *Fair) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string, named any) (int64, error) {
+	return f.Lock.Release(ctx, rdb, req, true, named)
 }
 
-// attempt is one acquire's tries, and the undo of its request.
-type attempt struct {
-	q     *Acquirer
-	op    *hold.Op
+// fairAttempt is one acquire's tries, and the undo of its request.
+type fairAttempt struct {
+	f     *Fair
+	op    *Op
 	req   string
 	lease scripts.Lease
-	fixed bool            // a fixed lease, not renewed by the watchdog
-	block bool            // queue when the lock is busy (Lock, not TryLock)
-	hb    *hold.Heartbeat // the queue entry's heartbeat, made when a try first queues req
-	sent  time.Time       // when the last try that did not acquire was sent,
-	at    int64           // and the server's clock (ms) when it ran
+	fixed bool             // a fixed lease, not renewed by the watchdog
+	block bool             // queue when the lock is busy (Lock, not TryLock)
+	hb    *lease.Heartbeat // the queue entry's heartbeat, made when a try first queues req
+	sent  time.Time        // when the last try that did not acquire was sent,
+	at    int64            // and the server's clock (ms) when it ran
 }
 
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
 // until the hold is recorded. It returns what an acquiring try got: the
 // hold, and no later than when it was taken, by the local clock.
-func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.Attempt, err error) {
-	q, h := a.q, a.q.H
+func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.Attempt, err error) {
+	f, h := a.f, a.f.H
 	held, err := a.op.Start(ctx)
 	if err != nil {
 		return got, wait.Attempt{}, err
@@ -84,7 +83,7 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			a.op.Stop()
 		}
 	}()
-	if token, grantedAt, ok := scripts.ParseGrant(wake); ok {
+	if token, grantedAt, ok := scripts.ParseGrant(w.Payload); ok {
 		// A release script made req the holder after the last try ran;
 		// the grant may have ended since (see confirm).
 		since, ok, err := a.confirm(ctx, token, grantedAt)
@@ -92,14 +91,13 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			return got, wait.Attempt{}, err
 		}
 		if ok {
-			got = hold.Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: since, Held: held}
+			got = Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: since, Held: held}
 			return got, wait.Attempt{Acquired: true}, nil
 		}
 		// The grant is gone already: try.
 	}
-	ttl := h.S.Config.TTL
 	now := time.Now()
-	r, err := q.Fair.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, ttl)
+	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, h.TTL())
 	// A fresh hold is 0 old. An older first hold was granted by a release
 	// (or taken by this request, its reply lost): this try wrote nothing
 	// for its WAIT to cover, and granted confirms it.
@@ -116,13 +114,13 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 			return got, wait.Attempt{Hint: time.Millisecond}, err
 		}
 		// A grant found by a re-check is r.Age old.
-		return hold.Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
+		return Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
 	}
 	a.sent, a.at = now, r.Now
 	if a.block {
 		if a.hb == nil {
-			script, keys, args := q.Fair.Heartbeat(a.req, ttl)
-			a.hb = hold.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+			script, keys, args := f.Lock.Heartbeat(a.req, h.TTL())
+			a.hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		}
 		if err := a.hb.Watch(now); err != nil {
 			return got, wait.Attempt{}, err
@@ -144,16 +142,16 @@ func (a *attempt) Try(ctx context.Context, wake string) (got hold.Got, att wait.
 // its token (the token names one hold: tokens never repeat), its lease
 // dated from the grant. Both are sent on the Writer, so with
 // WithWaitReplicas the replicas have the grant once it is confirmed.
-func (a *attempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
-	h := a.q.H
+func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
+	h := a.f.H
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
 	if a.fixed {
 		since = dated(a.sent, a.at, grantedAt)
-		ok, err = scripts.Touch(ctx, h.S.Writer(), a.q.Fair.Lock.Lock, "t", strconv.FormatUint(token, 10))
+		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Hash, "t", strconv.FormatUint(token, 10))
 	} else {
 		since = sent
-		script, keys, args := h.Lock.Renewal(h.S.Config.TTL, arg)
+		script, keys, args := h.Lock.Renewal(h.TTL(), arg)
 		cmd := script.Run(ctx, h.S.Writer(), keys, args...)
 		n, _ := cmd.Val().(int64) // kept with a WAIT shortfall's error
 		ok, err = n == 1, cmd.Err()
@@ -168,22 +166,22 @@ func (a *attempt) confirm(ctx context.Context, token uint64, grantedAt int64) (s
 // core.Session.Confirm): with WithWaitReplicas, one round trip more, a
 // write of ours with WAIT; without, nothing. It reports whether the grant
 // still stands: the hold's last request is req.
-func (a *attempt) granted(ctx context.Context) (bool, error) {
-	return a.q.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
-		return scripts.Touch(ctx, w, a.q.Fair.Lock.Lock, "r", a.req)
+func (a *fairAttempt) granted(ctx context.Context) (bool, error) {
+	return a.f.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+		return scripts.Touch(ctx, w, a.f.Lock.Hash, "r", a.req)
 	})
 }
 
 // Leave leaves the queue, or gives back what the request took or was
 // granted.
-func (a *attempt) Leave(ctx context.Context) error {
+func (a *fairAttempt) Leave(ctx context.Context) error {
 	a.stopHeartbeat()
-	_, err := a.q.Fair.Leave(ctx, a.q.H.S.RDB, a.req)
+	_, err := a.f.Lock.Leave(ctx, a.f.H.S.RDB, a.req)
 	return err
 }
 
 // stopHeartbeat ends the queue entry's heartbeat, if one was started.
-func (a *attempt) stopHeartbeat() {
+func (a *fairAttempt) stopHeartbeat() {
 	if a.hb != nil {
 		a.hb.Stop()
 	}

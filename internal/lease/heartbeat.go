@@ -1,10 +1,8 @@
-package hold
+package lease
 
 import (
 	"sync"
 	"time"
-
-	"github.com/redcoord/redcoord/internal/lease"
 )
 
 // Heartbeat keeps one waiter registered in Redis (a fair queue's entry, a
@@ -15,16 +13,16 @@ import (
 // watch ends; the next try registers the waiter again, and Watch starts a
 // new one. Its zero value is not usable; use NewHeartbeat.
 type Heartbeat struct {
-	w *lease.Watchdog
-	r lease.Renewal
+	w *Watchdog
+	r Renewal
 
-	mu      sync.Mutex   // guards the fields below
-	watched *lease.Lease // nil: not watched
+	mu      sync.Mutex // guards the fields below
+	watched *Lease     // nil: not watched
 	stopped bool
 }
 
 // NewHeartbeat returns a heartbeat renewed by w with r, not yet watched.
-func NewHeartbeat(w *lease.Watchdog, r lease.Renewal) *Heartbeat {
+func NewHeartbeat(w *Watchdog, r Renewal) *Heartbeat {
 	return &Heartbeat{w: w, r: r}
 }
 
@@ -45,7 +43,7 @@ func (h *Heartbeat) Watch(since time.Time) error {
 		h.watched.Remove()
 		h.watched = nil
 	}
-	var l *lease.Lease
+	var l *Lease
 	r := h.r
 	r.Waiter = true
 	l, err := h.w.Add(r, since, func(bool) {

@@ -1,0 +1,25 @@
+// Package hold is about a handle's holds, and what every handle is made of:
+//
+//   - base.go, options.go: the Base of every handle, locks and semaphores
+//     alike (argument checks, the owner and its request ids), and the lock
+//     handles' options.
+//   - handle.go: the lock Handle around a Tracker (the lock hash and the
+//     lease argument of its acquires); took.go: how an acquire that got the
+//     hold is recorded (Handle.Took: a late reply confirmed first, then
+//     Tracker.Took); unlock.go, extend.go and state.go: its Unlock, Extend,
+//     ForceUnlock, Forget and state reads.
+//   - attempt_lock.go, attempt_fair.go: both locks' acquires side by side,
+//     each one attempt that the wait loop (package wait) makes again until
+//     it acquires: rlock's unfair race for the lock hash (Unfair), and the
+//     FIFO queue of rfairlock and relection (Fair).
+//   - hold.go: a handle's view of one of its holds (Tracker: count,
+//     fencing token, the watchdog lease or fixed-lease timer, the channel
+//     that reports the hold lost), which the locks keep one of and an
+//     expirable semaphore keeps one of per permit, and the turn that
+//     serialises its requests (Op); release.go, extend.go, lost.go,
+//     forced.go, scopes.go: what records a release, an Extend, a loss, a
+//     forced unlock, and the contexts scoped to a hold.
+//
+// A waiter's registration in Redis (a fair queue's entry, a waiting
+// writer) is kept by the watchdog: see lease.Heartbeat.
+package hold

@@ -1,0 +1,76 @@
+package hold
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
+)
+
+// lostLocked marks the current hold lost: it is forgotten, Lost closes,
+// and releases report ErrLeaseLost until a fresh hold is taken. The caller
+// holds mu, so that a release recording its reply sees either the hold or
+// its loss, never a closed Lost with the hold still counted.
+func (t *Tracker) lostLocked() {
+	t.emitLocked(obs.LeaseLost, nil)
+	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, what) })
+	t.goneLocked()
+}
+
+// closedLocked ends the current hold because the Client was closed: the
+// watchdog no longer renews it, so it ends in Redis within a lease, and
+// the handle must not count on it from now on. It is forgotten as a lost
+// hold is (Lost closes), and its contexts end with ErrClosed. The caller
+// holds mu.
+func (t *Tracker) closedLocked() {
+	t.emitLocked(obs.LeaseLost, errs.ErrClosed)
+	t.scoped.End(func(what string) error {
+		return fmt.Errorf("%w: %s: the hold is no longer kept", errs.ErrClosed, what)
+	})
+	t.goneLocked()
+}
+
+// goneLocked forgets the current hold, closes Lost and has releases report
+// ErrLeaseLost (naming the hold's token, see Named) until a fresh hold is
+// taken; the caller holds mu.
+func (t *Tracker) goneLocked() {
+	if t.count > 0 {
+		t.lostArg = t.arg
+	}
+	t.dropLocked()
+	select {
+	case <-t.lost:
+	default:
+		close(t.lost)
+	}
+	t.gone = true
+}
+
+// dropLocked forgets the current hold; the caller holds mu.
+func (t *Tracker) dropLocked() {
+	if t.listed {
+		t.notices.Remove(t.held, t)
+		t.listed = false
+	}
+	if t.lease != nil {
+		t.lease.Remove()
+		t.lease = nil
+	}
+	t.stopTimersLocked()
+	t.maybeEnd, t.ending = time.Time{}, time.Time{}
+	t.count, t.token, t.arg = 0, 0, nil
+}
+
+// stopTimersLocked stops the fixed lease's timer and bound; the caller
+// holds mu.
+func (t *Tracker) stopTimersLocked() {
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	if t.bound != nil {
+		t.bound.Stop()
+		t.bound = nil
+	}
+}

@@ -1,0 +1,128 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/obs"
+)
+
+// StartRelease begins a release request in the handle's turn, which
+// EndRelease gives back. A handle that holds nothing and has lost nothing
+// gets ErrNotHeld without a request (and without the turn). If the request
+// drops the last hold, the watchdog stops renewing it first, so that a
+// released hold is never renewed. all says whether the release must drop
+// every hold of the owner: the handle's hold was lost, and nobody renews
+// what Redis may still have of it.
+func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err error) {
+	if err := t.take(ctx); err != nil {
+		return false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count == 0 && !t.gone {
+		t.give()
+		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+	}
+	if t.count == 1 && t.lease != nil {
+		t.renewed = t.lease.Renewed()
+		t.lease.Remove()
+		t.lease = nil
+	}
+	if t.count == 1 { // a hold being released is not lost by its timers
+		t.stopTimersLocked()
+	}
+	return t.count == 0 && t.gone, nil
+}
+
+// EndRelease records the reply of the release request StartRelease began
+// (see released), or its failure. A release that failed may have been
+// applied, or not, and its caller may never retry it (a deferred Unlock):
+// a hold that StartRelease stopped renewing is not renewed again, and a
+// timer reports it lost when its lease may end in Redis (ending), unless
+// a later release or Extend succeeds first. A failed release of a
+// re-entry leaves the hold as it was. A hold found lost before the reply
+// (Lost closed) is ErrLeaseLost whatever became of the request, which
+// could only delete what Redis may still have of it: a request that failed
+// leaves that to its lease. A WAIT shortfall (core.Writer) comes with the
+// reply: the release stands, and the shortfall is returned. It gives the
+// turn back.
+func (t *Tracker) EndRelease(n int64, err error, what string) error {
+	defer t.give()
+	var short error
+	if errors.Is(err, errs.ErrNotReplicated) {
+		short, err = core.ReleaseErr(err), nil // n says what the release did
+	}
+	if err != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.count == 0 && t.gone {
+			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
+				what, strings.TrimPrefix(err.Error(), "redcoord: "))
+		}
+		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ending.IsZero() && t.keep.Watchdog != nil {
+			t.ending = t.keep.Watchdog.Ends(t.renewed)
+		}
+		t.watchLocked()
+		return err
+	}
+	if err := t.released(n, what); err != nil {
+		return err
+	}
+	return short
+}
+
+// released records a release reply: the remaining count, or -1 when Redis
+// says the owner holds nothing. It returns ErrNotHeld, or ErrLeaseLost (which
+// also matches ErrNotHeld) when the handle believed it held the lock.
+func (t *Tracker) released(n int64, what string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n >= 0 && t.count == 0 && t.gone {
+		// The handle's hold was lost but Redis still had it (a fixed lease
+		// whose timer fired just before the server's expiry): it is
+		// deleted now, and still reported lost.
+		return errs.Lost("%s: the hold was lost before release", what)
+	}
+	if n >= 0 {
+		if n == 0 {
+			t.emitLocked(obs.Released, nil)
+		}
+		t.count = n
+		if n == 0 {
+			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: released", errs.ErrNotHeld, what) })
+			t.dropLocked()
+		} else {
+			t.watchLocked() // Redis counted more holds than the handle did
+		}
+		return nil
+	}
+	if t.count > 0 || t.gone {
+		t.lostLocked()
+		return errs.Lost("%s: the hold expired or was deleted before release", what)
+	}
+	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+}
+
+// Forced records that the hold was deleted by force: a loss.
+func (t *Tracker) Forced() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count > 0 {
+		t.lostLocked()
+	}
+}
+
+// LostIf records that a request found the hold of token gone: a loss, if
+// that hold is still the handle's current one (a later hold is not).
+func (t *Tracker) LostIf(token uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.count > 0 && t.token == token {
+		t.lostLocked()
+	}
+}

@@ -1,0 +1,193 @@
+package hold
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/scripts"
+	"github.com/redcoord/redcoord/internal/wait"
+)
+
+// Got is what an acquiring try got: Redis's reply, when its request was
+// sent (no later than the lease began), and what the handle held then.
+type Got struct {
+	scripts.Acquired
+	Since time.Time
+	Held  Belief // the belief the request was sent with (Op.Start)
+}
+
+// Leaver undoes an acquire request that Redis may have applied.
+type Leaver interface {
+	Leave(ctx context.Context) error
+}
+
+// Took records a successful acquire, as Tracker.Took, with the watchdog
+// renewing the lock hash (fixed == 0) or a timer ending it. If that fails
+// (the Client closed meanwhile) it gives the hold back with undo.
+func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Leaver) error {
+	arg := scripts.TokenArg(got.Token)
+	script, keys, args := h.Lock.Renewal(h.TTL(), arg)
+	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, undo)
+}
+
+// TookOn is Took for a hold tracked by t and renewed by r: a read-write
+// lock's read holds have a Tracker and a renewal of their own. A fresh hold
+// whose reply came late is confirmed first (see Confirm); a re-entry keeps
+// the lease it found, and fails if the hold it re-entered was lost
+// meanwhile (see Tracker.Took).
+func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Got, fixed time.Duration, undo Leaver) error {
+	return h.tookOn(ctx, t, r, nil, got, fixed, undo)
+}
+
+// tookOn is TookOn with the hold's token as a script argument, nil to make
+// it from got.Token.
+func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
+	since := got.Since
+	var err error
+	if !Reentry(got.Held, got.Count) {
+		length := fixed
+		if fixed == 0 {
+			length = h.TTL()
+		}
+		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
+	}
+	if err == nil {
+		err = t.Took(got.Held, got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
+	}
+	if err != nil {
+		// Bounded as a failed wait's leave is: the caller's ctx may be
+		// done, and a stuck connection must not hold the call for ever.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		_ = undo.Leave(lctx)
+		cancel()
+	}
+	return err
+}
+
+// Confirm returns when the lease of a successful acquire sent at since is
+// to be counted from. A hold's lease is counted from when its request was
+// sent, the latest moment Redis can have set it by the holder's clock; a
+// reply that arrives after that lease could have ended (Redis stalled
+// between the request and its reply: paused, swapping, a long script)
+// would leave a hold reported lost as soon as it is taken, while Redis
+// keeps it for a whole lease from when it ran the script. So a late hold
+// renewed by the watchdog is confirmed by one renewal at once, r, and
+// counted from when that was sent. A late fixed lease cannot be renewed
+// without changing it: it is an error, as is a confirmation that fails or
+// is late too; the caller then gives the hold back with its leave script.
+// rdb is the acquire's Writer: with WithWaitReplicas, a confirming renewal
+// that too few replicas acknowledged fails the confirmation too, as the
+// acquire's own shortfall would have (see core.Writer).
+func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since time.Time, length time.Duration, fixed bool) (time.Time, error) {
+	life := length - lease.Margin(length)
+	took := time.Since(since)
+	if took < life {
+		return since, nil
+	}
+	if fixed {
+		return since, fmt.Errorf("%w: Redis answered %v after the request, when the fixed lease of %v may have ended: the hold was given back",
+			errs.ErrNotAcquired, took.Round(time.Millisecond), length)
+	}
+	sent := time.Now()
+	n, err := r.Script.Run(ctx, rdb, r.Keys, r.Args...).Int64()
+	if err == nil && n != 1 {
+		err = errs.ErrLeaseLost
+	}
+	if err == nil && time.Since(sent) >= life {
+		err = fmt.Errorf("its renewal was answered %v after it was sent", time.Since(sent).Round(time.Millisecond))
+	}
+	if err != nil {
+		return since, fmt.Errorf("%w: Redis answered %v after the request, when the lease of %v may have ended, and the hold could not be confirmed: %w",
+			errs.ErrNotAcquired, took.Round(time.Millisecond), length, err)
+	}
+	return sent, nil
+}
+
+// Lease says how a fresh hold is kept: renewed by w with r (Fixed == 0), or
+// expiring after Fixed.
+type Lease struct {
+	Watchdog *lease.Watchdog
+	Renewal  lease.Renewal
+	Fixed    time.Duration
+	Since    time.Time // taken before the acquire request was sent
+	TokenArg any       // the hold's token as a script argument; nil: made from it
+	// OnLost, if set, is called when the lease or the timer finds the hold
+	// gone, or the Client's Close ends it, after Lost has closed, outside
+	// the Tracker's lock.
+	OnLost func()
+}
+
+// Reentry reports whether an acquire reply of count holds, to a request
+// sent with belief b, re-entered the hold b names: the scripts reply a
+// count of 1 for a fresh hold (also one taken over from an orphan) and
+// more for a re-entry, which only a request naming a hold makes. A
+// re-entry changes no lease.
+func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
+
+// Took records a successful acquire reply to a request sent in the
+// caller's turn with belief b. A re-entry (see Reentry) counts one more
+// hold of the current one, if that is still the hold b names: a hold found
+// lost while the request was on its way (its fixed lease's timer, a
+// renewal that found it gone) is not taken again by the re-entry, which
+// set no lease: Took then fails with an error matching ErrNotAcquired and
+// ErrLeaseLost, and the caller gives the re-entry back. A fresh hold
+// replaces the current one, which is then lost, and is kept as l says: the
+// watchdog watches it (and the Client's Close ends it, see closedLocked),
+// or a timer marks it lost when its fixed lease ends. Otherwise it fails
+// only when the watchdog is closed.
+func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if Reentry(b, count) {
+		if t.count == 0 || t.token != b.Token {
+			return errs.LostAcquire("%s %q: the hold this acquire re-entered was lost before its reply came", t.kind, t.name)
+		}
+		t.count = count
+		return nil
+	}
+	if t.count > 0 { // the previous hold is gone: a fresh one replaced it
+		t.lostLocked()
+	}
+	t.dropLocked()
+	t.gone = false
+	lost := make(chan struct{})
+	end := func(closed bool) {
+		t.mu.Lock()
+		hit := t.lost == lost && t.count > 0
+		switch {
+		case hit && closed:
+			t.closedLocked()
+		case hit:
+			t.lostLocked()
+		}
+		t.mu.Unlock()
+		if hit && l.OnLost != nil {
+			l.OnLost()
+		}
+	}
+	if l.Fixed > 0 {
+		// Lost closes when the lease may end in Redis, as the watchdog's do.
+		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
+	} else {
+		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
+		if err != nil {
+			return err
+		}
+		t.lease = ls
+	}
+	arg := l.TokenArg
+	if arg == nil {
+		arg = scripts.TokenArg(token)
+	}
+	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
+	if t.notices != nil {
+		t.notices.Add(t.held, t)
+		t.listed = true
+	}
+	return nil
+}

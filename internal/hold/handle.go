@@ -334,7 +334,7 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	for i, part := range inUse {
 		busy[i] = h.Key(part)
 	}
-	return scripts.Forget(ctx, h.S.Writer(), busy, h.Lock.Fence)
+	return h.Lock.Forget(ctx, h.S.Writer(), busy)
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

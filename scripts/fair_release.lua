@@ -20,6 +20,7 @@ if reply then
   return reply
 end
 fair_check_fence(queued)
-release_to_zero(KEYS[1], KEYS[6], req)
+mark_released(KEYS[6], req, MARK_TTL)
+redis.call('DEL', KEYS[1])
 fair_hand_on_or_vacate(queued)
 return 0

@@ -302,20 +302,18 @@ local function was_released(key, req)
   return done_has(key, 'r', req)
 end
 
--- A lock's release (lock_release, fair_release, rw_unlock) of a hold of a
--- lock hash, by request req, starts with release_hold. Where it returns
--- nil the hold goes: the script checks the keys it will write, then calls
--- release_to_zero and wakes whoever waits.
-
--- release_hold drops one hold of the lock hash key (all of them if all is
--- "1"), whose fields c and r are count and last; mine says whether the
--- hold is the one the release names (its owner's; for the fair lock, of
--- the token the handle has). It returns the script's reply when the
--- release ends here: 0, the hold is gone and req released it to zero
--- before (a retry, recognised by the Client's request markers marks: see
--- mark_released); -1, not held; the count, when req was applied already
--- (a retry); the count left after one hold of several. It returns nil
--- when the last hold goes, having written nothing.
+-- release_hold is how every lock's release (lock_release, fair_release,
+-- rw_unlock) by request req starts: it drops one hold of the lock hash key
+-- (all of them if all is "1"), whose fields c and r are count and last;
+-- mine says whether the hold is the one the release names (its owner's;
+-- for the fair lock, of the token the handle has). It returns the
+-- script's reply when the release ends here: 0, the hold is gone and req
+-- released it to zero before (a retry, recognised by the Client's request
+-- markers marks: see mark_released); -1, not held; the count, when req was
+-- applied already (a retry); the count left after one hold of several. It
+-- returns nil when the last hold goes, having written nothing: the script
+-- then checks the keys it will write, marks req released
+-- (mark_released), deletes the hash and wakes whoever waits.
 local function release_hold(key, marks, req, all, mine, count, last)
   if not mine then
     if was_released(marks, req) then
@@ -332,11 +330,4 @@ local function release_hold(key, marks, req, all, mine, count, last)
     return c
   end
   return nil
-end
-
--- release_to_zero ends the hold release_hold found going: it marks req
--- released in marks, for MARK_TTL, and deletes the lock hash key.
-local function release_to_zero(key, marks, req)
-  mark_released(marks, req, MARK_TTL)
-  redis.call('DEL', key)
 end

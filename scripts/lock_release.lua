@@ -19,6 +19,7 @@ if reply then
   return reply
 end
 local waiting = redis.call('ZCARD', KEYS[3])
-release_to_zero(KEYS[1], KEYS[2], req)
+mark_released(KEYS[2], req, MARK_TTL)
+redis.call('DEL', KEYS[1])
 wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
 return 0

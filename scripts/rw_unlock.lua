@@ -10,7 +10,8 @@ local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[8], h[2] == ARGV[5], h[3]
 if reply then
   return reply
 end
-release_to_zero(KEYS[1], KEYS[6], req)
+mark_released(KEYS[6], req, MARK_TTL)
+redis.call('DEL', KEYS[1])
 if readers + writers > 0 then
   registered = rw_purge(now_ms(), registered)
   writers = nil

@@ -123,15 +123,15 @@ func (e *enqueues) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if cmd.Name() != "evalsha" || len(args) < 3 || args[1] != e.sha {
 			return next(ctx, cmd)
 		}
-		// EVALSHA sha numkeys keys... kind publish channel owner req ...
+		// EVALSHA sha numkeys keys... kind publish channel marker-lifetime owner req ...
 		n, _ := args[2].(int)
-		if len(args) < 3+n+5 {
+		if len(args) < 3+n+6 {
 			return next(ctx, cmd)
 		}
 		sent := time.Now()
 		err := next(ctx, cmd)
 		replied := time.Now()
-		owner, req := args[3+n+3].(string), args[3+n+4].(string)
+		owner, req := args[3+n+4].(string), args[3+n+5].(string)
 		e.mu.Lock()
 		if _, seen := e.first[req]; !seen && err == nil {
 			e.first[req] = try{sent, replied}

@@ -94,10 +94,10 @@ func TestRetriedReleaseAfterTheNextHolderReleased(t *testing.T) {
 		}()
 		locktest.Eventually(t, func() bool { p, _ := b.Position(ctx); return p == 1 }, "b queued")
 		isRelease, owner := locktest.EvalSHA("fair_release"), a.Owner()
-		// EVALSHA sha numkeys keys... kind publish channel owner ...
+		// EVALSHA sha numkeys keys... kind publish channel marker-lifetime owner ...
 		faults.DropReply(func(args []string) bool {
 			n, _ := strconv.Atoi(args[2])
-			return isRelease(args) && len(args) > 3+n+3 && args[3+n+3] == owner
+			return isRelease(args) && len(args) > 3+n+4 && args[3+n+4] == owner
 		})
 		require.NoError(t, a.Unlock(ctx), "the release was applied; its retry must say so")
 		require.NoError(t, <-bDone)

@@ -42,7 +42,8 @@ func TestRetriedReleaseAfterOthersReleased(t *testing.T) {
 	}()
 	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
 	isRelease, owner := locktest.EvalSHA("lock_release"), a.Owner()
-	faults.DropReply(func(args []string) bool { return isRelease(args) && len(args) > 6 && args[6] == owner }) // owner, after 3 keys
+	// EVALSHA sha numkeys, 3 keys, kind publish channel marker-lifetime owner ...
+	faults.DropReply(func(args []string) bool { return isRelease(args) && len(args) > 10 && args[10] == owner })
 	require.NoError(t, a.Unlock(ctx), "the release was applied; its retry must say so")
 	require.NoError(t, <-bDone)
 	assert.Equal(t, 1, faults.Fired())

@@ -1,10 +1,10 @@
 -- fair_acquire: one attempt to take a fair lock, or re-enter it; a blocking
 -- attempt that fails joins the queue (once) and refreshes its heartbeat.
--- KEYS, ARGV[1..3] as in fair_lib.lua
--- ARGV[4] owner   ARGV[5] request id   ARGV[6] lease (ms)   ARGV[7] holder metadata
--- ARGV[8] "1": queue if not acquired (Lock); "0": never queue (TryLock)
--- ARGV[9] heartbeat (ms): how long the queue entry lives without renewal
--- ARGV[10] token of the hold the handle has ('0': none)
+-- KEYS, ARGV[1..5] as in fair_lib.lua
+-- ARGV[6] request id   ARGV[7] lease (ms)   ARGV[8] holder metadata
+-- ARGV[9] "1": queue if not acquired (Lock); "0": never queue (TryLock)
+-- ARGV[10] heartbeat (ms): how long the queue entry lives without renewal
+-- ARGV[11] token of the hold the handle has ('0': none)
 -- Reply: {1, token, count, age}  held: a fresh hold, a re-entry, or this
 --                      request was already applied or granted (a retry, or a
 --                      grant whose message was lost); age: ms since the hold
@@ -18,10 +18,10 @@
 -- lock_acquire) and is taken over as a fresh hold. A request that was left
 -- (a late copy) is refused. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
-local owner, req = ARGV[4], ARGV[5]
+local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r', 'a')
-local queued = check_keys(h[1])
-check_fence(queued)
+local queued = fair_check_keys(h[1])
+fair_check_fence(queued)
 local now = now_ms()
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
@@ -31,34 +31,34 @@ if was_left(KEYS[6], req) then
 end
 if h[2] == owner then
   if queued > 0 and redis.call('ZSCORE', KEYS[4], req) then
-    forget(req) -- a re-entry does not queue
+    fair_forget(req) -- a re-entry does not queue
   end
-  if h[4] ~= ARGV[10] then
-    return {1, tonumber(take(req, ARGV[6], ARGV[7], now)), 1, 0}
+  if h[4] ~= ARGV[11] then
+    return {1, tonumber(fair_take(req, ARGV[7], ARGV[8], now)), 1, 0}
   end
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
   return {1, tonumber(h[4]), c, now - tonumber(h[6])}
 end
-local head = queued > 0 and live_head(now)
+local head = queued > 0 and fair_live_head(now)
 if not h[2] then
   if not head or head == req then
     if head then
-      forget(req)
+      fair_forget(req)
     end
-    return {1, tonumber(take(req, ARGV[6], ARGV[7], now)), 1, 0}
+    return {1, tonumber(fair_take(req, ARGV[7], ARGV[8], now)), 1, 0}
   end
-  hand_on(now)
+  fair_hand_on(now)
 end
-if ARGV[8] == '1' then
+if ARGV[9] == '1' then
   if not redis.call('ZSCORE', KEYS[4], req) then
     if queued == 0 then
-      redis.call('HLEN', KEYS[5]) -- its type (see check_keys), before the first write
+      redis.call('HLEN', KEYS[5]) -- its type (see fair_check_keys), before the first write
     end
     redis.call('RPUSH', KEYS[3], req)
-    redis.call('HSET', KEYS[5], req, ARGV[6] .. ' ' .. ARGV[7])
+    redis.call('HSET', KEYS[5], req, ARGV[7] .. ' ' .. ARGV[8])
   end
-  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[9]), req)
-  keep(tonumber(ARGV[9]))
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[10]), req)
+  fair_keep(tonumber(ARGV[10]))
 end
 return {0, remaining(KEYS[1]), now}

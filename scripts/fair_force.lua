@@ -1,18 +1,18 @@
 -- fair_force: delete a fair lock whoever holds it, tell the holder's
 -- Client, and hand it to the first live waiter.
--- KEYS, ARGV[1..3] as in fair_lib.lua
--- ARGV[4] the prefix of the forced holder's Client's channel (tell_forced)
+-- KEYS, ARGV[1..5] as in fair_lib.lua
+-- ARGV[6] the prefix of the forced holder's Client's channel (tell_forced)
 -- Reply: 1 a hold was deleted; 0 the lock was free.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 't')
-local queued = check_keys(h[1], true)
-check_fence(queued)
+local queued = fair_check_keys(h[1], true)
+fair_check_fence(queued)
 local held = redis.call('DEL', KEYS[1])
 if held == 1 then
   if h[2] then
-    tell_forced(PUBLISH, ARGV[4], 'l', h[2], h[3] or '0')
+    tell_forced(PUBLISH, ARGV[6], 'l', h[2], h[3] or '0')
   end
-  hand_on_or_vacate(queued)
+  fair_hand_on_or_vacate(queued)
 else
-  hand_on(now_ms())
+  fair_hand_on(now_ms())
 end
 return held

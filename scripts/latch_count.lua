@@ -7,7 +7,7 @@
 --        {-2}                     never set (or deleted, or expired after
 --                                 reaching 0)
 local h = redis.call('HMGET', KEYS[1], 'k', 'c', 'g', 'b')
-check_keys(h[1])
+latch_check_keys(h[1])
 if not h[1] or tonumber(h[2]) < 0 then
   return {-2}
 end

@@ -5,7 +5,7 @@
 -- KEYS, ARGV[1..5] as in latch_lib.lua
 -- Reply: 1 the latch existed; 0 it did not (or was deleted already)
 local h = redis.call('HMGET', KEYS[1], 'k', 'c')
-check_keys(h[1])
+latch_check_keys(h[1])
 if not h[1] or tonumber(h[2]) < 0 then
   return 0
 end

@@ -13,7 +13,7 @@
 --                    after reaching 0)
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'c', 's', 'g')
-check_keys(h[1])
+latch_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[2], now)
 if done_has(KEYS[2], 'd', req) then

@@ -20,16 +20,14 @@
 --           stay for ever (TrySetCount starts a new round before).
 --   KEYS[2] done: request markers (see lib.lua): s:<req> a TrySetCount
 --           that set the count, d:<req> a CountDown that counted
---   ARGV[1] kind   ARGV[2] publish command   ARGV[3] channel
---   ARGV[4] how long request markers live (ms)
+--   ARGV[1..4] as in lib.lua
 --   ARGV[5] how long a latch at 0 lives (ms), for a count this call sets
-local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local SPENT_TTL = ARGV[5]
 
--- check_keys raises WRONGTYPE unless the latch hash is absent or of this
+-- latch_check_keys raises WRONGTYPE unless the latch hash is absent or of this
 -- kind (kind_seen: its 'k' field) and the markers are absent or a zset,
 -- so that a script fails before its first write.
-local function check_keys(kind_seen)
+local function latch_check_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   redis.call('ZCARD', KEYS[2])
 end

@@ -8,7 +8,7 @@
 --        {0, count}  the latch counts already: count CountDowns are left
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'c', 'g', 'b')
-check_keys(h[1])
+latch_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[2], now)
 if done_has(KEYS[2], 's', req) then

@@ -17,6 +17,29 @@
 -- recognised) and that gave up an acquire ("x:<request id>", so that a late
 -- copy is refused). One key per Client and name, whatever the number of
 -- handles: each write drops the markers whose time has passed.
+--
+-- Each helper has one definition in this folder: a family's carry its
+-- prefix (fair_keep in fair_lib.lua, sem_wake in sem_lib.lua), the shared
+-- ones are here. A helper takes what it needs as arguments and returns what
+-- its caller needs: no library keeps a value that a script changes.
+--
+-- The ARGV of every primitive's script (lock_, fair_, elect_, rw_, sem_,
+-- xsem_ and latch_*.lua; touch.lua, no primitive's, takes only its own)
+-- begins with the same four, what every family has a use for:
+--   ARGV[1] kind: the primitive's ("rlock", "rsemaphore", ...), which
+--           check_kind holds its keys to
+--   ARGV[2] publish command: PUBLISH, or SPUBLISH on Cluster (see notify)
+--   ARGV[3] channel: the name's (rrwlock: its readers'); a Client's is it
+--           followed by ":<client id>" (see client_channel)
+--   ARGV[4] how long request markers live (ms; see done_mark)
+-- The locks' scripts (lock_, fair_, elect_, rw_) that act for one owner
+-- take it as ARGV[5]. A family's other fixed arguments follow (its
+-- library's header names them), then the operation's (the script's).
+-- Run "go run ./scripts/dump -out DIR" to read each script as Redis runs
+-- it.
+
+-- The arguments every primitive's script begins with (see above).
+local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 -- MAX_COUNT is the largest count of permits a script keeps: 2^53 - 1, the
 -- largest integer a Lua number holds exactly.
@@ -251,7 +274,7 @@ end
 local function mark_request(key, what, req, ttl)
   local now = now_ms()
   done_purge(key, now)
-  done_mark(key, what, req, now, tonumber(ttl))
+  done_mark(key, what, req, now, ttl)
 end
 
 -- mark_left records in the Client's request markers that request req was
@@ -277,4 +300,34 @@ end
 -- mark_released).
 local function was_released(key, req)
   return done_has(key, 'r', req)
+end
+
+-- release_hold is how every lock's release (lock_release, fair_release,
+-- rw_unlock) by request req starts: it drops one hold of the lock hash key
+-- (all of them if all is "1"), whose fields c and r are count and last;
+-- mine says whether the hold is the one the release names (its owner's;
+-- for the fair lock, of the token the handle has). It returns the
+-- script's reply when the release ends here: 0, the hold is gone and req
+-- released it to zero before (a retry, recognised by the Client's request
+-- markers marks: see mark_released); -1, not held; the count, when req was
+-- applied already (a retry); the count left after one hold of several. It
+-- returns nil when the last hold goes, having written nothing: the script
+-- then checks the keys it will write, marks req released
+-- (mark_released), deletes the hash and wakes whoever waits.
+local function release_hold(key, marks, req, all, mine, count, last)
+  if not mine then
+    if was_released(marks, req) then
+      return 0
+    end
+    return -1
+  end
+  if last == req then
+    return tonumber(count)
+  end
+  local c = tonumber(count) - 1
+  if c > 0 and all ~= '1' then
+    redis.call('HSET', key, 'c', c, 'r', req)
+    return c
+  end
+  return nil
 end

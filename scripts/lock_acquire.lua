@@ -2,12 +2,13 @@
 -- KEYS[1] lock hash   KEYS[2] fence hash
 -- KEYS[3] the Client's request markers (see lib.lua)
 -- KEYS[4] the waiter registry (see lib.lua)
--- ARGV[1] owner   ARGV[2] kind   ARGV[3] request id   ARGV[4] lease (ms)
--- ARGV[5] holder metadata   ARGV[6] token of the hold the handle has ('0': none)
--- ARGV[7] the registry: '0' leave it be; 'r' register the request if the
+-- ARGV[1..4] as in lib.lua
+-- ARGV[5] owner   ARGV[6] request id   ARGV[7] lease (ms)
+-- ARGV[8] holder metadata   ARGV[9] token of the hold the handle has ('0': none)
+-- ARGV[10] the registry: '0' leave it be; 'r' register the request if the
 --         lock is busy; 'u' unregister the request even if the lock is
 --         busy (its wait polls: it could not hear a wake)
--- ARGV[8] how long a registration lives without a heartbeat (ms)
+-- ARGV[11] how long a registration lives without a heartbeat (ms)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
@@ -21,34 +22,35 @@
 -- taken over as a fresh hold, so that the handle's one Unlock frees it.
 -- Writes happen only after every check, so an error leaves the keys
 -- unchanged.
+local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
-check_kind(KEYS[1], h[1], ARGV[2])
-local mode = ARGV[7]
+check_kind(KEYS[1], h[1], KIND)
+local mode = ARGV[10]
 local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
-if h[2] and h[2] ~= ARGV[1] then
-  if mode == 'r' and not was_left(KEYS[3], ARGV[3]) then
-    register(KEYS[4], ARGV[3], tonumber(ARGV[8]))
+if h[2] and h[2] ~= owner then
+  if mode == 'r' and not was_left(KEYS[3], req) then
+    register(KEYS[4], req, tonumber(ARGV[11]))
   elseif mode == 'u' then
-    unregister(KEYS[4], ARGV[3], waiting)
+    unregister(KEYS[4], req, waiting)
   end
   return {0, remaining(KEYS[1])}
 end
-if h[2] and h[5] == ARGV[3] then
-  unregister(KEYS[4], ARGV[3], waiting)
+if h[2] and h[5] == req then
+  unregister(KEYS[4], req, waiting)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[3], ARGV[3]) then
+if was_left(KEYS[3], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
-if h[2] and h[4] == ARGV[6] then
+if h[2] and h[4] == ARGV[9] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
-  redis.call('HSET', KEYS[1], 'r', ARGV[3])
-  unregister(KEYS[4], ARGV[3], waiting)
+  redis.call('HSET', KEYS[1], 'r', req)
+  unregister(KEYS[4], req, waiting)
   return {1, tonumber(h[4]), c}
 end
 local token = next_token(KEYS[2])
-redis.call('HSET', KEYS[1], 'k', ARGV[2], 'o', ARGV[1], 'c', 1, 'x', 0, 't', token,
-  'r', ARGV[3], 'm', ARGV[5], 'a', now_ms())
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-unregister(KEYS[4], ARGV[3], waiting)
+redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 'x', 0, 't', token,
+  'r', req, 'm', ARGV[8], 'a', now_ms())
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+unregister(KEYS[4], req, waiting)
 return {1, tonumber(token), 1}

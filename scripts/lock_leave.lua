@@ -6,23 +6,24 @@
 -- KEYS[3] the waiter registry (see lib.lua): the request leaves it; a
 --         free lock is handed a wake (wake_one) when the leave frees it,
 --         or when the request had been woken and gives the wake up
--- ARGV[1] owner   ARGV[2] request id   ARGV[3] kind
--- ARGV[4] publish command   ARGV[5] channel   ARGV[6] marker lifetime (ms)
+-- ARGV[1..4] as in lib.lua
+-- ARGV[5] owner   ARGV[6] request id
 -- Reply: 1 undone; 0 the request was not applied (or was already undone).
+local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
-check_kind(KEYS[1], h[1], ARGV[3])
+check_kind(KEYS[1], h[1], KIND)
 local waiting = redis.call('ZCARD', KEYS[3])
-mark_left(KEYS[2], ARGV[2], ARGV[6])
+mark_left(KEYS[2], req, MARK_TTL)
 local removed = 0
 if waiting > 0 then
-  removed = redis.call('ZREM', KEYS[3], ARGV[2])
+  removed = redis.call('ZREM', KEYS[3], req)
   waiting = waiting - removed
 end
-if h[2] ~= ARGV[1] or h[4] ~= ARGV[2] then
+if h[2] ~= owner or h[4] ~= req then
   if not h[2] and removed == 0 then
     -- The request was not registered any more: a release may have woken
     -- it, and it gives up: the wake goes on to another registered waiter.
-    wake_one(KEYS[3], waiting, ARGV[4], ARGV[5])
+    wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
   end
   return 0
 end
@@ -32,5 +33,5 @@ if c > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1])
-wake_one(KEYS[3], waiting, ARGV[4], ARGV[5])
+wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
 return 1

@@ -1,15 +1,16 @@
 -- lock_renew: the watchdog's renewal of a lock hash held by an owner.
 -- KEYS[1] lock hash
--- ARGV[1] owner   ARGV[2] lease (ms)   ARGV[3] the hold's token
+-- ARGV[1..4] as in lib.lua
+-- ARGV[5] owner   ARGV[6] lease (ms)   ARGV[7] the hold's token
 -- Reply: 1 renewed; 0 not held by owner with that token (the hold is lost;
 -- a later hold of the same owner has another token, and a renewal of the
 -- earlier one that arrives late must not extend it). A hold that Extend
 -- gave a fixed lease (x) is held, and left as it is: this renewal was sent
 -- before Extend and arrives after it.
 local h = redis.call('HMGET', KEYS[1], 'o', 't', 'x')
-if h[1] == ARGV[1] and h[2] == ARGV[3] then
+if h[1] == ARGV[5] and h[2] == ARGV[7] then
   if h[3] ~= '1' then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    redis.call('PEXPIRE', KEYS[1], ARGV[6])
   end
   return 1
 end

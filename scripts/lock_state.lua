@@ -1,9 +1,9 @@
 -- lock_state: who holds a lock hash.
 -- KEYS[1] lock hash
--- ARGV[1] kind
+-- ARGV[1..4] as in lib.lua
 -- Reply: {} free; {owner, count, token, metadata, acquired at (ms), pttl (ms)}
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'm', 'a')
-check_kind(KEYS[1], h[1], ARGV[1])
+check_kind(KEYS[1], h[1], KIND)
 if not h[2] then
   return {}
 end

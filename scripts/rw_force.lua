@@ -4,10 +4,10 @@
 -- shares with the read holds taken after it unless the fence moves on:
 -- forcing read holds hands out a token, so that a read hold taken after
 -- the force has a greater token than the holds the force told of.
--- KEYS, ARGV[1..4] as in rw_lib.lua
--- ARGV[5] the prefix of a forced holder's Client's channel (tell_forced)
+-- KEYS, ARGV[1..6] as in rw_lib.lua
+-- ARGV[7] the prefix of a forced holder's Client's channel (tell_forced)
 -- Reply: 1 something was held; 0 the lock was free.
-check_keys()
+local registered = rw_check_keys()
 local w = redis.call('HMGET', KEYS[1], 'o', 't')
 local readers = redis.call('ZRANGE', KEYS[4], 0, -1)
 local held = redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
@@ -15,14 +15,14 @@ if held == 0 then
   return 0
 end
 if w[1] then
-  tell_forced(PUBLISH, ARGV[5], 'l', w[1], w[2] or '0')
+  tell_forced(PUBLISH, ARGV[7], 'l', w[1], w[2] or '0')
 end
 if #readers > 0 then
   local last = redis.call('HGET', KEYS[2], 'n') or '0'
   next_token(KEYS[2])
   for _, owner in ipairs(readers) do
-    tell_forced(PUBLISH, ARGV[5], 'r', owner, last)
+    tell_forced(PUBLISH, ARGV[7], 'r', owner, last)
   end
 end
-write_released()
+rw_write_released(nil, registered)
 return 1

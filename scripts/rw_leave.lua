@@ -1,23 +1,22 @@
 -- rw_leave: after a wait that ended unacquired, undo its acquire request if
 -- it was applied (its reply lost), and stop waiting as a writer.
--- KEYS, ARGV[1..4] as in rw_lib.lua
--- ARGV[5] owner   ARGV[6] request id   ARGV[7] "r" or "w"
--- ARGV[8] marker lifetime (ms)
+-- KEYS, ARGV[1..6] as in rw_lib.lua
+-- ARGV[7] request id   ARGV[8] "r" or "w"
 -- req is marked left in KEYS[6] (mark_left) in every case, so that a late
 -- copy of the request is refused.
 -- Reply: 1 a hold was undone; 0 the request was not applied.
 -- A writer that a release woke (it waited, and is no longer in the wake
 -- registry) passes the wake on to the next registered writer, when the lock
 -- is still free.
-check_keys()
-local owner, req = ARGV[5], ARGV[6]
-mark_left(KEYS[6], req, ARGV[8])
-if ARGV[7] == 'w' then
+local registered = rw_check_keys()
+local owner, req = ARGV[5], ARGV[7]
+mark_left(KEYS[6], req, MARK_TTL)
+if ARGV[8] == 'w' then
   local waited = redis.call('ZSCORE', KEYS[5], owner)
-  drop_writer(owner)
+  rw_drop_writer(owner)
   if waited and redis.call('ZREM', KEYS[7], req) == 0 and redis.call('EXISTS', KEYS[1]) == 0
       and redis.call('ZCARD', KEYS[4]) == 0 then
-    wake_writer()
+    registered = rw_wake_writer(registered)
   end
   local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
   if h[1] ~= owner or h[3] ~= req then
@@ -29,7 +28,7 @@ if ARGV[7] == 'w' then
     return 1
   end
   redis.call('DEL', KEYS[1])
-  write_released()
+  rw_write_released(nil, registered)
   return 1
 end
 if redis.call('HGET', KEYS[3], 'r:' .. owner) ~= req then
@@ -40,5 +39,5 @@ if c > 0 then
   redis.call('HSET', KEYS[3], owner, c, 'r:' .. owner, '')
   return 1
 end
-drop_reader(owner)
+rw_drop_reader(owner, registered)
 return 1

@@ -1,6 +1,6 @@
 -- rw_lib.lua: helpers of the read-write lock's scripts, prepended after lib.lua.
 --
--- Every rw script takes the same KEYS and the same first four ARGV:
+-- Every rw script takes the same KEYS and the same first six ARGV:
 --   KEYS[1] lock hash: the write hold (fields as in lib.lua; kind "rrwlock"),
 --           expiring with the writer's lease
 --   KEYS[2] fence hash
@@ -15,71 +15,76 @@
 --   KEYS[7] the waiting writers' wake registry (see lib.lua): a zset,
 --           request id -> heartbeat deadline; a writer's failed try adds
 --           its request, a wake removes it
---   ARGV[1] kind   ARGV[2] publish command
---   ARGV[3] readers' channel   ARGV[4] writers' channel (each Client hears
---           its writers' wakes on the writers' channel followed by
---           ":<client id>")
+--   ARGV[1..4] as in lib.lua; ARGV[3] is the readers' channel
+--   ARGV[5] the owner acting (an rw_force's or rw_state's: the caller's,
+--           who need not hold)
+--   ARGV[6] the writers' channel (each Client hears its writers' wakes on
+--           it followed by ":<client id>")
 -- Readers and read leases always hold the same owners. Every waiting writer
 -- is in KEYS[5] (which holds new readers back) until it takes the lock,
 -- leaves or lapses; it is in KEYS[7] too until a release wakes it, and its
 -- next failed try puts it back.
-local KIND, PUBLISH, RCH, WCH = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+--
+-- Helpers that may wake a writer take registered, the wake registry's size
+-- as the script knows it (read by the check of the keys before the first
+-- write), and return it as it is after them.
+local WCH = ARGV[6]
 
--- registered is the size of the writers' wake registry, read by
--- check_keys or check_write_keys before the script's first write.
-local registered = 0
-
--- check_keys raises WRONGTYPE unless every key is absent or of its type
--- and kind, so that a script fails before its first write.
-local function check_keys()
+-- rw_check_keys raises WRONGTYPE unless every key is absent or of its type
+-- and kind, so that a script fails before its first write. It returns the
+-- size of the writers' wake registry.
+local function rw_check_keys()
   check_kind(KEYS[1], redis.call('HGET', KEYS[1], 'k'), KIND)
   check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
   redis.call('HEXISTS', KEYS[2], 'n')
   redis.call('ZCARD', KEYS[4])
   redis.call('ZCARD', KEYS[5])
-  registered = redis.call('ZCARD', KEYS[7])
+  return redis.call('ZCARD', KEYS[7])
 end
 
--- check_write_keys is check_keys for the write hold's acquire and release,
--- which read the lock hash themselves (kind_seen: its 'k' field) and touch
--- the fence only in next_token, whose first call (a read) checks it, unless
--- purge may write first; likewise the wake registry. It returns the number
--- of read leases and of waiting writers.
-local function check_write_keys(kind_seen)
+-- rw_check_write_keys is the check of the keys for the write hold's
+-- acquire and release, which read the lock hash themselves (kind_seen:
+-- its 'k' field) and touch the fence only in next_token, whose first call
+-- (a read) checks it, unless rw_purge may write first; likewise the wake
+-- registry. It returns the number of read leases and of waiting writers,
+-- and the size of the wake registry (0, unread, when nobody reads or
+-- waits).
+local function rw_check_write_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
   local readers, writers = redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5])
+  local registered = 0
   if readers + writers > 0 then
     redis.call('HEXISTS', KEYS[2], 'n')
     registered = redis.call('ZCARD', KEYS[7])
   end
-  return readers, writers
+  return readers, writers, registered
 end
 
--- hint publishes msg on channel (see notify in lib.lua).
-local function hint(channel, msg)
+-- rw_hint publishes msg on channel (see notify in lib.lua).
+local function rw_hint(channel, msg)
   notify(PUBLISH, channel, msg)
 end
 
--- wake_writer wakes one registered waiting writer, in its own Client (see
--- wake_one in lib.lua).
-local function wake_writer()
+-- rw_wake_writer wakes one registered waiting writer, in its own Client (see
+-- wake_one in lib.lua), and returns registered less the one woken.
+local function rw_wake_writer(registered)
   wake_one(KEYS[7], registered, PUBLISH, WCH)
-  registered = math.max(0, registered - 1)
+  return math.max(0, registered - 1)
 end
 
--- token is the last fencing token handed out: what a read hold reports (0
+-- rw_token is the last fencing token handed out: what a read hold reports (0
 -- once the fence has expired). A fresh read hold passes keep to refresh the
 -- fence's TTL, so that a name only read for a while keeps its last token.
-local function token(keep)
+local function rw_token(keep)
   if keep then
     redis.call('PEXPIRE', KEYS[2], FENCE_TTL_MS)
   end
   return tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
 end
 
--- first returns the lowest score of a zset minus now, or nil when empty.
-local function first(key, now)
+-- rw_first returns the lowest score of a zset minus now, or nil when empty.
+local function rw_first(key, now)
   local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   if f[2] then
     return tonumber(f[2]) - now
@@ -87,10 +92,10 @@ local function first(key, now)
   return nil
 end
 
--- keep makes the readers' keys outlive the latest read lease, and the
+-- rw_keep makes the readers' keys outlive the latest read lease, and the
 -- waiting writers' key the latest heartbeat, so that holds and waiters that
 -- all died disappear by themselves.
-local function keep(now)
+local function rw_keep(now)
   local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
   if last[2] then
     local ms = math.max(1, tonumber(last[2]) - now)
@@ -103,48 +108,53 @@ local function keep(now)
   end
 end
 
--- drop_reader removes owner's read hold; when it was the last one, the
--- readers' keys go, and a free lock wakes a writer.
-local function drop_reader(owner)
+-- rw_drop_reader removes owner's read hold; when it was the last one, the
+-- readers' keys go, and a free lock wakes a writer. It returns registered
+-- (see above).
+local function rw_drop_reader(owner, registered)
   redis.call('HDEL', KEYS[3], owner, 'r:' .. owner, 'x:' .. owner, 'v:' .. owner)
   redis.call('ZREM', KEYS[4], owner)
   if redis.call('ZCARD', KEYS[4]) == 0 then
     redis.call('DEL', KEYS[3], KEYS[4])
     if redis.call('EXISTS', KEYS[1]) == 0 then
-      wake_writer()
+      return rw_wake_writer(registered)
     end
   end
+  return registered
 end
 
--- drop_writer removes a waiting writer; when it was the last, readers held
+-- rw_drop_writer removes a waiting writer; when it was the last, readers held
 -- back by writer preference may go.
-local function drop_writer(owner)
+local function rw_drop_writer(owner)
   if redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
     redis.call('DEL', KEYS[5])
     if redis.call('EXISTS', KEYS[1]) == 0 then
-      hint(RCH, '*')
+      rw_hint(CHANNEL, '*')
     end
   end
 end
 
--- purge drops the read holds whose lease ran out and the waiting writers
--- whose heartbeat did, notifying whoever they held back.
-local function purge(now)
+-- rw_purge drops the read holds whose lease ran out and the waiting writers
+-- whose heartbeat did, notifying whoever they held back. It returns
+-- registered (see above).
+local function rw_purge(now, registered)
   for _, o in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
-    drop_reader(o)
+    registered = rw_drop_reader(o, registered)
   end
   for _, o in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)) do
-    drop_writer(o)
+    rw_drop_writer(o)
   end
+  return registered
 end
 
--- write_released wakes the waiters of a lock whose write hold just ended:
+-- rw_write_released wakes the waiters of a lock whose write hold just ended:
 -- one registered writer when writers wait (they go first), otherwise every
--- reader. writers is the number of waiting writers, when known.
-local function write_released(writers)
+-- reader. writers is the number of waiting writers, when known;
+-- registered is as above.
+local function rw_write_released(writers, registered)
   if (writers or redis.call('ZCARD', KEYS[5])) > 0 then
-    wake_writer()
+    rw_wake_writer(registered)
   else
-    hint(RCH, '*')
+    rw_hint(CHANNEL, '*')
   end
 end

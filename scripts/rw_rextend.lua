@@ -1,19 +1,19 @@
 -- rw_rextend: give an owner's read hold a fixed lease from now, which
 -- renewals of the watchdog sent before it leave alone (see rw_renew).
--- KEYS, ARGV[1..4] as in rw_lib.lua
--- ARGV[5] owner   ARGV[6] lease (ms)
+-- KEYS, ARGV[1..6] as in rw_lib.lua
+-- ARGV[7] lease (ms)
 -- Reply: 1 set; 0 the owner holds no read hold (its lease ran out, or it
 --        was forced or released).
 -- The readers' hash marks the hold 'x:'<owner>; the mark goes with the
--- hold (drop_reader) and with a fresh hold of the owner (rw_read).
-check_keys()
+-- hold (rw_drop_reader) and with a fresh hold of the owner (rw_read).
+rw_check_keys()
 local owner = ARGV[5]
 local now = now_ms()
 local deadline = redis.call('ZSCORE', KEYS[4], owner)
 if not deadline or tonumber(deadline) <= now then
   return 0
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), owner)
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), owner)
 redis.call('HSET', KEYS[3], 'x:' .. owner, 1)
-keep(now)
+rw_keep(now)
 return 1

@@ -1,11 +1,11 @@
 -- rw_write: take the write hold for an owner, or re-enter it.
--- KEYS, ARGV[1..4] as in rw_lib.lua
--- ARGV[5] owner   ARGV[6] request id   ARGV[7] lease (ms)
--- ARGV[8] holder metadata
--- ARGV[9] if busy: "1" wait as a writer and register req to be woken; "w"
+-- KEYS, ARGV[1..6] as in rw_lib.lua
+-- ARGV[7] request id   ARGV[8] lease (ms)
+-- ARGV[9] holder metadata
+-- ARGV[10] if busy: "1" wait as a writer and register req to be woken; "w"
 --         wait as a writer only (a polling Client); "0" neither (TryLock)
--- ARGV[10] heartbeat (ms)
--- ARGV[11] token of the write hold the handle has ('0': none)
+-- ARGV[11] heartbeat (ms)
+-- ARGV[12] token of the write hold the handle has ('0': none)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry
 --        {0, wait}          busy: the writer's remaining lease, or the
 --                           soonest reader's
@@ -15,13 +15,13 @@
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
 -- that was left (a late copy) is refused. A registering writer that finds
 -- the lock busy waits in KEYS[5] and in the wake registry, by its request.
-local owner, req = ARGV[5], ARGV[6]
+local owner, req = ARGV[5], ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
-local readers, writers = check_write_keys(h[1])
+local readers, writers, registered = rw_check_write_keys(h[1])
 local now = now_ms()
 if readers + writers > 0 then
-  redis.call('ZCARD', KEYS[6]) -- its type, before purge writes
-  purge(now)
+  redis.call('ZCARD', KEYS[6]) -- its type, before rw_purge writes
+  registered = rw_purge(now, registered)
 end
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3])}
@@ -29,7 +29,7 @@ end
 if was_left(KEYS[6], req) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
-if h[2] == owner and h[4] == ARGV[11] then
+if h[2] == owner and h[4] == ARGV[12] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
   return {1, tonumber(h[4]), c}
@@ -42,17 +42,17 @@ if h[2] ~= owner then
   if h[2] then
     wait = remaining(KEYS[1])
   elseif readers > 0 then
-    wait = first(KEYS[4], now)
+    wait = rw_first(KEYS[4], now)
   end
   if wait then
-    if ARGV[9] ~= '0' then
+    if ARGV[10] ~= '0' then
       if readers + writers == 0 then
         redis.call('ZCARD', KEYS[7]) -- its type, before the first write
       end
-      redis.call('ZADD', KEYS[5], now + tonumber(ARGV[10]), owner)
-      keep(now)
-      if ARGV[9] == '1' then
-        register(KEYS[7], req, tonumber(ARGV[10]))
+      redis.call('ZADD', KEYS[5], now + tonumber(ARGV[11]), owner)
+      rw_keep(now)
+      if ARGV[10] == '1' then
+        register(KEYS[7], req, tonumber(ARGV[11]))
       end
     end
     return {0, wait}
@@ -60,8 +60,8 @@ if h[2] ~= owner then
 end
 local t = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 'x', 0, 't', t, 'r', req,
-  'm', ARGV[8], 'a', now)
-redis.call('PEXPIRE', KEYS[1], ARGV[7])
+  'm', ARGV[9], 'a', now)
+redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
 end

@@ -23,7 +23,7 @@
 -- unchanged.
 local req, n = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
-check_keys(h[1])
+local queue_length, registered = sem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 if done_has(KEYS[5], 'a', req) then
@@ -37,10 +37,10 @@ if not h[1] then
 end
 local total = tonumber(h[3])
 if n > total then
-  forget(req)
+  sem_forget(req)
   return {-1, total}
 end
-local avail, queued = serve(now, tonumber(h[2]))
+local avail, queued = sem_serve(now, tonumber(h[2]))
 local took = done_has(KEYS[5], 'a', req) -- it was this request's turn
 if not took and not queued and avail >= n then
   avail = avail - n
@@ -60,7 +60,7 @@ end
 if queue_length > 0 and not queued and not enqueue then
   -- The queue's last live waiters were served or found dead just now: the
   -- waiters outside it may take what is left.
-  wake(avail, false, avail)
+  sem_wake(avail, false, avail, registered)
 end
 if took then
   return {1, avail}
@@ -71,6 +71,6 @@ if enqueue then
     redis.call('HSET', KEYS[4], req, n)
   end
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[8]), req)
-  keep(tonumber(ARGV[8]))
+  sem_keep(tonumber(ARGV[8]))
 end
 return {0, avail}

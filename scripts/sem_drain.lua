@@ -6,7 +6,7 @@
 -- Reply: {1, taken}  taken >= 0
 --        {-2}        the permits were never set
 local h = redis.call('HMGET', KEYS[1], 'k', 'a')
-check_keys(h[1])
+sem_check_keys(h[1])
 local taken = redis.call('GET', KEYS[7])
 if taken then
   return {1, tonumber(taken)}

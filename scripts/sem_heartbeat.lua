@@ -5,12 +5,12 @@
 -- Reply: 1 still queued (deadline pushed back), or granted (the grant is
 --        kept as long); 0 gone
 local req = ARGV[5]
-check_keys(redis.call('HGET', KEYS[1], 'k'))
+sem_check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[3], req)
 local now = now_ms()
 if deadline and tonumber(deadline) > now then
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), req)
-  keep(tonumber(ARGV[6]))
+  sem_keep(tonumber(ARGV[6]))
   return 1
 end
 if done_has(KEYS[5], 'a', req) then

@@ -11,7 +11,7 @@
 -- Reply: 1 permits were given back; 0 there was nothing to give back
 local req, n = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 'a')
-check_keys(h[1])
+local queue_length, registered = sem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 if done_has(KEYS[5], 'x', req) then
@@ -19,8 +19,8 @@ if done_has(KEYS[5], 'x', req) then
 end
 done_mark(KEYS[5], 'x', req, now, MARK_TTL)
 local took = done_has(KEYS[5], 'a', req)
-local head = live_head(now)
-forget(req)
+local head = sem_live_head(now)
+sem_forget(req)
 local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], req .. ' ' .. ARGV[6]) == 1 -- as sem_acquire wrote it
 local woken = ARGV[7] == '1' and not unregistered
 if not h[1] then
@@ -28,12 +28,12 @@ if not h[1] then
 end
 if took then
   done_unmark(KEYS[5], 'a', req)
-  settle(now, tonumber(h[2]) + n, n)
+  sem_settle(now, tonumber(h[2]) + n, n, queue_length, registered)
   return 1
 end
 if head == req then -- the next waiter may fit where this one did not
-  settle(now, tonumber(h[2]), 0)
+  sem_settle(now, tonumber(h[2]), 0, queue_length, registered)
 elseif woken then
-  wake(tonumber(h[2]), head ~= nil, n)
+  sem_wake(tonumber(h[2]), head ~= nil, n, registered)
 end
 return 0

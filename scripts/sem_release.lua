@@ -1,6 +1,6 @@
 -- sem_release: return n permits, grant them to the queue's live heads that
 -- fit, and wake the registered waiters whose requests fit in what is left,
--- up to n permits' worth (see wake in sem_lib.lua).
+-- up to n permits' worth (see sem_wake in sem_lib.lua).
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
 -- Reply: {1, available}  released (now, or by an earlier copy of this request)
@@ -9,7 +9,7 @@
 --        {-2}            the permits were never set
 local req, n = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
-check_keys(h[1])
+local queue_length, registered = sem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 if done_has(KEYS[5], 'r', req) then
@@ -23,4 +23,4 @@ if avail + n > total then
   return {-1, avail, total}
 end
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
-return {1, settle(now, avail + n, n)}
+return {1, sem_settle(now, avail + n, n, queue_length, registered)}

@@ -17,7 +17,7 @@
 --        {-3, total}            "add" would make the total exceed MAX_COUNT; nothing changed
 local mode, n, req = ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
-check_keys(h[1])
+local queue_length, registered = sem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 local avail, total = tonumber(h[2]) or 0, tonumber(h[3]) or 0
@@ -49,4 +49,4 @@ elseif total < tonumber(h[3]) then
   tell_clients(redis.call('ZRANGE', KEYS[6], 0, -1), PUBLISH, CHANNEL, told)
   tell_clients(redis.call('LRANGE', KEYS[2], 0, -1), PUBLISH, CHANNEL, told)
 end
-return {1, total, settle(now, avail, avail - (tonumber(h[2]) or 0))}
+return {1, total, sem_settle(now, avail, avail - (tonumber(h[2]) or 0), queue_length, registered)}

@@ -4,7 +4,7 @@
 --        set (0: available and total are 0); waiting counts the queue's
 --        live waiters
 local h = redis.call('HMGET', KEYS[1], 'k', 'a', 't')
-check_keys(h[1])
+sem_check_keys(h[1])
 local waiting = redis.call('ZCOUNT', KEYS[3], '(' .. now_ms(), '+inf')
 if not h[1] then
   return {0, 0, 0, waiting}

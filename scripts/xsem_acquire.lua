@@ -16,10 +16,10 @@
 -- unchanged.
 local id, lease = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
-check_keys(h[1])
+local registered = xsem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
-local held = reclaim(now)
+local held = xsem_reclaim(now)
 local token = redis.call('HGET', KEYS[3], id)
 if token then
   return {1, tonumber(token), tonumber(h[2]) - held}
@@ -46,7 +46,7 @@ token = next_token(KEYS[4])
 redis.call('ZADD', KEYS[2], now + lease, id)
 redis.call('HSET', KEYS[3], id, token)
 done_mark(KEYS[5], 'a', id, now, MARK_TTL)
-keep(lease)
+xsem_keep(lease)
 if registered > 0 then
   redis.call('ZREM', KEYS[6], id)
 end

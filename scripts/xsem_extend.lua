@@ -7,7 +7,7 @@
 -- Reply: 1 extended, or a fixed lease left as it is; 0 not held (unknown,
 --        or its lease has ended)
 local id, lease = ARGV[5], tonumber(ARGV[6])
-check_keys(redis.call('HGET', KEYS[1], 'k'))
+xsem_check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[2], id)
 local now = now_ms()
 if not deadline or tonumber(deadline) <= now then
@@ -19,5 +19,5 @@ elseif redis.call('HEXISTS', KEYS[3], 'f:' .. id) == 1 then
   return 1
 end
 redis.call('ZADD', KEYS[2], now + lease, id)
-keep(lease)
+xsem_keep(lease)
 return 1

@@ -11,19 +11,19 @@
 -- Reply: 1 the permit was given back; 0 there was none
 local id = ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
-check_keys(h[1])
+local registered = xsem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 done_mark(KEYS[5], 'x', id, now, MARK_TTL)
-local held = reclaim(now)
+local held = xsem_reclaim(now)
 local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], id) == 1
 local woken = ARGV[6] == '1' and not unregistered
 if redis.call('ZREM', KEYS[2], id) == 0 then
   if woken then
-    wake((tonumber(h[2]) or 0) - held)
+    xsem_wake((tonumber(h[2]) or 0) - held, registered)
   end
   return 0
 end
 redis.call('HDEL', KEYS[3], id, 'f:' .. id)
-wake((tonumber(h[2]) or 0) - held + 1)
+xsem_wake((tonumber(h[2]) or 0) - held + 1, registered)
 return 1

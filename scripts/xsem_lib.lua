@@ -14,34 +14,30 @@
 --   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of blocked acquires (see lib.lua), a
 --           zset: permit id -> heartbeat deadline (server time, ms)
---   ARGV[1] kind   ARGV[2] publish command
---   ARGV[3] channel: the name's; a Client's is it followed by ":<client id>"
---   ARGV[4] how long request markers live (ms)
+--   ARGV[1..4] as in lib.lua
 -- A permit is held while its deadline is ahead. Every script that takes,
 -- returns or counts permits for a write first drops the permits whose
 -- deadline has passed, so an expired permit is back the moment it expires,
 -- whoever asks next (xsem_state counts only the live ones; xsem_extend
 -- refuses an expired one). The
 -- leases and tokens keys expire with the last lease in them.
-local KIND, PUBLISH, CHANNEL, MARK_TTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
--- check_keys raises WRONGTYPE unless the permits hash is absent or of this
+-- xsem_check_keys raises WRONGTYPE unless the permits hash is absent or of this
 -- kind (kind_seen: its 'k' field) and the other keys are absent or of their
--- types, so that a script fails before its first write. It sets registered
--- to the registry's size.
-local registered = 0
-local function check_keys(kind_seen)
+-- types, so that a script fails before its first write. It returns the
+-- registry's size.
+local function xsem_check_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   redis.call('ZCARD', KEYS[2])
   redis.call('HLEN', KEYS[3])
   redis.call('HEXISTS', KEYS[4], 'n')
   redis.call('ZCARD', KEYS[5])
-  registered = redis.call('ZCARD', KEYS[6])
+  return redis.call('ZCARD', KEYS[6])
 end
 
--- reclaim drops the permits whose lease has ended and returns how many are
+-- xsem_reclaim drops the permits whose lease has ended and returns how many are
 -- held now.
-local function reclaim(now)
+local function xsem_reclaim(now)
   local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
   if #gone > 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -52,8 +48,9 @@ local function reclaim(now)
   return redis.call('ZCARD', KEYS[2])
 end
 
--- keep makes the leases and tokens keys outlive a lease that ends ms from now.
-local function keep(ms)
+-- xsem_keep makes the leases and tokens keys outlive a lease that ends ms
+-- from now.
+local function xsem_keep(ms)
   outlive(KEYS[2], ms)
   outlive(KEYS[3], ms)
 end
@@ -61,12 +58,13 @@ end
 -- XWAKE_MAX bounds how many waiters one wake wakes.
 local XWAKE_MAX = 128
 
--- wake wakes as many registered waiters as there are free permits (at most
--- XWAKE_MAX), the one registered or renewed longest ago first, after
--- dropping the dead ones: one message each, targeted at its request on its client's channel
--- ("@<id> "), which only its process hears. Each leaves the registry: it
--- registers again if its next try fails.
-local function wake(free)
+-- xsem_wake wakes as many registered waiters as there are free permits (at
+-- most XWAKE_MAX), the one registered or renewed longest ago first, after
+-- dropping the dead ones: one message each, targeted at its request on its
+-- client's channel ("@<id> "), which only its process hears. Each leaves
+-- the registry: it registers again if its next try fails. registered is
+-- the registry's size (xsem_check_keys): 0 wakes nobody.
+local function xsem_wake(free, registered)
   if free <= 0 or registered == 0 then
     return
   end

@@ -5,10 +5,10 @@
 --        {0}        not held: unknown, expired, or released by another request
 local id, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
-check_keys(h[1])
+local registered = xsem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
-local held = reclaim(now)
+local held = xsem_reclaim(now)
 if done_has(KEYS[5], 'r', req) then
   return {1, (tonumber(h[2]) or 0) - held}
 end
@@ -18,5 +18,5 @@ end
 redis.call('HDEL', KEYS[3], id, 'f:' .. id)
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
 local free = (tonumber(h[2]) or 0) - held + 1
-wake(free)
+xsem_wake(free, registered)
 return {1, free}

@@ -14,11 +14,11 @@
 --        {-3, total}       "add" would make the total exceed MAX_COUNT; nothing changed
 local mode, n, req = ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
-check_keys(h[1])
+local registered = xsem_check_keys(h[1])
 local now = now_ms()
 done_purge(KEYS[5], now)
 local total = tonumber(h[2]) or 0
-local held = reclaim(now)
+local held = xsem_reclaim(now)
 if done_has(KEYS[5], 's', req) then
   return {1, total, total - held}
 end
@@ -43,5 +43,5 @@ elseif total == 0 then
   -- waiters can never succeed now: wake them all to find out at once
   wake_all(KEYS[6], registered, PUBLISH, CHANNEL)
 end
-wake(total - held)
+xsem_wake(total - held, registered)
 return {1, total, total - held}

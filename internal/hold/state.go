@@ -32,7 +32,7 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	return scripts.Forget(ctx, h.S.Writer(), h.S.InUse(h.Name), h.Lock.Fence)
+	return h.Lock.Forget(ctx, h.S.Writer(), h.S.InUse(h.Name))
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was

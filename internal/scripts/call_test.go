@@ -71,8 +71,8 @@ func TestLoadKeepsWhatIsUsed(t *testing.T) {
 	assert.False(t, has(lockAcquire, "wake_all"))
 	assert.True(t, has(lockRelease, "notify"))
 	assert.False(t, has(lockRelease, "next_token"))
-	assert.True(t, has(rwWrite, "check_write_keys"))
-	assert.True(t, has(rwWrite, "check_kind"), "used by check_write_keys")
+	assert.True(t, has(rwWrite, "rw_check_write_keys"))
+	assert.True(t, has(rwWrite, "check_kind"), "used by rw_check_write_keys")
 
 	defs := definitions("x.lua", "-- header\n\n-- a\nlocal A, B = 1, 2\n\nlocal function f()\n  return A\nend\n")
 	require.Len(t, defs, 2)
@@ -85,7 +85,7 @@ func TestLoadKeepsWhatIsUsed(t *testing.T) {
 // An error from a script names the operation, not the script.
 func TestWrapNamesTheOperation(t *testing.T) {
 	cause := errors.New("ERR something")
-	assert.Equal(t, "redcoord: acquire: ERR something", electLock.acquire.wrap(cause).Error())
+	assert.Equal(t, "redcoord: acquire: ERR something", fairLock.acquire.wrap(cause).Error())
 	assert.Equal(t, "redcoord: release: ERR something", lockRelease.wrap(cause).Error())
 	err := lockAcquire.wrap(errors.New("WRONGTYPE Operation against a key holding the wrong kind of value script: abc, on @user_script:1."))
 	assert.ErrorIs(t, err, errs.ErrWrongType)

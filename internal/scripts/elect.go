@@ -8,10 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The election's own scripts (its others are the fair lock's, run with
-// elect_lib.lua: see Fair.Log).
+// The election's own scripts (its others are the fair lock's: see Fair.Log).
 var (
-	electProclaim = loadWith("elect_proclaim", "queue_lib.lua", "elect_lib.lua", "fair_lib.lua")
+	electProclaim = loadFair("elect_proclaim")
 	electLeader   = load("elect_leader")
 	electLog      = load("elect_log")
 )
@@ -23,7 +22,7 @@ var electScripts = []*Script{electProclaim, electLeader, electLog}
 // whether the owner still leads in that term. A value it had already is
 // not logged again.
 func (f Fair) Proclaim(ctx context.Context, rdb redis.Scripter, term any, value string) (bool, error) {
-	v, err := electProclaim.Run(ctx, rdb, f.keys(), f.args(f.Owner, term, value)...)
+	v, err := electProclaim.Run(ctx, rdb, f.keys(), f.args(term, value)...)
 	return decode(v, err, isOne)
 }
 
@@ -40,7 +39,7 @@ type Term struct {
 // Leader reads who leads the election and where its log ends, at one
 // moment: a Term with Term 0 when nobody leads.
 func (f Fair) Leader(ctx context.Context, rdb redis.Scripter) (Term, error) {
-	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Hash, f.Log}, f.Kind)
+	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Hash, f.Log}, f.args()...)
 	if err != nil {
 		return Term{}, err
 	}
@@ -70,7 +69,7 @@ func (f Fair) Leader(ctx context.Context, rdb redis.Scripter) (Term, error) {
 // Changes returns at most n changes of leader logged after the entry id
 // ("0-0": from the first), oldest first.
 func (f Fair) Changes(ctx context.Context, rdb redis.Scripter, after string, n int) ([]Term, error) {
-	v, err := electLog.Run(ctx, rdb, []string{f.Log}, after, n)
+	v, err := electLog.Run(ctx, rdb, []string{f.Log}, f.args(after, n)...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,32 +9,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The fair lock's scripts: lib.lua, queue_lib.lua, fair_plain.lua,
-// fair_lib.lua, then the operation; the election's are the same operations
-// with elect_lib.lua in place of fair_plain.lua (see Fair.Log).
-var (
-	fairLock  = loadFairSet("fair_plain.lua", "")
-	electLock = loadFairSet("elect_lib.lua", "relection:")
-)
+// The fair lock's scripts: lib.lua, queue_lib.lua, elect_lib.lua,
+// fair_lib.lua, then the operation. The election runs them too, with its
+// log as a seventh key (see Fair.Log).
+var fairLock = loadFairSet()
 
 // fairScripts lists this file's scripts, for SHA.
-var fairScripts = append(fairLock.list(), electLock.list()...)
+var fairScripts = fairLock.list()
 
-// fairSet is the fair lock's scripts, run with one set of hooks.
+// fairSet is the fair lock's scripts.
 type fairSet struct {
 	acquire, release, leave, heartbeat, force, queue *Script
 }
 
-// loadFairSet loads the fair lock's scripts with the hooks in hooks; each
-// script's name is prefix and its file's.
-func loadFairSet(hooks, prefix string) *fairSet {
-	load := func(name string) *Script {
-		s := loadWith(name, "queue_lib.lua", hooks, "fair_lib.lua")
-		s.name = prefix + name
-		return s
-	}
-	return &fairSet{acquire: load("fair_acquire"), release: load("fair_release"), leave: load("fair_leave"),
-		heartbeat: load("fair_heartbeat"), force: load("fair_force"), queue: load("fair_queue")}
+// loadFair loads a script of the fair lock or of the election.
+func loadFair(name string) *Script {
+	return loadWith(name, "queue_lib.lua", "elect_lib.lua", "fair_lib.lua")
+}
+
+func loadFairSet() *fairSet {
+	return &fairSet{acquire: loadFair("fair_acquire"), release: loadFair("fair_release"), leave: loadFair("fair_leave"),
+		heartbeat: loadFair("fair_heartbeat"), force: loadFair("fair_force"), queue: loadFair("fair_queue")}
 }
 
 func (s *fairSet) list() []*Script {
@@ -75,26 +70,18 @@ func (f Fair) acquireCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.acquire
 	}
-	return f.set().acquire.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner)
+	return fairLock.acquire.Prepare(f.keys(), f.args()...)
 }
 
 func (f Fair) releaseCall() Call {
 	if f.fcalls != nil {
 		return f.fcalls.release
 	}
-	return f.set().release.Prepare(f.keys(), f.Kind, f.Publish, f.Channel, f.Owner, markerMs)
+	return fairLock.release.Prepare(f.keys(), f.args()...)
 }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
 var markerMs any = MarkerTTL.Milliseconds()
-
-// set returns the scripts f runs: the fair lock's, or the election's.
-func (f Fair) set() *fairSet {
-	if f.Log != "" {
-		return electLock
-	}
-	return fairLock
-}
 
 // keys are every script's keys: the fair lock's six, or an election's
 // seven (see elect_lib.lua).
@@ -106,9 +93,10 @@ func (f Fair) keys() []string {
 	return k
 }
 
-// args prepends the arguments every fair script takes.
+// args prepends the arguments every fair script takes: the owner acting
+// after those of every primitive's script (see fair_lib.lua).
 func (f Fair) args(more ...any) []any {
-	return append([]any{f.Kind, f.Publish, f.Channel}, more...)
+	return f.ownedArgs(more...)
 }
 
 // Attempt is the reply of a fair acquire attempt.
@@ -157,7 +145,7 @@ func fairAttempt(v any) (Attempt, error) {
 }
 
 // ParseGrant decodes the payload of a grant message, "<token> <server ms>"
-// (see hand_on in fair_lib.lua): the grantee's token, and the server's clock
+// (see fair_hand_on in fair_lib.lua): the grantee's token, and the server's clock
 // when the grant was made. ok is false for anything else.
 func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 	t, a, found := strings.Cut(payload, " ")
@@ -187,7 +175,7 @@ func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // hold it took or was granted, and makes Redis refuse a copy of req that
 // arrives later. It reports whether there was anything to undo.
 func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := f.set().leave.Run(ctx, rdb, f.keys(), f.args(f.Owner, req, MarkerTTL.Milliseconds())...)
+	v, err := fairLock.leave.Run(ctx, rdb, f.keys(), f.args(req)...)
 	if err != nil {
 		return false, err
 	}
@@ -199,7 +187,7 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 // its Notice channel, and hands the lock to the first live waiter; it
 // reports whether it was held.
 func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := f.set().force.Run(ctx, rdb, f.keys(), f.args(f.Notice)...)
+	v, err := fairLock.force.Run(ctx, rdb, f.keys(), f.args(f.Notice)...)
 	if err != nil {
 		return false, err
 	}
@@ -211,7 +199,7 @@ func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // script, its keys and its arguments. The script replies 1 (still waiting,
 // or granted) or 0 (gone from the queue).
 func (f Fair) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []string, []any) {
-	return f.set().heartbeat.Script, f.keys(), f.args(req, heartbeat.Milliseconds())
+	return fairLock.heartbeat.Script, f.keys(), f.args(req, heartbeat.Milliseconds())
 }
 
 // Queue is the state of a fair lock's queue.
@@ -222,7 +210,7 @@ type Queue struct {
 
 // QueueState reads the queue, as the owner sees it.
 func (f Fair) QueueState(ctx context.Context, rdb redis.Scripter) (Queue, error) {
-	v, err := f.set().queue.Run(ctx, rdb, f.keys(), f.args(f.Owner)...)
+	v, err := fairLock.queue.Run(ctx, rdb, f.keys(), f.args()...)
 	if err != nil {
 		return Queue{}, err
 	}

@@ -43,7 +43,8 @@ type Lock struct {
 type lockCalls struct {
 	acquire, release Call
 	renewKeys        []string
-	owner, renewMs   any
+	owned            []any // ownedArgs, boxed once
+	renewMs          any
 	renewTTL         time.Duration
 	beatMs           any // how long a registration lives: ttl
 }
@@ -53,23 +54,36 @@ type lockCalls struct {
 // changes (see Call).
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	l.calls = &lockCalls{acquire: l.acquireCall(), release: l.releaseCall(),
-		renewKeys: []string{l.Hash}, owner: l.Owner, renewMs: ttl.Milliseconds(), renewTTL: ttl,
+		renewKeys: []string{l.Hash}, owned: l.ownedArgs(), renewMs: ttl.Milliseconds(), renewTTL: ttl,
 		beatMs: ttl.Milliseconds()}
 	return l
+}
+
+// args prepends the arguments every script of a primitive takes first
+// (see lib.lua): kind, publish command, channel, and how long request
+// markers live.
+func (l Lock) args(more ...any) []any {
+	return append([]any{l.Kind, l.Publish, l.Channel, markerMs}, more...)
+}
+
+// ownedArgs are args followed by the owner: the arguments every lock
+// script that acts for one owner takes first.
+func (l Lock) ownedArgs(more ...any) []any {
+	return append([]any{l.Kind, l.Publish, l.Channel, markerMs, l.Owner}, more...)
 }
 
 func (l Lock) acquireCall() Call {
 	if l.calls != nil {
 		return l.calls.acquire
 	}
-	return lockAcquire.Prepare([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.Owner, l.Kind)
+	return lockAcquire.Prepare([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.ownedArgs()...)
 }
 
 func (l Lock) releaseCall() Call {
 	if l.calls != nil {
 		return l.calls.release
 	}
-	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.Owner, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs()...)
 }
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
@@ -145,7 +159,7 @@ func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held 
 // waiter registry for ttl more: the script, its keys and its arguments. It
 // replies 0 once the registration is gone (woken, lapsed, left or taken).
 func (l Lock) Beat(req string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{l.Waiters}, []any{req, ttl.Milliseconds()}
+	return lockBeat.Script, []string{l.Waiters}, l.args(req, ttl.Milliseconds())
 }
 
 // acquired decodes an acquire reply: {1, token, count} or {0, wait ms}.
@@ -182,8 +196,7 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // Leave undoes the acquire request req if it was applied, and makes Redis
 // refuse a copy of it that arrives later.
 func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters},
-		l.Owner, req, l.Kind, l.Publish, l.Channel, MarkerTTL.Milliseconds())
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs(req)...)
 	if err != nil {
 		return false, err
 	}
@@ -194,7 +207,7 @@ func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 // Force deletes the lock whoever holds it, and tells the holder's Client
 // on its Notice channel; it reports whether it was held.
 func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.Kind, l.Publish, l.Channel, l.Notice)
+	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.args(l.Notice)...)
 	if err != nil {
 		return false, err
 	}
@@ -207,10 +220,12 @@ func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // (renewed) or 0 (lost: the owner holds nothing, or another hold of its,
 // which a late renewal of an earlier hold must not extend).
 func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, []any) {
-	if l.calls != nil && l.calls.renewKeys != nil && l.calls.renewTTL == lease {
-		return lockRenew.Script, l.calls.renewKeys, []any{l.calls.owner, l.calls.renewMs, token}
+	if c := l.calls; c != nil && c.renewKeys != nil && c.renewTTL == lease {
+		args := make([]any, len(c.owned), len(c.owned)+2)
+		copy(args, c.owned)
+		return lockRenew.Script, c.renewKeys, append(args, c.renewMs, token)
 	}
-	return lockRenew.Script, []string{l.Hash}, []any{l.Owner, lease.Milliseconds(), token}
+	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token)
 }
 
 // State is who holds a lock.
@@ -226,7 +241,7 @@ type State struct {
 
 // State reads who holds the lock.
 func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
-	v, err := lockState.Run(ctx, rdb, []string{l.Hash}, l.Kind)
+	v, err := lockState.Run(ctx, rdb, []string{l.Hash}, l.args()...)
 	if err != nil {
 		return State{}, err
 	}
@@ -260,7 +275,7 @@ var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lock
 // held it. Renewals sent before it leave the fixed lease alone. A WAIT
 // shortfall comes with the reply: the lease stands.
 func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duration, token any, meta []byte) (bool, error) {
-	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.Owner, lease.Milliseconds(), token, meta)
+	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token, meta)...)
 	return decode(v, err, isOne)
 }
 
@@ -268,8 +283,8 @@ func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duratio
 // name is held or waited for) or the fence's last token is above the
 // server's clock in microseconds, and reports whether it did. Every key
 // must be in one slot.
-func Forget(ctx context.Context, rdb redis.Scripter, busy []string, fence string) (bool, error) {
-	v, err := lockForget.Run(ctx, rdb, append(append([]string{}, busy...), fence), len(busy))
+func (l Lock) Forget(ctx context.Context, rdb redis.Scripter, busy []string) (bool, error) {
+	v, err := lockForget.Run(ctx, rdb, append(append([]string{}, busy...), l.Fence), l.args(len(busy))...)
 	if err != nil {
 		return false, err
 	}

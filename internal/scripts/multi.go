@@ -32,8 +32,12 @@ type MultiTry struct {
 // parts must be in one Cluster slot; kind and lease are every part's.
 func AcquireMulti(ctx context.Context, rdb redis.Scripter, kind string, parts []MultiPart, lease Lease) (MultiTry, error) {
 	keys := make([]string, 0, 3*len(parts))
-	args := make([]any, 0, 4+3*len(parts))
-	args = append(args, kind, lease.ms, lease.meta, len(parts))
+	args := make([]any, 0, 7+3*len(parts))
+	var first Lock // its channel is the head's (see lib.lua); nothing is published
+	if len(parts) > 0 {
+		first = parts[0].Lock
+	}
+	args = append(args, kind, first.Publish, first.Channel, markerMs, lease.ms, lease.meta, len(parts))
 	for _, p := range parts {
 		keys = append(keys, p.Lock.Hash, p.Lock.Fence, p.Lock.Marks)
 		args = append(args, p.Lock.Owner, p.Req, p.Held)

@@ -56,10 +56,17 @@ func (rw RW) Prepared(ttl time.Duration) RW {
 }
 
 // prepare returns the Call of s: the keys and arguments every rw script
-// takes, then the owner.
+// takes.
 func (rw RW) prepare(s *Script) Call {
+	return s.Prepare(rw.keys(), rw.args()...)
+}
+
+// args prepends the arguments every rw script takes (see rw_lib.lua): the
+// owner acting after those of every primitive's script, then the writers'
+// channel.
+func (rw RW) args(more ...any) []any {
 	l := rw.Lock
-	return s.Prepare(rw.keys(), l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner)
+	return append([]any{l.Kind, l.Publish, l.Channel, markerMs, l.Owner, rw.WriterChannel}, more...)
 }
 
 // call returns the prepared Call of s, or prepares it.
@@ -88,7 +95,7 @@ func (rw RW) ms(d time.Duration) any {
 	return d.Milliseconds()
 }
 
-// writerOnly is rw_write's ARGV[9] for a writer that waits without
+// writerOnly is rw_write's ARGV[10] for a writer that waits without
 // registering to be woken, boxed once.
 var writerOnly any = "w"
 
@@ -104,8 +111,7 @@ func (rw RW) run(ctx context.Context, rdb redis.Scripter, s *Script, args ...any
 }
 
 func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *Script, args ...any) (any, error) {
-	l := rw.Lock
-	return s.Run(ctx, rdb, keys, append([]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel}, args...)...)
+	return s.Run(ctx, rdb, keys, rw.args(args...)...)
 }
 
 // Read takes a read hold, or re-enters it when held (the handle has one),
@@ -146,21 +152,21 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any
 // RUnlock drops one read hold (every read hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, markerMs, flag(all))
+	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, flag(all))
 	return decode(v, err, integer)
 }
 
 // Unlock drops one write hold (every write hold of the owner if all) and
 // returns the remaining count; -1: not held.
 func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, markerMs, flag(all))
+	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all))
 	return decode(v, err, integer)
 }
 
 // Leave undoes the acquire request req if it was applied, and, for a writer,
 // stops waiting; Redis then refuses a copy of req that arrives later.
 func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwLeave, rw.Lock.Owner, req, mode(write), MarkerTTL.Milliseconds())
+	v, err := rw.run(ctx, rdb, rwLeave, req, mode(write))
 	if err != nil {
 		return false, err
 	}
@@ -183,16 +189,14 @@ func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // false) or of its heartbeat as a waiting writer whose blocked request is
 // req (write true). The script replies 1 (renewed) or 0 (gone).
 func (rw RW) Renewal(write bool, req string, ttl time.Duration) (*redis.Script, []string, []any) {
-	l := rw.Lock
-	return rwRenew.Script, rw.keys(),
-		[]any{l.Kind, l.Publish, l.Channel, rw.WriterChannel, l.Owner, ttl.Milliseconds(), mode(write), req}
+	return rwRenew.Script, rw.keys(), rw.args(ttl.Milliseconds(), mode(write), req)
 }
 
 // RExtend gives the owner's read hold a fixed lease of length from now,
 // which a renewal sent before it leaves alone; false: the owner holds no
 // read hold. A WAIT shortfall comes with the reply: the lease stands.
 func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwRExtend, rw.Lock.Owner, length.Milliseconds())
+	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds())
 	return decode(v, err, isOne)
 }
 

@@ -6,7 +6,10 @@
 // run with the definitions it uses from lib.lua and its family's libraries
 // prepended (see loadWith). Scripts read time from TIME, touch keys only
 // through KEYS, and take names only as KEYS and ARGV: nothing a user supplies
-// is ever concatenated into Lua source.
+// is ever concatenated into Lua source. Every primitive's script takes the
+// same first ARGV (see lib.lua); each type here prepends them in one
+// method, args. All lists every script as Redis runs it (go run
+// ./scripts/dump writes them out).
 package scripts
 
 import (
@@ -152,6 +155,19 @@ func wordByte(c byte) bool {
 // Name returns the script's file name without ".lua".
 func (s *Script) Name() string { return s.name }
 
+// Source returns the script as Redis runs it: the definitions it uses,
+// then its file.
+func (s *Script) Source() string { return s.src }
+
+// All returns every script, each once.
+func All() []*Script {
+	var all []*Script
+	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch, keyTypes}} {
+		all = append(all, list...)
+	}
+	return all
+}
+
 // Run runs the script by its SHA1, loading it once on NOSCRIPT, and returns
 // its reply or an error that says which operation failed (or both, for a
 // WAIT shortfall: see decode). A WRONGTYPE error from Redis or from the
@@ -191,7 +207,7 @@ func decode[T any](v any, err error, dec func(any) (T, error)) (T, error) {
 // "redcoord: acquire: <Redis's error>" and names no script: the script is
 // an implementation detail, the operation is what the caller did.
 func (s *Script) wrap(err error) error {
-	op := s.name[strings.LastIndex(s.name, ":")+1:] // an election's scripts are "relection:fair_acquire"
+	op := s.name
 	if _, rest, ok := strings.Cut(op, "_"); ok {
 		op = rest
 	}
@@ -246,11 +262,9 @@ func errUnexpected(v any) error {
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
 // or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
 func SHA(name string) string {
-	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch, keyTypes}} {
-		for _, s := range list {
-			if s.name == name {
-				return s.Hash()
-			}
+	for _, s := range All() {
+		if s.name == name {
+			return s.Hash()
 		}
 	}
 	return ""

@@ -88,7 +88,7 @@ var (
 	// SemQueue joins the fair queue (once), which grants permits in order.
 	SemQueue = SemWait{"1"}
 	// SemRegister registers the request in the waiter registry, so that a
-	// release whose permits fit wakes it (see wake in sem_lib.lua).
+	// release whose permits fit wakes it (see sem_wake in sem_lib.lua).
 	SemRegister = SemWait{"r"}
 	// SemUnregister removes the request from the waiter registry, whether
 	// it takes the permits or not: a waiter whose earlier try registered
@@ -131,7 +131,7 @@ func tooMany(n, total int64) error {
 }
 
 // ParseSemGrant reports whether payload is a grant message of the fair
-// queue ("granted", see serve in sem_lib.lua).
+// queue ("granted", see sem_serve in sem_lib.lua).
 func ParseSemGrant(payload string) bool { return payload == "granted" }
 
 // Release returns n permits under the request id req and reports how many
@@ -188,7 +188,7 @@ func (s Sem) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []st
 // arguments. It replies 0 once the registration is gone (woken, lapsed,
 // left or taken).
 func (s Sem) Beat(req string, n int64, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{s.Waiters}, []any{req + " " + strconv.FormatInt(n, 10), ttl.Milliseconds()}
+	return lockBeat.Script, []string{s.Waiters}, s.args(req+" "+strconv.FormatInt(n, 10), ttl.Milliseconds())
 }
 
 // The modes of Set.

@@ -71,7 +71,7 @@ var registerArg any = "r"
 // Beat returns the watchdog's renewal of the registration of the blocked
 // acquire id (see Acquire): lock_beat on the waiter registry.
 func (s XSem) Beat(id string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{s.Waiters}, []any{id, ttl.Milliseconds()}
+	return lockBeat.Script, []string{s.Waiters}, s.args(id, ttl.Milliseconds())
 }
 
 // xattempt decodes an expirable acquire's reply.

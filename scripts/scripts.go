@@ -7,8 +7,8 @@
 // elect_lib.lua in place of fair_plain.lua (elect_proclaim.lua too);
 // elect_leader.lua and elect_log.lua from lib.lua alone; sem_*.lua from
 // queue_lib.lua and sem_lib.lua; xsem_*.lua from xsem_lib.lua; latch_*.lua
-// from latch_lib.lua. The library runs them itself, loading each on first
-// use: nothing here needs to be called.
+// from latch_lib.lua; rate_*.lua from rate_lib.lua. The library runs them
+// itself, loading each on first use: nothing here needs to be called.
 package scripts
 
 import "embed"

@@ -253,7 +253,7 @@ func errUnexpected(v any) error {
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),
 // or "" when there is none: for operators (SCRIPT EXISTS) and for tests.
 func SHA(name string) string {
-	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch}} {
+	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, rateScripts, {touch}} {
 		for _, s := range list {
 			if s.name == name {
 				return s.Hash()

@@ -51,12 +51,13 @@ const (
 	// reached and the limiter fails open (rratelimit.WithFailOpen).
 	RateAdmitted
 	// RateWaited: a rate limiter's Wait admitted Count events after
-	// sleeping until their slot; Wait is how long it slept.
+	// sleeping until their slot; Wait is how long it slept, Waited true.
 	RateWaited
 	// RateRefused: a rate limiter did not admit Count events: an Allow
 	// over the limit (Wait is how long until it would be admitted), or a
-	// Wait whose context ended before its slot (Err says why; Wait is how
-	// long it slept, or, refused at once, how long it would have had to).
+	// Wait whose context ended before its slot (Err says why). A Wait
+	// refused at once, its deadline before its slot, has Wait the wait it
+	// needed; one that slept (Waited is then true) has Wait how long.
 	RateRefused
 )
 
@@ -79,7 +80,7 @@ type Event struct {
 	Held      time.Duration // Released, LeaseLost
 	Took      time.Duration // Renewed
 	Count     int           // Renewed, HubReconnected, Retrying; RateX: events
-	Waited    bool          // Acquired, WaitEnded: a Waiting event came first
+	Waited    bool          // Acquired, WaitEnded: a Waiting event came first; RateX: a Wait slept
 	Err       error         // WaitEnded, Renewed, HubReconnected, Retrying, RateX
 	// Context is the context the acquire was called with (Waiting,
 	// Acquired, WaitEnded, Retrying, RateX; nil otherwise), for its

@@ -136,6 +136,7 @@ func TestObserverEvents(t *testing.T) {
 			Kind  redcoord.EventKind
 			Count int
 			Wait  time.Duration
+			Slept bool
 			Err   bool
 		}
 		var got []ev
@@ -143,14 +144,14 @@ func TestObserverEvents(t *testing.T) {
 			assert.Equal(t, "rratelimit", e.Primitive)
 			assert.Equal(t, "obs", e.Name)
 			assert.NotNil(t, e.Context)
-			got = append(got, ev{e.Kind, e.Count, e.Wait, e.Err != nil})
+			got = append(got, ev{e.Kind, e.Count, e.Wait, e.Waited, e.Err != nil})
 		}
 		assert.Equal(t, []ev{
-			{redcoord.RateAdmitted, 2, 0, false},
-			{redcoord.RateRefused, 1, 100 * time.Millisecond, false},
-			{redcoord.RateWaited, 1, 100 * time.Millisecond, false},
-			{redcoord.RateRefused, 1, 100 * time.Millisecond, true}, // its deadline was before its slot
-			{redcoord.RateRefused, 1, 40 * time.Millisecond, true},  // cancelled after 40ms of 100
+			{redcoord.RateAdmitted, 2, 0, false, false},
+			{redcoord.RateRefused, 1, 100 * time.Millisecond, false, false},
+			{redcoord.RateWaited, 1, 100 * time.Millisecond, true, false},
+			{redcoord.RateRefused, 1, 100 * time.Millisecond, false, true}, // its deadline was before its slot
+			{redcoord.RateRefused, 1, 40 * time.Millisecond, true, true},   // cancelled after 40ms of 100
 		}, got)
 	})
 }

@@ -99,7 +99,7 @@ func (l *Limiter) AllowN(ctx context.Context, n int) (Result, error) {
 	t, err := l.r.Take(ctx, l.s.RDB, l.limit.script(), int64(n), 0, l.nextRequest())
 	if err != nil {
 		if l.failsOpen(err) {
-			l.emit(ctx, obs.RateAdmitted, n, 0, err)
+			l.emit(ctx, obs.RateAdmitted, n, 0, false, err)
 			return Result{Allowed: true, Limit: l.limit}, nil
 		}
 		return Result{}, l.failed(err)
@@ -109,10 +109,10 @@ func (l *Limiter) AllowN(ctx context.Context, n int) (Result, error) {
 	case t.TooMany:
 		return Result{}, l.tooMany(n, t.Limit)
 	case t.Taken:
-		l.emit(ctx, obs.RateAdmitted, n, 0, nil)
+		l.emit(ctx, obs.RateAdmitted, n, 0, false, nil)
 	default:
 		r.RetryAfter = t.Wait
-		l.emit(ctx, obs.RateRefused, n, t.Wait, nil)
+		l.emit(ctx, obs.RateRefused, n, t.Wait, false, nil)
 	}
 	return r, nil
 }
@@ -183,10 +183,11 @@ func (l *Limiter) nextRequest() string {
 	return l.owner + ":" + strconv.FormatUint(l.seq.Add(1), 10)
 }
 
-// emit reports an event to the Client's observer, if it has one.
-func (l *Limiter) emit(ctx context.Context, k obs.Kind, n int, wait time.Duration, err error) {
+// emit reports an event to the Client's observer, if it has one; slept
+// says that a Wait slept (Event.Waited).
+func (l *Limiter) emit(ctx context.Context, k obs.Kind, n int, wait time.Duration, slept bool, err error) {
 	if f := l.s.Config.Observer; f != nil {
-		f(obs.Event{Kind: k, Primitive: kind, Name: l.name, Count: n, Wait: wait, Waited: k == obs.RateWaited, Err: err, Context: ctx})
+		f(obs.Event{Kind: k, Primitive: kind, Name: l.name, Count: n, Wait: wait, Waited: slept, Err: err, Context: ctx})
 	}
 }
 

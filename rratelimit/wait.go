@@ -42,19 +42,19 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 	t, err := l.r.Take(ctx, l.s.RDB, lim, int64(n), maxWait, req)
 	switch {
 	case err != nil && l.failsOpen(err):
-		l.emit(ctx, obs.RateAdmitted, n, 0, err)
+		l.emit(ctx, obs.RateAdmitted, n, 0, false, err)
 		return nil
 	case err != nil:
 		return l.failed(err)
 	case t.TooMany:
 		return l.tooMany(n, t.Limit)
 	case !t.Taken:
-		l.emit(ctx, obs.RateRefused, n, t.Wait, context.DeadlineExceeded)
+		l.emit(ctx, obs.RateRefused, n, t.Wait, false, context.DeadlineExceeded)
 		return errs.Both(errs.ErrNotAcquired, fmt.Errorf(
 			"rate limiter %q: %d events need a wait of %v, past the context's deadline (in %v): nothing reserved",
 			l.name, n, t.Wait, maxWait))
 	case t.Wait <= 0:
-		l.emit(ctx, obs.RateAdmitted, n, 0, nil)
+		l.emit(ctx, obs.RateAdmitted, n, 0, false, nil)
 		return nil
 	}
 
@@ -64,7 +64,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 	var why error
 	select {
 	case <-timer.C:
-		l.emit(ctx, obs.RateWaited, n, t.Wait, nil)
+		l.emit(ctx, obs.RateWaited, n, t.Wait, true, nil)
 		return nil
 	case <-ctx.Done():
 		why = ctx.Err()
@@ -75,7 +75,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 		why = errs.ErrClosed
 	}
 	slept := time.Since(start)
-	l.emit(ctx, obs.RateRefused, n, slept, why)
+	l.emit(ctx, obs.RateRefused, n, slept, true, why)
 	given := "left unused (a later wait was reserved after it)"
 	if l.giveBack(ctx, lim, req, t.Cost) {
 		given = "given back"

@@ -41,6 +41,8 @@ type config struct {
 	stock       int
 	timeout     time.Duration // one order's deadline
 
+	rate, burst int // ratelimit: events/s, burst
+
 	out      string // folder for JSON and SVG; "" writes none
 	json     bool   // JSON on stdout instead of the table
 	progress string // auto, on, off
@@ -75,7 +77,7 @@ const (
 )
 
 // scenarioNames lists every scenario in the order they run.
-var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill"}
+var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill", "ratelimit"}
 
 // lockNames lists the mutex contenders in the order they run; "none" (no
 // lock at all) runs in seckill only, where it shows what oversell looks like.
@@ -136,6 +138,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
 	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
+	fs.IntVar(&c.rate, "rate", 1000, "events a second the workers share (ratelimit)")
+	fs.IntVar(&c.burst, "burst", 10, "the limiter's burst (ratelimit)")
 	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
 	fs.BoolVar(&c.clean, "clean", false, "first delete the keys that earlier runs left behind ("+runPrefix+"*: a run killed before its clean-up)")
@@ -172,6 +176,9 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 	}
 	if c.procs, err = processes(procs); err != nil {
 		return err
+	}
+	if c.rate < 1 || c.rate > 1_000_000 || c.burst < 1 || c.burst > 1_000_000 {
+		return fmt.Errorf("-rate %d, -burst %d: each must be from 1 to 1000000", c.rate, c.burst)
 	}
 	if slices.Contains(c.scenarios, "mutex") && !slices.ContainsFunc(c.locks, func(l string) bool { return l != "none" }) {
 		return errors.New("-locks: the mutex scenario needs a lock; none runs in seckill only")

@@ -24,6 +24,7 @@ type results struct {
 	RWLock      []rwRow      `json:"rwlock,omitempty"`
 	Semaphore   []semRow     `json:"semaphore,omitempty"`
 	Seckill     []seckillRow `json:"seckill,omitempty"`
+	RateLimit   []rateRow    `json:"ratelimit,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"` // Ctrl-C: the rows are the cells that finished
 
 	short string // the backend, briefly: the chart's title
@@ -70,6 +71,11 @@ func newResults(cfg *config, b *backend) *results {
 	}
 	if slices.Contains(cfg.scenarios, "semaphore") {
 		cts = append(cts, semContenders(cfg)...)
+	}
+	if slices.Contains(cfg.scenarios, "ratelimit") {
+		for _, name := range rateNames {
+			cts = append(cts, contender{name: name, about: rateAbout[name]})
+		}
 	}
 	for _, ct := range cts {
 		if !slices.ContainsFunc(r.Legend, func(l legend) bool { return l.Lock == ct.name }) {

@@ -66,8 +66,9 @@ func writeTable(out io.Writer, r *results) error {
 			k.Lock, k.Procs, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
 			k.RoundTrips, micros(k.ServerUs), k.Oversold)
 	}
+	rateLimit := rateSection(r)
 	ran := map[string]bool{}
-	for _, t := range []*section{&mutex, &rw, &sem, &seckill} {
+	for _, t := range []*section{&mutex, &rw, &sem, &seckill, &rateLimit} {
 		if err := t.print(out, ran); err != nil {
 			return err
 		}

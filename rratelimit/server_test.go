@@ -43,7 +43,7 @@ func TestOnServers(t *testing.T) {
 		defer cancel()
 		err = lim.Wait(dctx)
 		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
-		assert.ErrorContains(t, err, "nothing reserved")
+		assert.ErrorContains(t, err, "nothing was reserved")
 		// A cancelled wait gives its slot back.
 		cctx, cancel2 := context.WithCancel(ctx)
 		done := make(chan error, 1)

@@ -20,7 +20,8 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 //
 // If ctx has a deadline that comes before the slot, nothing is reserved
 // and WaitN returns at once an error that matches redcoord.ErrNotAcquired
-// and says how long the wait would have been. If ctx ends, or the Client
+// and context.DeadlineExceeded, and says how long the wait would have
+// been. If ctx ends, or the Client
 // is closed, while WaitN sleeps, the reservation is given back when no
 // later one was made after it (else its slot is left unused: see
 // "Waiting" in the package documentation), and the error matches
@@ -51,8 +52,8 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 	case !t.Taken:
 		l.emit(ctx, obs.RateRefused, n, t.Wait, false, context.DeadlineExceeded)
 		return errs.Both(errs.ErrNotAcquired, fmt.Errorf(
-			"rate limiter %q: %d events need a wait of %v, past the context's deadline (in %v): nothing reserved",
-			l.name, n, t.Wait, maxWait))
+			"rate limiter %q: %d events need a wait of %v, past the context's deadline (in %v), so nothing was reserved: %w",
+			l.name, n, t.Wait, maxWait, context.DeadlineExceeded))
 	case t.Wait <= 0:
 		l.emit(ctx, obs.RateAdmitted, n, 0, false, nil)
 		return nil

@@ -119,13 +119,15 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 				t0 := time.Now()
 				err := takeEvent(cellCtx, lim, c.ct.name)
 				t1 := time.Now()
+				if errors.Is(err, context.DeadlineExceeded) {
+					return // the cell ends before this worker's next slot
+				}
 				mu.Lock()
-				switch {
-				case err == nil:
+				if err == nil {
 					record(waits, t1.Sub(t0))
 					counts[w]++
 					served = append(served, struct{ began, done time.Time }{t0, t1})
-				case !errors.Is(err, context.DeadlineExceeded): // not the cell's end
+				} else {
 					errs++
 					if sample == "" {
 						sample = err.Error()

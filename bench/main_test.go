@@ -264,6 +264,11 @@ func TestRealRedis(t *testing.T) {
 			require.Zero(t, k.Oversold, "%s", k.Lock)
 		}
 	}
+	require.NotEmpty(t, res.RateLimit)
+	for _, m := range res.RateLimit {
+		require.Positive(t, m.Admitted, "ratelimit %s, %d workers", m.Lock, m.Workers)
+		require.LessOrEqual(t, float64(m.Admitted), m.Bound, "ratelimit %s, %d workers: over burst + rate x duration", m.Lock, m.Workers)
+	}
 	keys, err := srv.Client(t).Keys(context.Background(), "*").Result()
 	require.NoError(t, err)
 	require.Empty(t, keys, "the run's keys are deleted")

@@ -46,9 +46,22 @@ const (
 	// in the package documentation); Err is the error, Count how many tries
 	// in a row failed, Wait the pause.
 	Retrying
+	// RateAdmitted: a rate limiter admitted Count events at once (an Allow,
+	// or a Wait whose slot had come). Err is set when Redis could not be
+	// reached and the limiter fails open (rratelimit.WithFailOpen).
+	RateAdmitted
+	// RateWaited: a rate limiter's Wait admitted Count events after
+	// sleeping until their slot; Wait is how long it slept, Waited true.
+	RateWaited
+	// RateRefused: a rate limiter did not admit Count events: an Allow
+	// over the limit (Wait is how long until it would be admitted), or a
+	// Wait whose context ended before its slot (Err says why). A Wait
+	// refused at once, its deadline before its slot, has Wait the wait it
+	// needed; one that slept (Waited is then true) has Wait how long.
+	RateRefused
 )
 
-var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved", "retrying"}
+var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved", "retrying", "rate admitted", "rate waited", "rate refused"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) && k > 0 {
@@ -61,17 +74,17 @@ func (k EventKind) String() string {
 // (empty for Renewed and HubReconnected; HubMoved's Name is a channel).
 type Event struct {
 	Kind      EventKind
-	Primitive string // "rlock", "rfairlock", "rrwlock", "rsemaphore", "rlatch", "relection"
+	Primitive string // "rlock", "rfairlock", "rrwlock", "rsemaphore", "rlatch", "relection", "rratelimit"
 	Name      string
-	Wait      time.Duration // Acquired, WaitEnded; Retrying: the pause
+	Wait      time.Duration // Acquired, WaitEnded, RateX; Retrying: the pause
 	Held      time.Duration // Released, LeaseLost
 	Took      time.Duration // Renewed
-	Count     int           // Renewed, HubReconnected, Retrying
-	Waited    bool          // Acquired, WaitEnded: a Waiting event came first
-	Err       error         // WaitEnded, Renewed, HubReconnected, Retrying
+	Count     int           // Renewed, HubReconnected, Retrying; RateX: events
+	Waited    bool          // Acquired, WaitEnded: a Waiting event came first; RateX: a Wait slept
+	Err       error         // WaitEnded, Renewed, HubReconnected, Retrying, RateX
 	// Context is the context the acquire was called with (Waiting,
-	// Acquired, WaitEnded, Retrying; nil otherwise), for its values: a
-	// trace's span, a request id. It may be done by then.
+	// Acquired, WaitEnded, Retrying, RateX; nil otherwise), for its
+	// values: a trace's span, a request id. It may be done by then.
 	Context context.Context
 }
 

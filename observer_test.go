@@ -125,7 +125,8 @@ func TestEventKindValues(t *testing.T) {
 	for k, o := range map[redcoord.EventKind]obs.Kind{
 		redcoord.Acquired: obs.Acquired, redcoord.WaitEnded: obs.WaitEnded, redcoord.Released: obs.Released,
 		redcoord.LeaseLost: obs.LeaseLost, redcoord.Renewed: obs.Renewed, redcoord.HubReconnected: obs.HubReconnected,
-		redcoord.Waiting: obs.Waiting, redcoord.HubMoved: obs.HubMoved,
+		redcoord.Waiting: obs.Waiting, redcoord.HubMoved: obs.HubMoved, redcoord.Retrying: obs.Retrying,
+		redcoord.RateAdmitted: obs.RateAdmitted, redcoord.RateWaited: obs.RateWaited, redcoord.RateRefused: obs.RateRefused,
 	} {
 		assert.Equal(t, uint8(o), uint8(k), k.String())
 		assert.NotEqual(t, "unknown", k.String())

@@ -99,7 +99,7 @@ func TestCapacityByNameOnly(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"mutex"}},
-		{[]string{"-scenario", "all"}, []string{"mutex", "rwlock", "semaphore", "seckill"}},
+		{[]string{"-scenario", "all"}, []string{"mutex", "rwlock", "semaphore", "seckill", "ratelimit"}},
 		{[]string{"-scenario", "capacity"}, []string{"capacity"}},
 		{[]string{"-scenario", "all,capacity"}, scenarioNames},
 	} {

@@ -41,8 +41,9 @@ type config struct {
 	stock       int
 	timeout     time.Duration // one order's deadline
 
-	runs       int // capacity: how often each cell runs
-	capWorkers int // capacity: the parallel shape's workers, each on its own Client and name
+	runs        int // capacity: how often each cell runs
+	capWorkers  int // capacity: the parallel shape's workers, each on its own Client and name
+	rate, burst int // ratelimit: events/s, burst
 
 	out      string // folder for JSON and SVG; "" writes none
 	json     bool   // JSON on stdout instead of the table
@@ -80,7 +81,7 @@ const (
 // scenarioNames lists every scenario in the order they run; all of them
 // but capacity, a measurement of the server's cost rather than of the
 // locks' behaviour, are what "all" asks for.
-var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill", "capacity"}
+var scenarioNames = []string{"mutex", "rwlock", "semaphore", "seckill", "ratelimit", "capacity"}
 
 // lockNames lists the mutex contenders in the order they run; "none" (no
 // lock at all) runs in seckill only, where it shows what oversell looks like.
@@ -145,6 +146,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.capWorkers, "capacity-workers", 32, "workers of the parallel shape, each on its own Client and lock name; "+
 		"the sequential shape (one worker) runs beside it (capacity)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
+	fs.IntVar(&c.rate, "rate", 1000, "events a second the workers share (ratelimit)")
+	fs.IntVar(&c.burst, "burst", 10, "the limiter's burst (ratelimit)")
 	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
 	fs.BoolVar(&c.clean, "clean", false, "first delete the keys that earlier runs left behind ("+runPrefix+"*: a run killed before its clean-up)")
@@ -181,6 +184,9 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 	}
 	if c.procs, err = processes(procs); err != nil {
 		return err
+	}
+	if c.rate < 1 || c.rate > 1_000_000 || c.burst < 1 || c.burst > 1_000_000 {
+		return fmt.Errorf("-rate %d, -burst %d: each must be from 1 to 1000000", c.rate, c.burst)
 	}
 	if slices.Contains(c.scenarios, "mutex") && !slices.ContainsFunc(c.locks, func(l string) bool { return l != "none" }) {
 		return errors.New("-locks: the mutex scenario needs a lock; none runs in seckill only")

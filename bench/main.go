@@ -9,6 +9,7 @@
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
+//	go run ./bench -scenario ratelimit       # workers sharing -rate events/s with -burst: Wait vs Allow-and-retry
 //	go run ./bench -scenario capacity        # Redis CPU per Lock+Unlock, 32 names at once and one alone
 //	go run ./bench -names 64 -cluster a,b,c  # worker i on name i mod 64, over a cluster's shards
 //
@@ -243,6 +244,14 @@ func plan(cfg *config) (cells []cell) {
 					}
 				}
 			}
+		case "ratelimit":
+			for _, w := range cfg.workers {
+				for _, p := range shapes(cfg, w) {
+					for _, name := range rateNames {
+						cells = append(cells, cell{scenario: s, ct: contender{name: name}, workers: w, names: 1, procs: p})
+					}
+				}
+			}
 		case "capacity":
 			cells = append(cells, capacityCells(cfg)...)
 		case "seckill":
@@ -274,6 +283,13 @@ func shapes(cfg *config, workers int) []int {
 // this cell's.
 func measure(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string, res *results) (err error) {
 	defer func() { err = errors.Join(err, clearCell(b, prefix)) }()
+	if c.scenario == "ratelimit" { // no locks: its own Clients
+		row, err := runRateLimit(ctx, b, cfg, c, prefix, key)
+		if err == nil && ctx.Err() == nil {
+			res.RateLimit = append(res.RateLimit, row)
+		}
+		return err
+	}
 	f, err := openFleet(ctx, b, cfg, c.ct, c.workers, c.names, c.procs, prefix, key)
 	if err != nil {
 		return err

@@ -126,7 +126,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "2h"}, "-duration"},
 		{[]string{"-password", "x"}, "need -redis or -cluster"},
 		{[]string{"-username", "x"}, "need -redis or -cluster"},
-		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, capacity, or all`},
+		{[]string{"-scenario", "all,race"}, `-scenario: unknown "race"; want one of mutex, rwlock, semaphore, seckill, ratelimit, capacity, or all`},
 		{[]string{"-locks", "none"}, "the mutex scenario needs a lock"},
 		{[]string{"-cluster", "127.0.0.1:7000,"}, "an empty address"},
 		{[]string{"-start", "redis"}, `-start "redis": want redis-server, miniredis or auto`},
@@ -264,6 +264,11 @@ func TestRealRedis(t *testing.T) {
 			require.Zero(t, k.Oversold, "%s", k.Lock)
 		}
 	}
+	require.NotEmpty(t, res.RateLimit)
+	for _, m := range res.RateLimit {
+		require.Positive(t, m.Admitted, "ratelimit %s, %d workers", m.Lock, m.Workers)
+		require.LessOrEqual(t, float64(m.Admitted), m.Bound, "ratelimit %s, %d workers: over burst + rate x duration", m.Lock, m.Workers)
+	}
 	keys, err := srv.Client(t).Keys(context.Background(), "*").Result()
 	require.NoError(t, err)
 	require.Empty(t, keys, "the run's keys are deleted")
@@ -306,7 +311,7 @@ func TestPlanShapes(t *testing.T) {
 func TestFlagLists(t *testing.T) {
 	cfg, err := parseConfig([]string{"-scenario", "all,mutex", "-workers", "5,5,2", "-locks", "rlock,rlock", "-out", ""}, io.Discard)
 	require.NoError(t, err)
-	require.Equal(t, []string{"mutex", "rwlock", "semaphore", "seckill"}, cfg.scenarios, "all but capacity")
+	require.Equal(t, []string{"mutex", "rwlock", "semaphore", "seckill", "ratelimit"}, cfg.scenarios, "all but capacity")
 	require.Equal(t, []int{5, 2}, cfg.workers)
 	require.Equal(t, []string{"rlock"}, cfg.locks)
 }

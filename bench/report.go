@@ -24,6 +24,7 @@ type results struct {
 	RWLock      []rwRow       `json:"rwlock,omitempty"`
 	Semaphore   []semRow      `json:"semaphore,omitempty"`
 	Seckill     []seckillRow  `json:"seckill,omitempty"`
+	RateLimit   []rateRow     `json:"ratelimit,omitempty"`
 	Capacity    []capacityRow `json:"capacity,omitempty"`    // one per run of each cell
 	Interrupted bool          `json:"interrupted,omitempty"` // Ctrl-C: the rows are the cells that finished
 
@@ -76,6 +77,11 @@ func newResults(cfg *config, b *backend) *results {
 	}
 	if slices.Contains(cfg.scenarios, "semaphore") {
 		cts = append(cts, semContenders(cfg)...)
+	}
+	if slices.Contains(cfg.scenarios, "ratelimit") {
+		for _, name := range rateNames {
+			cts = append(cts, contender{name: name, about: rateAbout[name]})
+		}
 	}
 	if slices.Contains(cfg.scenarios, "capacity") {
 		cts = append(cts, capacityContenders(cfg)...)

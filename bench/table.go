@@ -68,8 +68,9 @@ func writeTable(out io.Writer, r *results) error {
 			k.Lock, k.Procs, k.OrdersPerS, k.Sold, k.SoldOut, k.Failed, k.LatencyP50, k.LatencyP99, k.LatencyMax,
 			k.RoundTrips, micros(k.ServerUs), k.Oversold)
 	}
+	rateLimit := rateSection(r)
 	ran := map[string]bool{}
-	for _, t := range []*section{&mutex, &rw, &sem, &seckill, capacitySection(r)} {
+	for _, t := range []*section{&mutex, &rw, &sem, &seckill, &rateLimit, capacitySection(r)} {
 		if err := t.print(out, ran); err != nil {
 			return err
 		}

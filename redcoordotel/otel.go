@@ -8,7 +8,8 @@
 //	c, err := redcoord.New(rdb, redcoord.WithObserver(obs))
 //
 // Metrics, each with the attribute "primitive" (rlock, rfairlock, rrwlock,
-// rsemaphore, rsemaphore-expirable, rlatch, relection) where it applies:
+// rsemaphore, rsemaphore-expirable, rlatch, relection, rratelimit) where it
+// applies:
 //
 //	redcoord.wait              histogram, s: how long acquires waited; "outcome" acquired or ended
 //	redcoord.waiters           up-down counter: acquires waiting now
@@ -18,6 +19,8 @@
 //	redcoord.renewal.duration  histogram, s: how long a tick's round trips took
 //	redcoord.hub.reconnects    counter: Hub reconnects (on a Cluster, shard connections lost)
 //	redcoord.hub.moves         counter: shard channels the Hub moved to another node
+//	redcoord.rate.events       counter: events a rate limiter was asked for; "outcome" admitted, waited or refused
+//	redcoord.rate.wait         histogram, s: how long rate limiter Waits slept, to their slot or their end
 //
 // With a TracerProvider, each acquire that waited is also a span,
 // "redcoord.acquire <primitive>", from its start to its end, with the
@@ -73,6 +76,14 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 	if r.waiters, err = m.Int64UpDownCounter("redcoord.waiters", metric.WithDescription("Acquires waiting now")); err != nil {
 		return nil, err
 	}
+	if r.rateEvents, err = m.Int64Counter("redcoord.rate.events",
+		metric.WithDescription("Events a rate limiter was asked for, by outcome")); err != nil {
+		return nil, err
+	}
+	if r.rateWait, err = m.Float64Histogram("redcoord.rate.wait", metric.WithUnit("s"),
+		metric.WithDescription("How long rate limiter Waits slept, to their slot or their end")); err != nil {
+		return nil, err
+	}
 	if tp != nil {
 		r.tracer = tp.Tracer(scope)
 	}
@@ -84,6 +95,8 @@ type recorder struct {
 	wait, hold, tick                  metric.Float64Histogram
 	lost, renewals, reconnects, moves metric.Int64Counter
 	waiters                           metric.Int64UpDownCounter
+	rateEvents                        metric.Int64Counter
+	rateWait                          metric.Float64Histogram
 	tracer                            trace.Tracer // nil: no spans
 }
 
@@ -131,5 +144,18 @@ func (r *recorder) record(e redcoord.Event) {
 		r.reconnects.Add(ctx, 1)
 	case redcoord.HubMoved:
 		r.moves.Add(ctx, 1)
+	case redcoord.RateAdmitted, redcoord.RateWaited, redcoord.RateRefused:
+		outcome := "admitted"
+		switch e.Kind {
+		case redcoord.RateWaited:
+			outcome = "waited"
+			r.rateWait.Record(ctx, e.Wait.Seconds(), metric.WithAttributes(prim, attribute.String("outcome", "admitted")))
+		case redcoord.RateRefused:
+			outcome = "refused"
+			if e.Waited { // a Wait that slept, then ended
+				r.rateWait.Record(ctx, e.Wait.Seconds(), metric.WithAttributes(prim, attribute.String("outcome", "ended")))
+			}
+		}
+		r.rateEvents.Add(ctx, int64(e.Count), metric.WithAttributes(prim, attribute.String("outcome", outcome)))
 	}
 }

@@ -7,7 +7,7 @@
 // lock and leader election alike, from queue_lib.lua, elect_lib.lua and
 // fair_lib.lua; elect_leader.lua and elect_log.lua from lib.lua alone;
 // sem_*.lua from queue_lib.lua and sem_lib.lua; xsem_*.lua from
-// xsem_lib.lua; latch_*.lua from latch_lib.lua. Each helper has one
+// xsem_lib.lua; latch_*.lua from latch_lib.lua; rate_*.lua from rate_lib.lua. Each helper has one
 // definition in the folder, a family's carrying its prefix (fair_keep). To
 // read each script as Redis runs it, with its SHA1 (as SCRIPT EXISTS takes
 // it) and size:

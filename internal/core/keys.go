@@ -42,6 +42,7 @@ const (
 	KeyXSemWaiters                // ExpirableSemaphore's waiter registry
 	KeyLatch                      // rlatch's count
 	KeyLatchDone                  // rlatch's request markers
+	KeyRate                       // rratelimit's limit and state
 	ChanName                      // a name's broadcasts
 	ChanNameClient                // a name's wakes for one Client
 	ChanWritersClient             // rrwlock's writers' wakes for one Client
@@ -62,6 +63,7 @@ const (
 	Rsemaphore = "rsemaphore"
 	Expirable  = "rsemaphore-expirable"
 	Rlatch     = "rlatch"
+	Ratelimit  = "rratelimit"
 	AnyKind    = "Client" // a part every Client uses, whatever it holds
 )
 
@@ -132,6 +134,7 @@ var schema = [numParts]Key{
 	KeyXSemWaiters:    {Part: "xsem-waiters", Type: "zset", Kinds: expirable, Doc: "waiters to wake, with heartbeat deadlines"},
 	KeyLatch:          {Part: "latch", Type: "hash", Kinds: []string{Rlatch}, Doc: "the count, its round and spent TTL"},
 	KeyLatchDone:      {Part: "latch-done", Type: "zset", Kinds: []string{Rlatch}, Doc: "recent request ids, so a retry applies once"},
+	KeyRate:           {Part: "rate", Type: "hash", Kinds: []string{Ratelimit}, Doc: "the limit, the GCRA state (TAT) and the last request counted; expires when idle"},
 	ChanName:          {Part: "ch", Type: "channel", Kinds: locks, Doc: "broadcasts: forced unlock, readers may enter, a new leader"},
 	ChanNameClient:    {Part: "ch", Tail: "client id", Type: "channel", Kinds: locks, Doc: "wakes and grants for one Client's waiters; forced-unlock notices on Cluster"},
 	ChanWritersClient: {Part: "wch", Tail: "client id", Type: "channel", Kinds: []string{Rrwlock}, Doc: "wakes for one Client's waiting writers"},

@@ -14,7 +14,7 @@ import (
 // for each other: a key names one part.
 func TestSchemaWellFormed(t *testing.T) {
 	types := []string{"hash", "zset", "list", "string", "stream", "channel"}
-	kinds := []string{Rlock, Rfairlock, Rrwlock, Relection, Rsemaphore, Expirable, Rlatch, AnyKind}
+	kinds := []string{Rlock, Rfairlock, Rrwlock, Relection, Rsemaphore, Expirable, Rlatch, Ratelimit, AnyKind}
 	seen := map[string]Part{}
 	for p, k := range Schema() {
 		assert.NotEmpty(t, k.Part, "part %d has no entry", p)

@@ -14,6 +14,7 @@ import (
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlatch"
 	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/rratelimit"
 	"github.com/redcoord/redcoord/rrwlock"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
@@ -232,6 +233,19 @@ func (d *driver) latch() {
 	require.NoError(t, err)
 	d.step()
 	_, err = a.Delete(ctx)
+	require.NoError(t, err)
+	d.step()
+}
+
+func (d *driver) ratelimit() {
+	t, ctx := d.t, d.ctx
+	const name = "rratelimit/n"
+	a, b := rratelimit.New(d.a.C, name, rratelimit.PerSecond(10).WithBurst(2)), rratelimit.New(d.b.C, name, rratelimit.PerSecond(10))
+	_, err := a.Allow(ctx)
+	require.NoError(t, err)
+	require.NoError(t, b.Wait(ctx))
+	require.NoError(t, a.SetLimit(ctx, rratelimit.PerSecond(20)))
+	_, err = b.Limit(ctx)
 	require.NoError(t, err)
 	d.step()
 }

@@ -44,7 +44,7 @@ func TestKeyspaceMatchesSchema(t *testing.T) {
 		}()
 
 		d := &driver{t: t, ctx: ctx, a: ps[0], b: ps[1], rec: rec}
-		for _, f := range []func(){d.rlock, d.multi, d.rfairlock, d.rrwlock, d.semaphore, d.fairSemaphore, d.expirable, d.latch, d.election} {
+		for _, f := range []func(){d.rlock, d.multi, d.rfairlock, d.rrwlock, d.semaphore, d.fairSemaphore, d.expirable, d.latch, d.ratelimit, d.election} {
 			f()
 		}
 		ps[0].Kill()

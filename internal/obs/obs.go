@@ -24,6 +24,9 @@ const (
 	Waiting
 	HubMoved
 	Retrying
+	RateAdmitted
+	RateWaited
+	RateRefused
 )
 
 // Event is one event; redcoord's Event has the same fields.

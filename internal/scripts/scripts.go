@@ -162,7 +162,7 @@ func (s *Script) Source() string { return s.src }
 // All returns every script, each once.
 func All() []*Script {
 	var all []*Script
-	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, {touch, keyTypes}} {
+	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes}} {
 		all = append(all, list...)
 	}
 	return all

@@ -1,0 +1,9 @@
+package rratelimit_test
+
+import (
+	"testing"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }

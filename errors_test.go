@@ -17,6 +17,7 @@ import (
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlatch"
 	"github.com/redcoord/redcoord/rlock"
+	"github.com/redcoord/redcoord/rratelimit"
 	"github.com/redcoord/redcoord/rrwlock"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
@@ -33,7 +34,7 @@ func TestErrorMessages(t *testing.T) {
 		require.NoError(t, closed.Close(ctx))
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
-		for _, key := range []string{"rc:{wt}:lock", "rc:{wt}:permits", "rc:{wt}:latch"} {
+		for _, key := range []string{"rc:{wt}:lock", "rc:{wt}:permits", "rc:{wt}:latch", "rc:{wt}:rate"} {
 			require.NoError(t, mr.Set(key, "oops"))
 		}
 
@@ -166,11 +167,18 @@ func TestErrorMessages(t *testing.T) {
 		add("relection proclaim not led", `relection "e"`, relection.New(c, "e").Proclaim(ctx, "v"), redcoord.ErrNotHeld)
 		has("not held: relection \"e\": not led by this handle")
 		add("relection cancelled", `relection "e"`, relection.New(c, "e").Campaign(cancelled, "v"), context.Canceled, redcoord.ErrNotAcquired)
+		// rratelimit
+		add("rratelimit bad n", `rratelimit "r"`, rratelimit.New(c, "r", rratelimit.PerSecond(1)).WaitN(ctx, 0), redcoord.ErrInvalidArgument)
+		add("rratelimit bad limit", `rratelimit "r"`, rratelimit.New(c, "r", rratelimit.PerSecond(0)).Wait(ctx), redcoord.ErrInvalidArgument)
+		_, err = rratelimit.New(c, "wt", rratelimit.PerSecond(1)).Allow(ctx)
+		add("rratelimit wrong type", `rratelimit "wt"`, err, redcoord.ErrWrongType)
+		add("rratelimit closed", `rratelimit "r"`, rratelimit.New(closed, "r", rratelimit.PerSecond(1)).Wait(ctx), redcoord.ErrClosed)
+		add("rratelimit cancelled", `rratelimit "r"`, rratelimit.New(c, "r", rratelimit.PerSecond(1)).Wait(cancelled), context.Canceled)
 
 		// The words the messages named primitives by before they named
 		// their kinds: `lock "x"`, `election "e"`.
 		kindless := regexp.MustCompile(`\b(lock|election|redlock|semaphore|latch|permit \S+ of) "`)
-		scripts := []string{"lock_", "fair_", "rw_", "sem_", "latch_", "elect_", "relection:", "script"}
+		scripts := []string{"lock_", "fair_", "rw_", "sem_", "latch_", "elect_", "relection:", "rate_", "script"}
 		for _, c := range cases {
 			if !assert.Error(t, c.err, c.name) {
 				continue

@@ -45,7 +45,7 @@ func TestBadInput(t *testing.T) {
 			{"nil option", rratelimit.New(c, "x", ok, nil), 1, "opts: nil Option"},
 			{"n zero", rratelimit.New(c, "used", ok), 0, "n: must be from 1"},
 			{"n negative", rratelimit.New(c, "used", ok), -1, "n: must be from 1"},
-			{"n above the burst", rratelimit.New(c, "used", ok), 3, `n: 3 events are above the burst of limiter "used" (10 per 1s, burst 2)`},
+			{"n above the burst", rratelimit.New(c, "used", ok), 3, `rratelimit "used": n: 3 events are above the burst (10 per 1s, burst 2)`},
 		} {
 			_, err := tc.lim.AllowN(ctx, tc.n)
 			assert.ErrorIs(t, err, redcoord.ErrInvalidArgument, tc.what)

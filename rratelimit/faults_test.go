@@ -82,7 +82,7 @@ func TestRedisDown(t *testing.T) {
 	_, err = closed.Allow(ctx)
 	assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.ErrorContains(t, err, `redcoord: not acquired: rate limiter "down": `)
+	assert.ErrorContains(t, err, `redcoord: not acquired: rratelimit "down": `)
 	err = closed.Wait(ctx)
 	assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)

@@ -3,7 +3,6 @@ package rratelimit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -91,7 +90,8 @@ func (l *Limiter) Allow(ctx context.Context) (Result, error) { return l.AllowN(c
 // could never be admitted): anything else is ErrInvalidArgument, with
 // Redis unchanged. When Redis cannot be reached the error matches
 // redcoord.ErrNotAcquired, unless the handle was made WithFailOpen.
-func (l *Limiter) AllowN(ctx context.Context, n int) (Result, error) {
+func (l *Limiter) AllowN(ctx context.Context, n int) (_ Result, err error) {
+	defer l.named(&err)
 	if err := l.check(ctx, n); err != nil {
 		return Result{}, err
 	}
@@ -118,7 +118,8 @@ func (l *Limiter) AllowN(ctx context.Context, n int) (Result, error) {
 
 // Limit returns the limit in effect: the one stored in Redis, or the
 // handle's where none is stored.
-func (l *Limiter) Limit(ctx context.Context) (Limit, error) {
+func (l *Limiter) Limit(ctx context.Context) (_ Limit, err error) {
+	defer l.named(&err)
 	if err := l.check(ctx, 1); err != nil {
 		return Limit{}, err
 	}
@@ -134,17 +135,15 @@ func (l *Limiter) Limit(ctx context.Context) (Limit, error) {
 // admitted lately stay counted against the new limit, so a change admits
 // no burst of its own (see "The limit" in the package documentation).
 // Waits already reserved keep their times. One round trip.
-func (l *Limiter) SetLimit(ctx context.Context, limit Limit) error {
+func (l *Limiter) SetLimit(ctx context.Context, limit Limit) (err error) {
+	defer l.named(&err)
 	if err := l.check(ctx, 1); err != nil {
 		return err
 	}
 	if err := limit.check("limit"); err != nil {
 		return err
 	}
-	if err := l.r.Set(ctx, l.s.RDB, limit.script()); err != nil {
-		return fmt.Errorf("rratelimit: limiter %q: set limit: %w", l.name, err)
-	}
-	return nil
+	return l.r.Set(ctx, l.s.RDB, limit.script())
 }
 
 // check returns the first reason a call must not start: a bad argument to
@@ -161,7 +160,7 @@ func (l *Limiter) check(ctx context.Context, n int) error {
 
 // tooMany is the error of n events above the burst of lim.
 func (l *Limiter) tooMany(n int, lim scripts.RateLimit) error {
-	return errs.Invalid("n", "%d events are above the burst of limiter %q (%v): they could never be admitted", n, l.name, limitOf(lim))
+	return errs.Invalid("n", "%d events are above the burst (%v): they could never be admitted", n, limitOf(lim))
 }
 
 // failsOpen reports whether err lets the handle admit: it was made
@@ -172,10 +171,13 @@ func (l *Limiter) failsOpen(err error) bool { return l.opts.failOpen && outage.T
 // ErrNotAcquired beside the cause, but for a key of another type.
 func (l *Limiter) failed(err error) error {
 	if errors.Is(err, errs.ErrWrongType) {
-		return fmt.Errorf("%w (rate limiter %q, key %s)", err, l.name, l.r.Key)
+		return err
 	}
-	return errs.Both(errs.ErrNotAcquired, fmt.Errorf("rate limiter %q: %w", l.name, err))
+	return errs.Both(errs.ErrNotAcquired, err)
 }
+
+// named makes *err name the limiter (see errs.About).
+func (l *Limiter) named(err *error) { *err = errs.About(kind, l.name, *err) }
 
 // nextRequest returns a fresh request id.
 func (l *Limiter) nextRequest() string {

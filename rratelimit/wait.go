@@ -30,7 +30,8 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 // ErrInvalidArgument, with Redis unchanged. When Redis cannot be reached
 // the error matches redcoord.ErrNotAcquired, unless the handle was made
 // WithFailOpen: WaitN then returns nil at once.
-func (l *Limiter) WaitN(ctx context.Context, n int) error {
+func (l *Limiter) WaitN(ctx context.Context, n int) (err error) {
+	defer l.named(&err)
 	if err := l.check(ctx, n); err != nil {
 		return err
 	}
@@ -52,8 +53,8 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 	case !t.Taken:
 		l.emit(ctx, obs.RateRefused, n, t.Wait, false, context.DeadlineExceeded)
 		return errs.Both(errs.ErrNotAcquired, fmt.Errorf(
-			"rate limiter %q: %d events need a wait of %v, past the context's deadline (in %v), so nothing was reserved: %w",
-			l.name, n, t.Wait, maxWait, context.DeadlineExceeded))
+			"%d events need a wait of %v, past the context's deadline (in %v), so nothing was reserved: %w",
+			n, t.Wait, maxWait, context.DeadlineExceeded))
 	case t.Wait <= 0:
 		l.emit(ctx, obs.RateAdmitted, n, 0, false, nil)
 		return nil
@@ -81,8 +82,8 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 	if l.giveBack(ctx, lim, req, t.Cost) {
 		given = "given back"
 	}
-	return errs.Both(errs.ErrNotAcquired, fmt.Errorf("rate limiter %q: %w after waiting %v of %v for its slot: the slot was %s",
-		l.name, why, slept, t.Wait, given))
+	return errs.Both(errs.ErrNotAcquired, fmt.Errorf("%w after waiting %v of %v for its slot: the slot was %s",
+		why, slept, t.Wait, given))
 }
 
 // giveBack gives back the reservation req, which cost cost µs, unless a

@@ -65,7 +65,7 @@ func TestWaitDeadlineBeforeSlotReservesNothing(t *testing.T) {
 		err := lim.Wait(dctx)
 		assert.ErrorIs(t, err, redcoord.ErrNotAcquired)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.ErrorContains(t, err, `rate limiter "dl": 1 events need a wait of 1s, past the context's deadline (in 500ms), so nothing was reserved`)
+		assert.ErrorContains(t, err, `rratelimit "dl": 1 events need a wait of 1s, past the context's deadline (in 500ms), so nothing was reserved`)
 		assert.Zero(t, time.Since(start), "returned at once")
 		assert.Equal(t, before, mr.Dump(), "nothing reserved")
 

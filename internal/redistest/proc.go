@@ -157,9 +157,9 @@ func freePort() (int, error) {
 }
 
 // waitPing polls addr with PING every 10ms until it answers +PONG, the
-// process exits, or timeout passes.
+// process exits, or Patience(timeout) passes.
 func waitPing(addr string, exited <-chan struct{}, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(Patience(timeout))
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:

@@ -235,7 +235,14 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	require.NoError(t, r.waiterLocked, "the waiter's acquire (after %d failed: %v)", r.retries, r.retryErr)
 	o.double, o.retries, o.retryErr = r.double, r.retries, r.retryErr
 	o.tokens[1] = waiter.Token()
-	assert.NoError(t, waiter.Unlock(ctx), "the waiter's release")
+	// The waiter's lease (failoverTTL) may run out on a loaded machine
+	// before this release, while its Client still finds its way to the
+	// new primary: a documented outcome, and not what the scenario tests.
+	if err := waiter.Unlock(ctx); errors.Is(err, redcoord.ErrLeaseLost) {
+		t.Logf("the waiter's release: %v", err)
+	} else {
+		assert.NoError(t, err, "the waiter's release")
+	}
 	return o
 }
 

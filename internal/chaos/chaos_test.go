@@ -28,7 +28,7 @@ func TestChaos(t *testing.T) {
 					}
 					seed = only
 				}
-				res := runBubble(t, p.name, seed, p.make(seed))
+				res := runBubble(t, p.name, seed, p.make(seed), false)
 				sum.add(res)
 				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
 					t.Logf("seed %d history:\n%s", seed, res.text)
@@ -53,8 +53,9 @@ type result struct {
 }
 
 // runBubble runs one schedule of p, named name, in a synctest bubble of its
-// own, on one P and under the real-time bound (guard_test.go).
-func runBubble(t *testing.T, name string, seed uint64, p primitive) result {
+// own, on one P and under the real-time bound (guard_test.go); yield sets
+// the driver's yield (see isBusy).
+func runBubble(t *testing.T, name string, seed uint64, p primitive, yield bool) result {
 	defer oneP()()
 	var pr progress
 	defer watch(name, seed, &pr)()
@@ -70,6 +71,7 @@ func runBubble(t *testing.T, name string, seed uint64, p primitive) result {
 			t.Fatal(err)
 		}
 		rn := newRun(seed, p, w, true)
+		rn.yield = yield
 		pr.set(rn.rec)
 		rn.drive()
 		rn.wg.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing/synctest"
 	"time"
@@ -16,7 +17,12 @@ import (
 // and issues it at an instant of the clock; every operation runs in a
 // goroutine of its own. In the bubble tier, synctest.Wait after each step
 // lets everything the step set off run until it blocks, so the next draw
-// sees a state that depends on the seed alone.
+// sees a state that depends on the seed alone. The same holds for every
+// other action of the driver that wakes goroutines (a sleep that ends, a
+// heal that breaks connections): it settles before it next reads which
+// handles are busy or hold. A read before that races with the goroutines
+// woken, and which of them ran first is the scheduler's choice (one that
+// load, through preemption, changes).
 
 // livenessBound is how long after faults stop a waiter may still wait: one
 // lease (a holder that went away) plus one poll interval (a lost wake-up),
@@ -34,6 +40,7 @@ type run struct {
 	rec    *recorder
 	r      *rand.Rand
 	bubble bool
+	yield  bool // the driver gives way before it reads a handle's state (TestReplay)
 
 	hs    []handle
 	hproc []int // the process of each handle
@@ -83,8 +90,15 @@ func (rn *run) settle() {
 	}
 }
 
-// sleep moves the clock on by d, and apart.
-func (rn *run) sleep(d time.Duration) { time.Sleep(d + apart) }
+// sleep moves the clock on by d, and apart, and in the bubble settles:
+// goroutines whose timers fire at the instant the driver wakes run until
+// they block before the driver reads the state its next draw depends on.
+func (rn *run) sleep(d time.Duration) {
+	time.Sleep(d + apart)
+	if rn.bubble {
+		synctest.Wait()
+	}
+}
 
 // drive runs the steps with faults, then the quiet phase.
 func (rn *run) drive() {
@@ -115,7 +129,15 @@ func (rn *run) drive() {
 	rn.quiet()
 }
 
+// isBusy reports whether an operation of h is in flight. Every draw and
+// every look of the quiet phase asks it first; with yield set the driver
+// lets every runnable goroutine go first, as a preemption of the driver
+// there would, so that a look taken before the state settled shows up as
+// a difference between two runs of one seed.
 func (rn *run) isBusy(h int) bool {
+	if rn.yield {
+		runtime.Gosched()
+	}
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	return rn.busy[h]

@@ -49,9 +49,12 @@ func (rn *run) inject(f faultStep) {
 }
 
 // healDue ends the lasting faults whose time has come. A connection that
-// swallowed bytes is out of step with its server, so it is broken too.
+// swallowed bytes is out of step with its server, so it is broken too; the
+// calls that breaking wakes run until they block before healDue returns.
 func (rn *run) healDue() {
+	healed := false
 	for len(rn.heals) > 0 && rn.heals[0].at <= rn.rec.now() {
+		healed = true
 		h := rn.heals[0]
 		rn.heals = rn.heals[1:]
 		if rn.healMore(h) {
@@ -66,6 +69,9 @@ func (rn *run) healDue() {
 		}
 		p.faults.CloseAll()
 		rn.rec.fault(h.proc, "end of "+faultNames[h.kind])
+	}
+	if healed {
+		rn.settle()
 	}
 }
 

@@ -3,7 +3,7 @@ package chaos
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { redistest.Main(m) }

@@ -21,6 +21,9 @@ func (rn *run) quiet() {
 		rn.rec.fault(i, "heal all")
 	}
 	rn.heals = nil
+	// Healing breaks connections: a reply held back arrives, or its call
+	// fails. Those calls end before the holds to release are looked up.
+	rn.settle()
 	rn.rec.mu.Lock()
 	rn.rec.quiet = rn.rec.now()
 	rn.rec.mu.Unlock()
@@ -84,7 +87,7 @@ func (rn *run) retryReleases() bool {
 		if rn.rec.now() > rn.rec.quiet+4*livenessBound {
 			return false // the quiet phase reports it
 		}
-		time.Sleep(quietTick)
+		rn.sleep(quietTick)
 		rn.releaseHolds()
 		rn.settle()
 	}

@@ -150,7 +150,7 @@ type Hold func(ctx context.Context, w, i, k int) (weight int64, release func(con
 func ClusterContend(t *testing.T, cl *redistest.Cluster, prefix string, limit int64, workers, rounds int,
 	hold func(cs []*redcoord.Client, names []string, workers int) Hold) []*Occupancy {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), redistest.Patience(time.Minute))
 	defer cancel()
 	names := spreadNames(t, cl, prefix, 6)
 	log, warned := warnings()
@@ -256,7 +256,7 @@ func ReshardWhileWaiting(t *testing.T, cl *redistest.Cluster, newX NewExclusive)
 		waiters = 4
 		name    = "reshard"
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), redistest.Patience(30*time.Second))
 	defer cancel()
 	log, warned := warnings()
 	cs := make([]*redcoord.Client, 1+waiters)

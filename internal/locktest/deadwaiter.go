@@ -58,7 +58,7 @@ func DeadRegistrationWokenOnce(t *testing.T, d DeadWaiter) {
 	select {
 	case err := <-liveDone:
 		require.NoError(t, err, "the live waiter gets the name on its timer")
-	case <-time.After(10 * time.Second):
+	case <-time.After(redistest.Patience(10 * time.Second)):
 		t.Fatal("the live waiter was stranded by a wake sent to a dead process")
 	}
 	assert.Zero(t, probe.ZCard(ctx, d.Registry).Val(), "the woken registration is gone, the live one took the name")

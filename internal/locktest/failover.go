@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,18 +35,50 @@ type procs struct {
 	holder, waiter *redcoord.Client
 	ttl            time.Duration // the holder's lease TTL
 	clock          *leaseClock
+	waiting        *waitSignal // the waiter's Client's Waiting events
 }
 
 // newProcs makes the holder's Client with lease TTL ttl and opts, and the
 // waiter's with the same TTL and a 20ms poll interval (a waiter that finds
 // a hold just gone takes it at once), each on an RDB of its own from rdb.
 func newProcs(t testing.TB, rdb func() hookedRDB, ttl time.Duration, opts ...redcoord.Option) *procs {
-	p := &procs{ttl: ttl, clock: &leaseClock{}}
+	p := &procs{ttl: ttl, clock: &leaseClock{}, waiting: &waitSignal{}}
 	h := rdb()
 	h.AddHook(p.clock)
 	p.holder = NewClient(t, h, append([]redcoord.Option{redcoord.WithLeaseTTL(ttl)}, opts...)...)
-	p.waiter = NewClient(t, rdb(), redcoord.WithLeaseTTL(ttl), redcoord.WithMaxPollInterval(20*time.Millisecond))
+	p.waiter = NewClient(t, rdb(), redcoord.WithLeaseTTL(ttl), redcoord.WithMaxPollInterval(20*time.Millisecond),
+		redcoord.WithObserver(p.waiting.observe))
 	return p
+}
+
+// waitSignal tells a scenario that the waiter's acquire began to wait (its
+// Client's Waiting event): it found the name taken. Whether it then waits
+// subscribed or polling is not the point: a subscription not confirmed
+// within the poll interval (20ms, easily missed on a loaded machine) makes
+// the wait poll, and the Hub never counts it.
+type waitSignal struct {
+	mu sync.Mutex
+	ch chan struct{} // closed at the next Waiting event; nil when none is expected
+}
+
+// next returns a channel that the next Waiting event closes.
+func (w *waitSignal) next() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ch = make(chan struct{})
+	return w.ch
+}
+
+func (w *waitSignal) observe(e redcoord.Event) {
+	if e.Kind != redcoord.Waiting {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
 }
 
 // leaseClock is a go-redis hook that keeps a holder's own account of its
@@ -78,6 +111,11 @@ func (c *leaseClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
+// scenarioTimeout, stretched by redistest.Patience, bounds every call of one
+// hold through a failover: an idle machine ends the longest (a Sentinel
+// primary killed) in about fifteen seconds.
+const scenarioTimeout = 30 * time.Second
+
 // scenario is one hold through a failover.
 type scenario struct {
 	failover func() // returns once a new primary serves the name
@@ -108,15 +146,16 @@ func (o outcome) String() string {
 // holdThroughFailover has p's holder take name with newX and keep it
 // through sc, then release it, while p's waiter waits to take it (trying
 // again, every 50ms, an acquire that a failing node ends with an error),
-// all within a minute. It returns what happened, and checks what must hold
-// whatever the failover lost: the holder's release fails with ErrNotHeld if
-// its hold was lost or taken by another, and succeeds otherwise (or stands
-// unacknowledged, with WithWaitReplicas); after a double grant the holder
-// sees Lost within a lease TTL (it cannot believe any longer that it holds
-// what another holds); the waiter acquires in the end.
+// all within scenarioTimeout. It returns what happened, and checks what
+// must hold whatever the failover lost: the holder's release fails with
+// ErrNotHeld if its hold was lost or taken by another, and succeeds
+// otherwise (or stands unacknowledged, with WithWaitReplicas); after a
+// double grant the holder sees Lost within a lease TTL (it cannot believe
+// any longer that it holds what another holds); the waiter acquires in
+// the end.
 func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive, sc scenario) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), redistest.Patience(scenarioTimeout))
 	defer cancel()
 	holder, waiter := newX(p.holder, name), newX(p.waiter, name)
 	p.clock.start(time.Now())
@@ -133,8 +172,10 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	var released atomic.Bool // by the holder, or never held
 	released.Store(o.lockErr != nil)
 	got := make(chan outcome, 1)
+	ended := make(chan struct{}) // closed once got has the waiter's outcome
 	wait := func() {
 		go func() {
+			defer close(ended)
 			var r outcome
 			r.retries, r.retryErr, r.waiterLocked = lockRetrying(ctx, waiter)
 			r.double = r.waiterLocked == nil && !released.Load() && !IsClosed(lost) && p.clock.holds(p.ttl)
@@ -145,8 +186,14 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	case sc.during:
 		wait()
 	case o.lockErr == nil: // the waiter waits through the failover
+		waiting := p.waiting.next()
 		wait()
-		Eventually(t, func() bool { return len(got) > 0 || hubWaiters(t, p.waiter) > 0 }, "the waiter waiting")
+		// Until it waits, or its acquire has ended: at the latest when
+		// ctx ends, and the waiter's error then fails the test below.
+		select {
+		case <-waiting:
+		case <-ended:
+		}
 		sc.failover()
 	default: // nothing to wait for: a hold taken now would not survive the failover
 		sc.failover()
@@ -163,7 +210,7 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	if early != nil && early.double {
 		select {
 		case <-lost:
-		case <-time.After(p.ttl + time.Second):
+		case <-time.After(p.ttl + redistest.Patience(time.Second)):
 			t.Errorf("the holder still believes it holds %q a lease TTL after another acquired it", name)
 		}
 	}
@@ -188,7 +235,14 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	require.NoError(t, r.waiterLocked, "the waiter's acquire (after %d failed: %v)", r.retries, r.retryErr)
 	o.double, o.retries, o.retryErr = r.double, r.retries, r.retryErr
 	o.tokens[1] = waiter.Token()
-	assert.NoError(t, waiter.Unlock(ctx), "the waiter's release")
+	// The waiter's lease (failoverTTL) may run out on a loaded machine
+	// before this release, while its Client still finds its way to the
+	// new primary: a documented outcome, and not what the scenario tests.
+	if err := waiter.Unlock(ctx); errors.Is(err, redcoord.ErrLeaseLost) {
+		t.Logf("the waiter's release: %v", err)
+	} else {
+		assert.NoError(t, err, "the waiter's release")
+	}
 	return o
 }
 
@@ -211,20 +265,23 @@ func lockRetrying(ctx context.Context, x Exclusive) (retries int, last, err erro
 
 // waitReplicated returns once every write the primary at addr has applied
 // so far has reached a replica: it writes key there (with a minute's TTL)
-// and sends WAIT 1 5000 on the same connection.
+// and sends WAIT for one replica on the same connection, for at most
+// redistest.Patience(5s).
 func waitReplicated(t testing.TB, addr, key string) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+	bound := redistest.Patience(5 * time.Second)
+	// A pipeline reads with ReadTimeout, whatever WAIT's own timeout.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, ReadTimeout: bound + time.Second})
 	defer rdb.Close()
 	ctx := context.Background()
-	var wait *redis.Cmd
+	var wait *redis.IntCmd
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, key, "sync", time.Minute)
-		wait = p.Do(ctx, "WAIT", 1, 5000)
-		return nil
+		wait = redis.NewIntCmd(ctx, "WAIT", 1, bound.Milliseconds())
+		return p.Process(ctx, wait)
 	})
 	require.NoError(t, err)
-	n, err := wait.Int()
+	n, err := wait.Result()
 	require.NoError(t, err)
 	require.Positive(t, n, "no replica of %s acknowledged", addr)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
 
@@ -24,7 +25,7 @@ func NewClient(t testing.TB, rdb redcoord.Redis, opts ...redcoord.Option) *redco
 	c, err := redcoord.New(rdb, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), redistest.Patience(10*time.Second))
 		defer cancel()
 		require.NoError(t, c.Close(ctx))
 	})
@@ -52,18 +53,21 @@ func WithoutMarkers(all []string) []string {
 	return k
 }
 
-// Eventually polls cond every 10ms for at most 10s: for effects that happen
-// asynchronously (a waiter reaching the queue, UNSUBSCRIBE). It bounds the
-// test, it does not time it.
+// Eventually polls cond every 10ms until it holds, for at most
+// redistest.Patience(10s): for effects that happen asynchronously (a
+// waiter reaching the queue, UNSUBSCRIBE). It bounds the test, it does not
+// time it.
 func Eventually(t testing.TB, cond func() bool, msg string) {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
+	bound := redistest.Patience(10 * time.Second)
+	for start := time.Now(); time.Since(start) < bound; time.Sleep(10 * time.Millisecond) {
 		if cond() {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("not within 10s: %s", msg)
+	if !cond() {
+		t.Fatalf("not within %v: %s", bound, msg)
+	}
 }
 
 // IsClosed reports whether ch is closed, without waiting.

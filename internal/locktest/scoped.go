@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/redistest"
 )
 
 // Scopable is a handle whose holds scope a context (Context).
@@ -47,7 +48,7 @@ func Scoped(t *testing.T, x Scopable, what string, del func()) {
 	del()
 	select {
 	case <-c.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(redistest.Patience(10 * time.Second)):
 		t.Fatal("not cancelled when the hold was lost")
 	}
 	assert.ErrorIs(t, context.Cause(c), redcoord.ErrLeaseLost)

@@ -71,7 +71,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	}
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicasPerMaster), "--cluster-yes")
 
-	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), Patience(createTimeout))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.WaitDelay = time.Second

@@ -151,8 +151,8 @@ func (c *Cluster) MoveSlot(t testing.TB, slot int, toMaster string) int {
 		if len(keys) == 0 {
 			break
 		}
-		if time.Since(start) > settleTimeout {
-			t.Fatalf("redistest: MoveSlot(%d): %d keys moved in %v, more are left", slot, moved, settleTimeout)
+		if time.Since(start) > Patience(settleTimeout) {
+			t.Fatalf("redistest: MoveSlot(%d): %d keys moved in %v, more are left", slot, moved, time.Since(start).Round(time.Millisecond))
 		}
 		cmd := []any{"MIGRATE", host, port, "", 0, migrateTimeoutMs, "KEYS"}
 		for _, k := range keys {

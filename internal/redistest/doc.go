@@ -24,6 +24,13 @@
 // settle, at most 20 s per wait; each skips the test when a binary is
 // missing, as [Real] does.
 //
+// # Bounds on real time
+//
+// The bounds these helpers state (a server answers within 5 s, a topology
+// settles within 20 s) are an idle machine's: each wait stretches its bound
+// by [Patience], so that a loaded machine does not fail a test that would
+// pass on an idle one. Tests use Patience for their own bounds of the kind.
+//
 // # Round trips
 //
 // [RoundTrips] is a go-redis hook that counts one round trip per command and

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -128,21 +129,32 @@ func launch(bin string, args []string, port int, logPath string) (*proc, error) 
 	// An *os.File as stdout/stderr makes exec hand the descriptor to the
 	// child directly: no copying goroutine outlives the process.
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	err = cmd.Start()
-	_ = logFile.Close() // the child holds its own descriptor
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
+	dieWithParent(cmd)
 	p := &proc{
 		addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		port:   port,
 		cmd:    cmd,
 		exited: make(chan struct{}),
 	}
+	// The goroutine that reaps the child also starts it, locked to its
+	// thread all along: the thread that started the child (its parent for
+	// dieWithParent) lives until the child is reaped, and only then exits
+	// with the goroutine.
+	started := make(chan error, 1)
 	go func() {
 		defer close(p.exited)
-		_ = cmd.Wait()
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			_ = cmd.Wait()
+		}
 	}()
+	err = <-started
+	_ = logFile.Close() // the child holds its own descriptor
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
 	return p, nil
 }
 
@@ -157,9 +169,9 @@ func freePort() (int, error) {
 }
 
 // waitPing polls addr with PING every 10ms until it answers +PONG, the
-// process exits, or timeout passes.
+// process exits, or Patience(timeout) passes.
 func waitPing(addr string, exited <-chan struct{}, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(Patience(timeout))
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:

@@ -126,7 +126,7 @@ func TestRealFailsWithServerOutput(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(3 * startAttempts * startTimeout):
+	case <-time.After(Patience(3 * startAttempts * startTimeout)):
 		t.Fatal("Real did not give up")
 	}
 	if !strings.Contains(rec.msg, "no-such-directive") {

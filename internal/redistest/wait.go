@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
+// The bounds below are an idle machine's; poll and waitPing stretch each
+// by Patience.
 const (
 	// settleTimeout bounds every wait for a topology to form or to recover
 	// from a failover, a kill or a slot move.
@@ -25,11 +27,12 @@ const (
 	adminTimeout = 2 * time.Second
 )
 
-// poll calls check until it returns nil: at least once, at most
-// timeout/pollInterval+1 times, and for at most about timeout (plus the
-// duration of one check). It returns nil, or the last error of check wrapped
-// with what and the time spent.
+// poll calls check until it returns nil: at least once, and for at most
+// about Patience(timeout) (plus the duration of one check), pollInterval
+// apart. It returns nil, or the last error of check wrapped with what and
+// the time spent.
 func poll(timeout time.Duration, what string, check func() error) error {
+	timeout = Patience(timeout)
 	start := time.Now()
 	limit := max(int(timeout/pollInterval), 0) + 1
 	var err error

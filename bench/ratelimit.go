@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-redis/redis_rate/v10"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/roundtrip"
@@ -18,15 +16,14 @@ import (
 )
 
 // rateNames are the ratelimit scenario's contenders: rratelimit's Wait
-// (one reservation, then a sleep to its slot), and its Allow used the way
-// a limiter without reservations is (Allow, sleep RetryAfter, try again:
-// the loop go-redis/redis_rate's README shows).
-var rateNames = []string{"rratelimit-wait", "allow-retry"}
+// (one reservation, then a sleep to its slot), and go-redis/redis_rate
+// used the way its README shows (Allow, sleep RetryAfter, try again).
+var rateNames = []string{"rratelimit-wait", "redis_rate"}
 
 // rateAbout says how each contender waits, for the legend.
 var rateAbout = map[string]string{
 	"rratelimit-wait": "rratelimit Wait: one round trip reserves the next slot, then a sleep until it",
-	"allow-retry":     "rratelimit Allow in a loop: sleep RetryAfter, try again (redis_rate's README pattern)",
+	"redis_rate":      "go-redis/redis_rate v10 Allow in a loop: sleep RetryAfter, try again (its README's pattern)",
 }
 
 // rateRow is one cell of the ratelimit scenario.
@@ -65,18 +62,32 @@ const fifoSlack = 5 * time.Millisecond
 // cfg.duration has passed.
 func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string) (rateRow, error) {
 	var trips roundtrip.Counter
-	var lims []*rratelimit.Limiter
+	var takers []func(context.Context) error
 	var closers []func()
 	defer func() {
-		for _, f := range closers {
+		for _, f := range slices.Backward(closers) {
 			f()
 		}
 	}()
 	limit := rratelimit.Limit{Events: cfg.rate, Per: time.Second, Burst: cfg.burst}
+	peerLimit := redis_rate.Limit{Rate: cfg.rate, Period: time.Second, Burst: cfg.burst}
+	peerKey := prefix + ":" + key // redis_rate adds "rate:" before it
 	n := max(1, min(c.procs, c.workers))
-	for range n {
+	for i := range n {
 		rdb := b.client(c.workers/n + 1)
 		rdb.AddHook(&trips)
+		if c.ct.name == "redis_rate" {
+			closers = append(closers, func() { _ = rdb.Close() })
+			peer := redis_rate.NewLimiter(rdb)
+			if i == 0 { // a run's limiter, whatever an earlier one left
+				if err := peer.Reset(ctx, peerKey); err != nil {
+					return rateRow{}, err
+				}
+				closers = append(closers, func() { _ = peer.Reset(context.Background(), peerKey) })
+			}
+			takers = append(takers, func(ctx context.Context) error { return allowRetry(ctx, peer, peerKey, peerLimit) })
+			continue
+		}
 		rc, err := redcoord.New(rdb, redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger))
 		if err != nil {
 			_ = rdb.Close()
@@ -84,17 +95,18 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 		}
 		closers = append(closers, func() { _ = rc.Close(context.Background()); _ = rdb.Close() })
 		lim := rratelimit.New(rc, key, limit)
-		if _, err := lim.Limit(ctx); err != nil { // scripts loaded, the connection open
+		if i == 0 { // a run's limit, whatever an earlier one left
+			if err := lim.SetLimit(ctx, limit); err != nil {
+				return rateRow{}, err
+			}
+		} else if _, err := lim.Limit(ctx); err != nil { // scripts loaded, the connection open
 			return rateRow{}, err
 		}
-		lims = append(lims, lim)
-	}
-	if err := lims[0].SetLimit(ctx, limit); err != nil { // a run's limit, whatever an earlier one left
-		return rateRow{}, err
+		takers = append(takers, lim.Wait)
 	}
 	probe := b.client(1)
 	defer probe.Close()
-	cpu0 := serverCPU(ctx, probe)
+	cpu0, cpuOK := readCPU(roundtrip.Uncounted(ctx), probe)
 	trips.Reset()
 
 	var (
@@ -113,11 +125,11 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	cellCtx, cancel = context.WithDeadline(ctx, end)
 	defer cancel()
 	for w := range c.workers {
-		lim := lims[w%n]
+		take := takers[w%n]
 		wg.Go(func() {
 			for cellCtx.Err() == nil {
 				t0 := time.Now()
-				err := takeEvent(cellCtx, lim, c.ct.name)
+				err := take(cellCtx)
 				t1 := time.Now()
 				if errors.Is(err, context.DeadlineExceeded) {
 					return // the cell ends before this worker's next slot
@@ -139,7 +151,7 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1 := serverCPU(ctx, probe)
+	cpu1, cpuOK1 := readCPU(roundtrip.Uncounted(ctx), probe)
 
 	var admitted int64
 	for _, n := range counts {
@@ -155,9 +167,8 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	}
 	if admitted > 0 {
 		row.RoundTrips = float64(trips.Load()) / float64(admitted)
-		if cpu0 >= 0 && cpu1 >= 0 {
-			us := (cpu1 - cpu0) * 1e6 / float64(admitted)
-			row.ServerUs = &us
+		if cpuOK && cpuOK1 {
+			row.ServerUs = ptr((cpu1 - cpu0) / float64(admitted))
 		}
 	}
 	return row, nil
@@ -166,14 +177,12 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 // served is one admitted call: when it began and when it returned.
 type served = struct{ began, done time.Time }
 
-// takeEvent asks lim for one event the way contender ct does.
-func takeEvent(ctx context.Context, lim *rratelimit.Limiter, ct string) error {
-	if ct == "rratelimit-wait" {
-		return lim.Wait(ctx)
-	}
+// allowRetry takes one event from redis_rate the way its README shows:
+// Allow, and while it refuses, sleep RetryAfter and try again.
+func allowRetry(ctx context.Context, lim *redis_rate.Limiter, key string, limit redis_rate.Limit) error {
 	for {
-		r, err := lim.Allow(ctx)
-		if err != nil || r.Allowed {
+		r, err := lim.Allow(ctx, key, limit)
+		if err != nil || r.Allowed > 0 {
 			return err
 		}
 		t := time.NewTimer(r.RetryAfter)
@@ -201,32 +210,6 @@ func fifoViolations(s []served) int64 {
 		}
 	}
 	return n
-}
-
-// serverCPU returns the server's used_cpu_user + used_cpu_sys (INFO cpu),
-// in seconds, or -1 where it does not say (miniredis).
-func serverCPU(ctx context.Context, rdb redis.UniversalClient) float64 {
-	info, err := rdb.Info(roundtrip.Uncounted(ctx), "cpu").Result()
-	if err != nil {
-		return -1
-	}
-	var sum float64
-	found := 0
-	for line := range strings.Lines(info) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return -1
-			}
-			sum += f
-			found++
-		}
-	}
-	if found != 2 {
-		return -1
-	}
-	return sum
 }
 
 // rateSection is the ratelimit scenario's table.

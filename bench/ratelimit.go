@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/roundtrip"
@@ -42,6 +44,7 @@ type rateRow struct {
 	WaitP99     float64  `json:"wait_p99_ms"`
 	WaitMax     float64  `json:"wait_max_ms"`
 	RoundTrips  float64  `json:"round_trips"`             // per admitted event
+	TripP99     float64  `json:"round_trip_p99_ms"`       // one command's, as the client saw it
 	ServerUs    *float64 `json:"server_cpu_us,omitempty"` // INFO cpu, per admitted event; nil: unknown
 	Jain        float64  `json:"jain"`
 	FIFO        int64    `json:"fifo_violations"`
@@ -62,6 +65,7 @@ const fifoSlack = 5 * time.Millisecond
 // cfg.duration has passed.
 func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string) (rateRow, error) {
 	var trips roundtrip.Counter
+	lat := &latency{h: newHist()}
 	var takers []func(context.Context) error
 	var closers []func()
 	defer func() {
@@ -76,6 +80,7 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	for i := range n {
 		rdb := b.client(c.workers/n + 1)
 		rdb.AddHook(&trips)
+		rdb.AddHook(lat)
 		if c.ct.name == "redis_rate" {
 			closers = append(closers, func() { _ = rdb.Close() })
 			peer := redis_rate.NewLimiter(rdb)
@@ -108,6 +113,7 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	defer probe.Close()
 	cpu0, cpuOK := readCPU(roundtrip.Uncounted(ctx), probe)
 	trips.Reset()
+	lat.reset()
 
 	var (
 		mu      sync.Mutex // protects what follows
@@ -162,7 +168,7 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	row := rateRow{
 		Lock: c.ct.name, Workers: c.workers, Procs: n, Rate: cfg.rate, Burst: cfg.burst, Seconds: elapsed.Seconds(),
 		Admitted: admitted, PerSec: float64(admitted) / secs, Bound: bound, ErrorPct: 100 * (float64(admitted) - bound) / bound,
-		WaitP50: ms(waits, 50), WaitP99: ms(waits, 99), WaitMax: ms(waits, 100),
+		WaitP50: ms(waits, 50), WaitP99: ms(waits, 99), WaitMax: ms(waits, 100), TripP99: lat.p99(),
 		Jain: jain(counts), FIFO: fifoViolations(served), Errors: errs, ErrorSample: sample,
 	}
 	if admitted > 0 {
@@ -172,6 +178,43 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 		}
 	}
 	return row, nil
+}
+
+// latency records how long each command takes from the client's call to
+// its reply: the round trip a wait includes beside its sleep.
+type latency struct {
+	mu sync.Mutex // protects h
+	h  *hdrhistogram.Histogram
+}
+
+func (l *latency) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *latency) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		t0 := time.Now()
+		err := next(ctx, cmd)
+		d := time.Since(t0)
+		l.mu.Lock()
+		record(l.h, d)
+		l.mu.Unlock()
+		return err
+	}
+}
+
+func (l *latency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (l *latency) reset() {
+	l.mu.Lock()
+	l.h.Reset()
+	l.mu.Unlock()
+}
+
+func (l *latency) p99() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return ms(l.h, 99)
 }
 
 // served is one admitted call: when it began and when it returned.
@@ -216,17 +259,17 @@ func fifoViolations(s []served) int64 {
 func rateSection(r *results) section {
 	t := section{
 		title: "ratelimit: workers share one limiter; each asks for one event at a time, as fast as it is admitted; bound: burst + rate x duration" +
-			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; " +
+			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; trip p99: one command's, call to reply; " +
 			"FIFO viol.: calls served after a call that began more than 5ms after them",
 		keys:  3,
-		head1: "\t\t\t\t\tadmitted\t\terror\twait\twait\twait\tround\tserver\t\tFIFO\t",
-		head2: "lock\tworkers\tclients\trate\tburst\t/s\tbound\t%\tp50 ms\tp99 ms\tmax ms\ttrips\tµs\tJain\tviol.\t",
+		head1: "\t\t\t\t\tadmitted\t\terror\twait\twait\twait\tround\ttrip\tserver\t\tFIFO\t",
+		head2: "lock\tworkers\tclients\trate\tburst\t/s\tbound\t%\tp50 ms\tp99 ms\tmax ms\ttrips\tp99 ms\tµs\tJain\tviol.\t",
 	}
 	for _, m := range r.RateLimit {
 		t.add(m.Lock, fmt.Sprintf("ratelimit %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
-			"%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%+.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%.3f\t%d\t",
+			"%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%+.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%.3f\t%d\t",
 			m.Lock, m.Workers, m.Procs, m.Rate, m.Burst, m.PerSec, m.Bound, m.ErrorPct, m.WaitP50, m.WaitP99, m.WaitMax,
-			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO)
+			m.RoundTrips, m.TripP99, micros(m.ServerUs), m.Jain, m.FIFO)
 	}
 	return t
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
@@ -18,15 +18,14 @@ import (
 )
 
 // rateNames are the ratelimit scenario's contenders: rratelimit's Wait
-// (one reservation, then a sleep to its slot), and its Allow used the way
-// a limiter without reservations is (Allow, sleep RetryAfter, try again:
-// the loop go-redis/redis_rate's README shows).
-var rateNames = []string{"rratelimit-wait", "allow-retry"}
+// (one reservation, then a sleep to its slot), and go-redis/redis_rate
+// used the way its README shows (Allow, sleep RetryAfter, try again).
+var rateNames = []string{"rratelimit-wait", "redis_rate"}
 
 // rateAbout says how each contender waits, for the legend.
 var rateAbout = map[string]string{
 	"rratelimit-wait": "rratelimit Wait: one round trip reserves the next slot, then a sleep until it",
-	"allow-retry":     "rratelimit Allow in a loop: sleep RetryAfter, try again (redis_rate's README pattern)",
+	"redis_rate":      "go-redis/redis_rate v10 Allow in a loop: sleep RetryAfter, try again (its README's pattern)",
 }
 
 // rateRow is one cell of the ratelimit scenario.
@@ -45,6 +44,7 @@ type rateRow struct {
 	WaitP99     float64  `json:"wait_p99_ms"`
 	WaitMax     float64  `json:"wait_max_ms"`
 	RoundTrips  float64  `json:"round_trips"`             // per admitted event
+	TripP99     float64  `json:"round_trip_p99_ms"`       // one command's, as the client saw it
 	ServerUs    *float64 `json:"server_cpu_us,omitempty"` // INFO cpu, per admitted event; nil: unknown
 	Jain        float64  `json:"jain"`
 	FIFO        int64    `json:"fifo_violations"`
@@ -65,18 +65,34 @@ const fifoSlack = 5 * time.Millisecond
 // cfg.duration has passed.
 func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, key string) (rateRow, error) {
 	var trips roundtrip.Counter
-	var lims []*rratelimit.Limiter
+	lat := &latency{h: newHist()}
+	var takers []func(context.Context) error
 	var closers []func()
 	defer func() {
-		for _, f := range closers {
+		for _, f := range slices.Backward(closers) {
 			f()
 		}
 	}()
 	limit := rratelimit.Limit{Events: cfg.rate, Per: time.Second, Burst: cfg.burst}
+	peerLimit := redis_rate.Limit{Rate: cfg.rate, Period: time.Second, Burst: cfg.burst}
+	peerKey := prefix + ":" + key // redis_rate adds "rate:" before it
 	n := max(1, min(c.procs, c.workers))
-	for range n {
+	for i := range n {
 		rdb := b.client(c.workers/n + 1)
 		rdb.AddHook(&trips)
+		rdb.AddHook(lat)
+		if c.ct.name == "redis_rate" {
+			closers = append(closers, func() { _ = rdb.Close() })
+			peer := redis_rate.NewLimiter(rdb)
+			if i == 0 { // a run's limiter, whatever an earlier one left
+				if err := peer.Reset(ctx, peerKey); err != nil {
+					return rateRow{}, err
+				}
+				closers = append(closers, func() { _ = peer.Reset(context.Background(), peerKey) })
+			}
+			takers = append(takers, func(ctx context.Context) error { return allowRetry(ctx, peer, peerKey, peerLimit) })
+			continue
+		}
 		rc, err := redcoord.New(rdb, redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger))
 		if err != nil {
 			_ = rdb.Close()
@@ -84,18 +100,20 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 		}
 		closers = append(closers, func() { _ = rc.Close(context.Background()); _ = rdb.Close() })
 		lim := rratelimit.New(rc, key, limit)
-		if _, err := lim.Limit(ctx); err != nil { // scripts loaded, the connection open
+		if i == 0 { // a run's limit, whatever an earlier one left
+			if err := lim.SetLimit(ctx, limit); err != nil {
+				return rateRow{}, err
+			}
+		} else if _, err := lim.Limit(ctx); err != nil { // scripts loaded, the connection open
 			return rateRow{}, err
 		}
-		lims = append(lims, lim)
-	}
-	if err := lims[0].SetLimit(ctx, limit); err != nil { // a run's limit, whatever an earlier one left
-		return rateRow{}, err
+		takers = append(takers, lim.Wait)
 	}
 	probe := b.client(1)
 	defer probe.Close()
-	cpu0 := serverCPU(ctx, probe)
+	cpu0, cpuOK := readCPU(roundtrip.Uncounted(ctx), probe)
 	trips.Reset()
+	lat.reset()
 
 	var (
 		mu      sync.Mutex // protects what follows
@@ -113,11 +131,11 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	cellCtx, cancel = context.WithDeadline(ctx, end)
 	defer cancel()
 	for w := range c.workers {
-		lim := lims[w%n]
+		take := takers[w%n]
 		wg.Go(func() {
 			for cellCtx.Err() == nil {
 				t0 := time.Now()
-				err := takeEvent(cellCtx, lim, c.ct.name)
+				err := take(cellCtx)
 				t1 := time.Now()
 				if errors.Is(err, context.DeadlineExceeded) {
 					return // the cell ends before this worker's next slot
@@ -139,7 +157,7 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1 := serverCPU(ctx, probe)
+	cpu1, cpuOK1 := readCPU(roundtrip.Uncounted(ctx), probe)
 
 	var admitted int64
 	for _, n := range counts {
@@ -150,30 +168,64 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	row := rateRow{
 		Lock: c.ct.name, Workers: c.workers, Procs: n, Rate: cfg.rate, Burst: cfg.burst, Seconds: elapsed.Seconds(),
 		Admitted: admitted, PerSec: float64(admitted) / secs, Bound: bound, ErrorPct: 100 * (float64(admitted) - bound) / bound,
-		WaitP50: ms(waits, 50), WaitP99: ms(waits, 99), WaitMax: ms(waits, 100),
+		WaitP50: ms(waits, 50), WaitP99: ms(waits, 99), WaitMax: ms(waits, 100), TripP99: lat.p99(),
 		Jain: jain(counts), FIFO: fifoViolations(served), Errors: errs, ErrorSample: sample,
 	}
 	if admitted > 0 {
 		row.RoundTrips = float64(trips.Load()) / float64(admitted)
-		if cpu0 >= 0 && cpu1 >= 0 {
-			us := (cpu1 - cpu0) * 1e6 / float64(admitted)
-			row.ServerUs = &us
+		if cpuOK && cpuOK1 {
+			row.ServerUs = ptr((cpu1 - cpu0) / float64(admitted))
 		}
 	}
 	return row, nil
 }
 
+// latency records how long each command takes from the client's call to
+// its reply: the round trip a wait includes beside its sleep.
+type latency struct {
+	mu sync.Mutex // protects h
+	h  *hdrhistogram.Histogram
+}
+
+func (l *latency) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *latency) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		t0 := time.Now()
+		err := next(ctx, cmd)
+		d := time.Since(t0)
+		l.mu.Lock()
+		record(l.h, d)
+		l.mu.Unlock()
+		return err
+	}
+}
+
+func (l *latency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (l *latency) reset() {
+	l.mu.Lock()
+	l.h.Reset()
+	l.mu.Unlock()
+}
+
+func (l *latency) p99() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return ms(l.h, 99)
+}
+
 // served is one admitted call: when it began and when it returned.
 type served = struct{ began, done time.Time }
 
-// takeEvent asks lim for one event the way contender ct does.
-func takeEvent(ctx context.Context, lim *rratelimit.Limiter, ct string) error {
-	if ct == "rratelimit-wait" {
-		return lim.Wait(ctx)
-	}
+// allowRetry takes one event from redis_rate the way its README shows:
+// Allow, and while it refuses, sleep RetryAfter and try again.
+func allowRetry(ctx context.Context, lim *redis_rate.Limiter, key string, limit redis_rate.Limit) error {
 	for {
-		r, err := lim.Allow(ctx)
-		if err != nil || r.Allowed {
+		r, err := lim.Allow(ctx, key, limit)
+		if err != nil || r.Allowed > 0 {
 			return err
 		}
 		t := time.NewTimer(r.RetryAfter)
@@ -203,47 +255,21 @@ func fifoViolations(s []served) int64 {
 	return n
 }
 
-// serverCPU returns the server's used_cpu_user + used_cpu_sys (INFO cpu),
-// in seconds, or -1 where it does not say (miniredis).
-func serverCPU(ctx context.Context, rdb redis.UniversalClient) float64 {
-	info, err := rdb.Info(roundtrip.Uncounted(ctx), "cpu").Result()
-	if err != nil {
-		return -1
-	}
-	var sum float64
-	found := 0
-	for line := range strings.Lines(info) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return -1
-			}
-			sum += f
-			found++
-		}
-	}
-	if found != 2 {
-		return -1
-	}
-	return sum
-}
-
 // rateSection is the ratelimit scenario's table.
 func rateSection(r *results) section {
 	t := section{
 		title: "ratelimit: workers share one limiter; each asks for one event at a time, as fast as it is admitted; bound: burst + rate x duration" +
-			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; " +
+			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; trip p99: one command's, call to reply; " +
 			"FIFO viol.: calls served after a call that began more than 5ms after them",
 		keys:  3,
-		head1: "\t\t\t\t\tadmitted\t\terror\twait\twait\twait\tround\tserver\t\tFIFO\t",
-		head2: "lock\tworkers\tclients\trate\tburst\t/s\tbound\t%\tp50 ms\tp99 ms\tmax ms\ttrips\tµs\tJain\tviol.\t",
+		head1: "\t\t\t\t\tadmitted\t\terror\twait\twait\twait\tround\ttrip\tserver\t\tFIFO\t",
+		head2: "lock\tworkers\tclients\trate\tburst\t/s\tbound\t%\tp50 ms\tp99 ms\tmax ms\ttrips\tp99 ms\tµs\tJain\tviol.\t",
 	}
 	for _, m := range r.RateLimit {
 		t.add(m.Lock, fmt.Sprintf("ratelimit %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
-			"%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%+.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%.3f\t%d\t",
+			"%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%+.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%.3f\t%d\t",
 			m.Lock, m.Workers, m.Procs, m.Rate, m.Burst, m.PerSec, m.Bound, m.ErrorPct, m.WaitP50, m.WaitP99, m.WaitMax,
-			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO)
+			m.RoundTrips, m.TripP99, micros(m.ServerUs), m.Jain, m.FIFO)
 	}
 	return t
 }

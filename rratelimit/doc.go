@@ -85,13 +85,13 @@
 //
 // # Retries and failures
 //
-// A call that go-redis sends again after losing its reply is counted once
-// when no other call reached the limiter in between (the hash remembers
-// the last request counted); otherwise the events are counted twice,
-// which admits less, never more. The limiter does not wait for replicas
-// (WithWaitReplicas does not apply): a failover to a replica that missed
-// the last writes forgets the events they counted, at most one burst and
-// what the lag held. When Redis cannot be reached, Allow and Wait return
+// A call that go-redis sends again after losing its reply is counted once,
+// whatever calls reached the limiter in between: each take's request id is
+// kept with its slot until 15 s past it (in a second key of the name, in
+// its slot), and a retry finds it and replies with the same slot. The
+// limiter does not wait for replicas (WithWaitReplicas does not apply):
+// a failover to a replica that missed the last writes forgets the events
+// they counted, at most one burst and what the lag held. When Redis cannot be reached, Allow and Wait return
 // an error that matches redcoord.ErrNotAcquired, or admit, for a handle
 // made WithFailOpen.
 package rratelimit

@@ -51,6 +51,72 @@ func TestLostReplyCountedOnce(t *testing.T) {
 	})
 }
 
+// A take whose reply is lost is counted once even when another take comes
+// in between, before go-redis sends it again: the retry finds its request
+// id among the recent takes' and replies with its first slot.
+func TestLostReplyCountedOnceWithTakeBetween(t *testing.T) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		limit := rratelimit.PerMinute(1).WithBurst(3) // go-redis's back-offs drain next to nothing
+		a := rratelimit.New(ps[0].C, "lost", limit)
+		b := rratelimit.New(ps[1].C, "lost", limit)
+		// rate_take is loaded: the dropped reply is not a NOSCRIPT.
+		_, err := rratelimit.New(ps[1].C, "warm", limit).Allow(ctx)
+		require.NoError(t, err)
+
+		// b takes one event while a's take, applied, waits for its retry.
+		between := take(t, ps[0], 1, func() {
+			r, err := b.Allow(ctx)
+			assert.NoError(t, err)
+			assert.True(t, r.Allowed)
+		})
+		r, err := a.Allow(ctx)
+		require.NoError(t, err)
+		<-between
+		require.Equal(t, 1, ps[0].Faults.Fired(), "the reply was dropped")
+		assert.True(t, r.Allowed)
+		assert.Equal(t, 1, r.Remaining, "a's event counted once, b's once")
+		r, err = b.Allow(ctx)
+		require.NoError(t, err)
+		assert.True(t, r.Allowed, "the burst's third event")
+
+		// A Wait's retry sleeps until its first slot, not a second one.
+		time.Sleep(3 * time.Minute) // idle again
+		start := time.Now()
+		between = take(t, ps[0], 2, func() { assert.NoError(t, b.WaitN(ctx, 3)) })
+		require.NoError(t, a.WaitN(ctx, 2))
+		assert.Equal(t, time.Duration(0), time.Since(start).Round(time.Second), "a's 2 events came first, within the burst")
+		<-between
+		require.Equal(t, 2, ps[0].Faults.Fired())
+	})
+}
+
+// take arms p to drop the reply of its next take, and returns a channel
+// closed once f has run: after the take was applied and its reply dropped
+// (p's faults have then fired fired times), before go-redis's retry, which
+// comes at least 8ms later.
+func take(t *testing.T, p *locktest.Proc, fired int, f func()) <-chan struct{} {
+	done := make(chan struct{})
+	isTake := locktest.EvalSHA("rate_take")
+	var once sync.Once
+	p.Faults.DropReply(func(args []string) bool {
+		if !isTake(args) {
+			return false
+		}
+		once.Do(func() {
+			go func() {
+				defer close(done)
+				for p.Faults.Fired() < fired {
+					time.Sleep(10 * time.Microsecond)
+				}
+				f()
+			}()
+		})
+		return true
+	})
+	return done
+}
+
 // refused is a go-redis client whose every dial is refused: Redis down.
 func refused(t *testing.T) *redis.Client {
 	rdb := redis.NewClient(&redis.Options{

@@ -55,7 +55,7 @@ func New(c *redcoord.Client, name string, limit Limit, opts ...Option) *Limiter 
 		}
 	}
 	if l.err == nil {
-		l.r = scripts.Rate{Key: l.s.Key(name, core.KeyRate), Kind: kind}
+		l.r = scripts.Rate{Key: l.s.Key(name, core.KeyRate), Done: l.s.Key(name, core.KeyRateDone), Kind: kind}
 		l.owner = l.s.NewOwner()
 	}
 	return l

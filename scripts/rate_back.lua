@@ -4,12 +4,12 @@
 -- from this one's and is kept; moving TAT back then would give the next
 -- take a slot that falls on an existing one, two events where the limit
 -- allows one. The events are then left unused instead.
--- KEYS, ARGV[1..4] as in rate_lib.lua
--- ARGV[5] the take's request id
--- ARGV[6] the take's cost (µs), as rate_take replied
+-- KEYS, ARGV[1..7] as in rate_lib.lua
+-- ARGV[8] the take's request id
+-- ARGV[9] the take's cost (µs), as rate_take replied
 -- Reply: 1 given back; 0 left (a take came after it, SetLimit changed the
 --        limit since, or the limiter expired)
-local req, cost = ARGV[5], tonumber(ARGV[6])
+local req, cost = ARGV[8], tonumber(ARGV[9])
 local h = rate_read()
 if not h[1] or h[6] ~= req then
   return 0

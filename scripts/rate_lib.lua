@@ -7,21 +7,26 @@
 -- counted (TAT = max(TAT, now) + its cost), TAT is no further ahead of now
 -- than burst intervals (the tolerance).
 --
--- Every rate script takes the same KEYS and the same first four ARGV:
+-- Every rate script takes the same KEYS and the same first seven ARGV:
 --   KEYS[1] the limiter: a hash with the fields
 --             k  kind ("rratelimit")
 --             e  events   p  period (µs)   b  burst: the limit in effect
 --             t  TAT, server time in µs (absent: idle)
---             r  the request id of the last take that moved t: a retried
---                take finds it and replies as it did, and a give-back
---                applies only while no take came after its own
+--             r  the request id of the last take that moved t: a
+--                give-back applies only while no take came after its own
 --             s  1 once SetLimit set the limit: the hash then lives a
 --                day past its last use, not one period past its TAT
 --           It expires by itself once idle (see rate_expire).
---   ARGV[1] kind
---   ARGV[2] events  ARGV[3] period (µs)  ARGV[4] burst: the caller's
+--   KEYS[2] done: the takes counted lately (a zset, as lib.lua's request
+--           markers): request id -> the time its events were admitted at
+--           (server time in µs: now, or the slot a Wait sleeps until). A
+--           retried take finds its id there and replies with that slot,
+--           whatever came in between; an id is kept until MARK_TTL after
+--           its time, and the zset expires MARK_TTL after its last write.
+--   ARGV[1..4] as in lib.lua (the rate limiter publishes nothing: its
+--           publish command and channel are empty)
+--   ARGV[5] events  ARGV[6] period (µs)  ARGV[7] burst: the caller's
 --           limit, used only where the hash holds none
-local RATE_KIND = ARGV[1]
 
 -- RATE_SET_TTL_US is how long a limit that SetLimit set outlives the
 -- limiter's last use: a day.
@@ -35,14 +40,14 @@ end
 
 -- rate_read reads the limiter, checks its kind (WRONGTYPE before any
 -- write), and returns the hash's fields and the limit in effect: the
--- stored one, or the caller's (ARGV[2..4]) where none is stored.
+-- stored one, or the caller's (ARGV[5..7]) where none is stored.
 local function rate_read()
   local h = redis.call('HMGET', KEYS[1], 'k', 'e', 'p', 'b', 't', 'r', 's')
-  check_kind(KEYS[1], h[1], RATE_KIND)
+  check_kind(KEYS[1], h[1], KIND)
   if h[2] then
     return h, tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
   end
-  return h, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  return h, tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 end
 
 -- rate_cost returns what n events cost in µs at events per period:
@@ -73,4 +78,19 @@ local function rate_expire(tat, now, per, set)
     ttl = math.max(ttl, RATE_SET_TTL_US)
   end
   redis.call('PEXPIRE', KEYS[1], math.ceil(ttl / 1000))
+end
+
+-- rate_counted returns the time at which the take req was admitted (µs),
+-- if it was counted within MARK_TTL, else nil; it first drops the ids
+-- whose time is more than MARK_TTL past.
+local function rate_counted(req, now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', rate_us(now - MARK_TTL * 1000))
+  local at = redis.call('ZSCORE', KEYS[2], req)
+  return at and tonumber(at)
+end
+
+-- rate_mark records that the take req was admitted at time at (µs).
+local function rate_mark(req, at)
+  redis.call('ZADD', KEYS[2], rate_us(at), req)
+  redis.call('PEXPIRE', KEYS[2], MARK_TTL)
 end

@@ -1,5 +1,5 @@
 -- rate_state: read the limit in effect and what is left of the burst.
--- KEYS, ARGV[1..4] as in rate_lib.lua
+-- KEYS, ARGV[1..7] as in rate_lib.lua
 -- Reply: {stored, events, period, burst, left}  stored: 1 if the hash
 --        holds a limit, 0 if the caller's would apply
 local h, events, per, burst = rate_read()

@@ -43,6 +43,7 @@ const (
 	KeyLatch                      // rlatch's count
 	KeyLatchDone                  // rlatch's request markers
 	KeyRate                       // rratelimit's limit and state
+	KeyRateDone                   // rratelimit's recent takes
 	ChanName                      // a name's broadcasts
 	ChanNameClient                // a name's wakes for one Client
 	ChanWritersClient             // rrwlock's writers' wakes for one Client
@@ -135,6 +136,7 @@ var schema = [numParts]Key{
 	KeyLatch:          {Part: "latch", Type: "hash", Kinds: []string{Rlatch}, Doc: "the count, its round and spent TTL"},
 	KeyLatchDone:      {Part: "latch-done", Type: "zset", Kinds: []string{Rlatch}, Doc: "recent request ids, so a retry applies once"},
 	KeyRate:           {Part: "rate", Type: "hash", Kinds: []string{Ratelimit}, Doc: "the limit, the GCRA state (TAT) and the last request counted; expires when idle"},
+	KeyRateDone:       {Part: "rate-done", Type: "zset", Kinds: []string{Ratelimit}, Doc: "recent takes' request ids → their slot, so a retry is counted once"},
 	ChanName:          {Part: "ch", Type: "channel", Kinds: locks, Doc: "broadcasts: forced unlock, readers may enter, a new leader"},
 	ChanNameClient:    {Part: "ch", Tail: "client id", Type: "channel", Kinds: locks, Doc: "wakes and grants for one Client's waiters; forced-unlock notices on Cluster"},
 	ChanWritersClient: {Part: "wch", Tail: "client id", Type: "channel", Kinds: []string{Rrwlock}, Doc: "wakes for one Client's waiting writers"},

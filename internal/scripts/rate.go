@@ -28,13 +28,20 @@ type RateLimit struct {
 
 // Rate names one rate limiter (see rate_lib.lua).
 type Rate struct {
-	Key, Kind string
+	Key, Done string // keys: the limiter, its recent takes
+	Kind      string
+	// Marks is how long a take's request id is kept past its slot, so
+	// that a retry is counted once: RequestTTL when 0.
+	Marks time.Duration
 }
 
-// args prepends the arguments every rate script takes: the kind and the
+func (r Rate) keys() []string { return []string{r.Key, r.Done} }
+
+// args prepends the arguments every rate script takes: lib.lua's four (no
+// publish command or channel: the limiter sends no message) and the
 // caller's limit.
 func (r Rate) args(l RateLimit, more ...any) []any {
-	return append([]any{r.Kind, l.Events, l.Per, l.Burst}, more...)
+	return append([]any{r.Kind, "", "", marks(r.Marks), l.Events, l.Per, l.Burst}, more...)
 }
 
 // RateTake is what rate_take replied.
@@ -54,7 +61,7 @@ func (r Rate) Take(ctx context.Context, rdb redis.Scripter, l RateLimit, n int64
 	if maxWait >= 0 {
 		mw = maxWait.Microseconds()
 	}
-	v, err := rateTake.Run(ctx, rdb, []string{r.Key}, r.args(l, n, mw, req)...)
+	v, err := rateTake.Run(ctx, rdb, r.keys(), r.args(l, n, mw, req)...)
 	if err != nil {
 		return RateTake{}, err
 	}
@@ -79,7 +86,7 @@ func (r Rate) Take(ctx context.Context, rdb redis.Scripter, l RateLimit, n int64
 // Back gives back the events of the take req, which cost cost µs, if no
 // take was counted after it, and reports whether it did.
 func (r Rate) Back(ctx context.Context, rdb redis.Scripter, l RateLimit, req string, cost int64) (bool, error) {
-	v, err := rateBack.Run(ctx, rdb, []string{r.Key}, r.args(l, req, cost)...)
+	v, err := rateBack.Run(ctx, rdb, r.keys(), r.args(l, req, cost)...)
 	if err != nil {
 		return false, err
 	}
@@ -88,7 +95,7 @@ func (r Rate) Back(ctx context.Context, rdb redis.Scripter, l RateLimit, req str
 
 // Set stores l as the limit in effect, keeping the state.
 func (r Rate) Set(ctx context.Context, rdb redis.Scripter, l RateLimit) error {
-	_, err := rateSet.Run(ctx, rdb, []string{r.Key}, r.args(l)...)
+	_, err := rateSet.Run(ctx, rdb, r.keys(), r.args(l)...)
 	return err
 }
 
@@ -102,7 +109,7 @@ type RateState struct {
 // State reads the limit in effect (l where none is stored) and what is
 // left of the burst.
 func (r Rate) State(ctx context.Context, rdb redis.Scripter, l RateLimit) (RateState, error) {
-	v, err := rateState.Run(ctx, rdb, []string{r.Key}, r.args(l)...)
+	v, err := rateState.Run(ctx, rdb, r.keys(), r.args(l)...)
 	if err != nil {
 		return RateState{}, err
 	}

@@ -106,19 +106,22 @@ func TestReplacedHoldReportsLoss(t *testing.T) {
 	assert.Equal(t, int64(1), n)
 }
 
-// Concurrent Locks on one handle (goroutines sharing it share its hold):
-// after the Unlocks that leave holds, the hold is still renewed.
+// Concurrent re-entries of one hold, through its Context: after the
+// Unlocks that leave holds, the hold is still renewed.
 func TestSharedHandleStaysWatched(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
 	ctx := context.Background()
 	c := locktest.NewClient(t, rdb)
 	m := rlock.New(c, "r5")
 	const n = 8
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		go func() { errs <- m.Lock(ctx) }()
+	require.NoError(t, m.Lock(ctx))
+	hctx, cancel := m.Context(ctx)
+	defer cancel()
+	errs := make(chan error, n-1)
+	for i := 1; i < n; i++ {
+		go func() { errs <- m.Lock(hctx) }() // re-entries, through the hold's Context
 	}
-	for i := 0; i < n; i++ {
+	for i := 1; i < n; i++ {
 		require.NoError(t, <-errs)
 	}
 	for i := 0; i < n-1; i++ {

@@ -24,7 +24,7 @@ func main() {
 	}
 	defer c.Close(ctx)
 
-	mu := rlock.New(c, "orders:42") // a handle is an owner: one per goroutine that must exclude the others
+	mu := rlock.New(c, "orders:42") // a handle is an owner; goroutines sharing it exclude each other
 	if err := mu.Lock(ctx); err != nil {
 		log.Fatal(err)
 	}

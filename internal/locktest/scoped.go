@@ -31,9 +31,9 @@ func Scoped(t *testing.T, x Scopable, what string, del func()) {
 	cancel()
 
 	require.NoError(t, x.Lock(ctx))
-	require.NoError(t, x.Lock(ctx))
 	c, cancel = x.Context(ctx)
 	defer cancel()
+	require.NoError(t, x.Lock(c), "a re-entry, through the hold's Context")
 	require.NoError(t, x.Unlock(ctx))
 	require.NoError(t, c.Err(), "a re-entry's Unlock keeps the hold")
 	require.NoError(t, x.Unlock(ctx))

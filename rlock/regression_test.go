@@ -61,7 +61,9 @@ func TestReentryDoesNotQueueBehindLocalWaiters(t *testing.T) {
 	bDone := make(chan error, 1)
 	go func() { bDone <- b.Lock(bctx) }()
 	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
-	tctx, tcancel := context.WithTimeout(ctx, 10*time.Second) // a bound, not a timing
+	held, hcancel := a.Context(ctx) // a re-entry names the hold by its Context
+	defer hcancel()
+	tctx, tcancel := context.WithTimeout(held, 10*time.Second) // a bound, not a timing
 	defer tcancel()
 	require.NoError(t, a.Lock(tctx), "re-entry must not wait for a release only it can make")
 	n, err := a.HoldCount(ctx)

@@ -18,13 +18,13 @@ import (
 )
 
 // Reentrant is a reentrant hold with a fixed-lease variant: the locks'
-// exclusive holds, and rrwlock's read holds through an adapter.
+// exclusive holds, and rrwlock's read holds (RLocker and the rest).
 type Reentrant interface {
-	Exclusive
+	redcoord.Locker
 	LockWithLease(ctx context.Context, lease time.Duration) error
 	Extend(ctx context.Context, lease time.Duration) error
 	Owner() string
-	Context(parent context.Context) (context.Context, context.CancelFunc)
+	Token() uint64
 }
 
 // Kind describes one kind of hold for the fault tests below.

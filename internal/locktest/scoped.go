@@ -11,18 +11,11 @@ import (
 	"github.com/redcoord/redcoord"
 )
 
-// Scopable is a handle whose holds scope a context (Context).
-type Scopable interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-	Context(parent context.Context) (context.Context, context.CancelFunc)
-}
-
 // Scoped checks a handle's Context: cancelled at once when nothing is
 // held; kept through a re-entry's Unlock; cancelled by the last Unlock
 // before it returns, with ErrNotHeld naming what; and, once deleting the
 // key behind it loses the hold, with ErrLeaseLost naming it.
-func Scoped(t *testing.T, x Scopable, what string, del func()) {
+func Scoped(t *testing.T, x redcoord.Locker, what string, del func()) {
 	t.Helper()
 	ctx := context.Background()
 	c, cancel := x.Context(ctx)

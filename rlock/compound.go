@@ -39,12 +39,12 @@ func newCompound(what string) compound {
 // wait.ErrBusy), waits for the handle's turn and reports whether it
 // re-entered, having counted the re-entry. Unless err is set, the caller
 // calls e.Exit and give when done.
-func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e *hold.Entry, err error) {
+func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e hold.Entry, err error) {
 	if err := check(ctx); err != nil {
 		if invalid == nil { // a closed Client, a done ctx: say what did not happen too
 			err = errs.Both(errs.ErrNotAcquired, err)
 		}
-		return false, nil, err
+		return false, hold.Entry{}, err
 	}
 	c.mu.Lock()
 	var held any
@@ -53,11 +53,11 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 	}
 	c.mu.Unlock()
 	if e, err = c.gate.Enter(ctx, held, block); err != nil {
-		return false, nil, err
+		return false, hold.Entry{}, err
 	}
 	if err := c.take(ctx); err != nil {
 		e.Exit()
-		return false, nil, errs.Both(errs.ErrNotAcquired, err)
+		return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,9 +68,9 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 	case e.Reentry(): // the hold it re-enters ended meanwhile, and its ctx with it
 		c.give()
 		if err := ctx.Err(); err != nil {
-			return false, nil, errs.Both(errs.ErrNotAcquired, err)
+			return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
 		}
-		return false, nil, errs.LostAcquire("%s: the hold this acquire re-entered has ended", c.what)
+		return false, hold.Entry{}, errs.LostAcquire("%s: the hold this acquire re-entered has ended", c.what)
 	}
 	c.count = 0 // a hold left is lost: acquire afresh
 	return false, e, nil

@@ -20,21 +20,23 @@ type Gate struct {
 	slot chan struct{} // full while an acquire, or the hold it took, keeps the handle
 
 	mu   sync.Mutex
-	by   *Entry // the acquire that keeps the slot until its hold keeps it; nil: none
+	seq  uint64 // numbers the acquires that take the slot
+	by   uint64 // the acquire that keeps the slot until its hold keeps it; 0: none
 	kept bool   // a hold keeps the slot
 }
 
 // NewGate returns a Gate that nobody keeps.
 func NewGate() *Gate { return &Gate{slot: make(chan struct{}, 1)} }
 
-// Entry is one acquire's pass through a Gate.
+// Entry is one acquire's pass through a Gate: a value, so that an
+// uncontended acquire allocates nothing for it.
 type Entry struct {
-	g    *Gate
-	took bool // the acquire took the slot (it is not a re-entry)
+	g *Gate
+	n uint64 // the acquire's number, if it took the slot; 0: a re-entry
 }
 
 // Reentry reports whether the acquire re-enters the current hold.
-func (e *Entry) Reentry() bool { return !e.took }
+func (e Entry) Reentry() bool { return e.n == 0 }
 
 // markKey is the key under which a hold's contexts carry its mark.
 type markKey struct{ g *Gate }
@@ -57,46 +59,46 @@ func (g *Gate) Marked(ctx context.Context) any { return ctx.Value(markKey{g}) }
 // ctx.Err(), and so does an acquire whose ctx carries the mark of a hold
 // that has ended (its Context is cancelled by then). The caller calls
 // Exit when the acquire ends.
-func (g *Gate) Enter(ctx context.Context, held any, block bool) (*Entry, error) {
+func (g *Gate) Enter(ctx context.Context, held any, block bool) (Entry, error) {
 	mark := g.Marked(ctx)
 	if mark != nil && mark == held {
-		return &Entry{g: g}, nil
+		return Entry{g: g}, nil
 	}
 	if block {
 		select {
 		case g.slot <- struct{}{}:
 		case <-ctx.Done():
-			return nil, errs.Both(errs.ErrNotAcquired, ctx.Err())
+			return Entry{}, errs.Both(errs.ErrNotAcquired, ctx.Err())
 		}
 	} else {
 		select {
 		case g.slot <- struct{}{}:
 		default:
-			return nil, wait.ErrBusy
+			return Entry{}, wait.ErrBusy
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		<-g.slot
-		return nil, errs.Both(errs.ErrNotAcquired, err)
+		return Entry{}, errs.Both(errs.ErrNotAcquired, err)
 	}
-	e := &Entry{g: g, took: true}
 	g.mu.Lock()
-	g.by = e
-	g.mu.Unlock()
-	return e, nil
+	defer g.mu.Unlock()
+	g.seq++
+	g.by = g.seq
+	return Entry{g: g, n: g.seq}, nil
 }
 
 // Exit ends the acquire of e: it gives the slot back unless the hold the
 // acquire took keeps it.
-func (e *Entry) Exit() {
-	if e == nil || !e.took {
+func (e Entry) Exit() {
+	if e.n == 0 {
 		return
 	}
 	g := e.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.by == e {
-		g.by = nil
+	if g.by == e.n {
+		g.by = 0
 		<-g.slot
 	}
 }
@@ -112,11 +114,11 @@ func (g *Gate) Keep(entered bool) bool {
 	if g.kept {
 		return false
 	}
-	if g.by != nil {
+	if g.by != 0 {
 		if !entered {
 			return false
 		}
-		g.by, g.kept = nil, true
+		g.by, g.kept = 0, true
 		return true
 	}
 	select {

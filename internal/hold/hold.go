@@ -114,7 +114,7 @@ func New() *Tracker {
 // re-enters it; any other waits, in this process, until no hold of the
 // handle's is kept, or with block unset finds one kept: wait.ErrBusy. The
 // caller calls Exit on the Entry when the acquire ends.
-func (t *Tracker) Enter(ctx context.Context, block bool) (*Entry, error) {
+func (t *Tracker) Enter(ctx context.Context, block bool) (Entry, error) {
 	t.mu.Lock()
 	var held any
 	if t.count > 0 {

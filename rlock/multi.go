@@ -403,7 +403,8 @@ func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
 // ends, so that the work it guards stops with it: when any name's hold is
 // lost (the cause matches ErrLeaseLost) or the last Unlock releases them
 // (ErrNotHeld), before that call returns; at once, with ErrNotHeld, when
-// the MultiMutex holds nothing. Call the CancelFunc when the work is done.
+// the MultiMutex holds nothing. A Lock with it re-enters the hold (see
+// Context at redcoord.Locker). Call the CancelFunc when the work is done.
 func (mm *MultiMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return mm.c.Context(parent)
 }

@@ -338,8 +338,9 @@ func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 // ends, so that the work it guards stops with it: when fewer than a
 // majority may still hold it (the cause matches ErrLeaseLost) or the last
 // Unlock releases it (ErrNotHeld), before that call returns; at once, with
-// ErrNotHeld, when the RedLock holds nothing. Call the CancelFunc when the
-// work is done.
+// ErrNotHeld, when the RedLock holds nothing. A Lock with it re-enters the
+// hold (see Context at redcoord.Locker). Call the CancelFunc when the work
+// is done.
 func (rl *RedLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return rl.c.Context(parent)
 }

@@ -5,7 +5,8 @@
 // release and extend requests that change them), which the locks keep one
 // of and an expirable semaphore keeps one of per permit; the lock Handle
 // around a Tracker (the lock hash's keys, Unlock, ForceUnlock and the state
-// reads); and the Heartbeat that keeps a waiter registered in Redis
+// reads); the Gate that keeps the goroutines sharing a handle out of each
+// other's holds; and the Heartbeat that keeps a waiter registered in Redis
 // (rfairlock's queue, rrwlock's waiting writers).
 package hold
 

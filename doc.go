@@ -19,8 +19,12 @@
 //
 // Go has no thread ids, and redcoord does not fake them: a handle is an
 // owner. rlock.New returns a handle whose owner id is "<client id>:<n>";
-// locking the same handle again re-enters it, and another handle, even in
-// the same process, is another owner and waits.
+// another handle, even in the same process, is another owner and waits.
+// Goroutines that share one handle exclude each other as with a
+// sync.Mutex, and re-enter its hold only with a context of it: Redisson
+// keys ownership to the thread, and here the context carries the identity
+// (see "Sharing a handle" at Locker, which also states the contracts every
+// lock shares: Lost, Context, Extend, Forget, Token, releases).
 //
 // # Leases and the watchdog
 //

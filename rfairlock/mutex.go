@@ -13,10 +13,10 @@ import (
 const kind = "rfairlock"
 
 // Mutex is a handle on a reentrant, first-come-first-served lock named in
-// Redis. The handle is the owner: locking it again re-enters, another handle
-// queues. It is safe for concurrent use, but goroutines sharing one handle
-// share its hold, so give each goroutine that must exclude the others its
-// own handle.
+// Redis. The handle is the owner: another handle queues. It is safe for
+// concurrent use: goroutines sharing it exclude each other, and re-enter its
+// hold only through the hold's Context (see "Sharing a handle" at
+// redcoord.Locker).
 //
 // A Mutex must not be copied after first use.
 type Mutex struct {
@@ -49,8 +49,9 @@ func (m *Mutex) Owner() string { return m.h.Lock.Owner }
 
 // Lock blocks until it holds the lock or ctx is done. Waiters are served in
 // the order they first asked, across processes. The hold's lease is the
-// Client's lease TTL, renewed by the watchdog until Unlock. Locking a handle
-// that holds the lock re-enters it at once, without queueing. A wait that
+// Client's lease TTL, renewed by the watchdog until Unlock. A Lock whose ctx
+// descends from the hold's Context re-enters it at once, without queueing;
+// any other Lock on a held handle waits for its hold to end first. A wait that
 // ends returns an error matching both ErrNotAcquired and ctx.Err(); it
 // leaves the queue, or passes on a grant that raced in.
 func (m *Mutex) Lock(ctx context.Context) error {
@@ -82,6 +83,11 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	e, err := h.Hold.Enter(ctx, block)
+	if err != nil {
+		return err
+	}
+	defer e.Exit()
 	return m.q.Acquire(ctx, h.LeaseArg(fixed), fixed, block)
 }
 
@@ -106,22 +112,14 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 	return ok, m.named(err)
 }
 
-// Extend gives the handle's hold a fixed lease that ends lease (at least
-// 1ms) from now, in one round trip: the watchdog no longer renews it, and
-// Lost closes when it ends. A hold that already ended is ErrLeaseLost
-// (matching ErrNotHeld); a handle that holds nothing gets ErrNotHeld. An
-// Extend that fails otherwise than with ErrWrongType (a timeout, a dropped
-// connection) may have set the lease: the hold is renewed as before, but
-// Lost closes when that lease would end unless a later Extend succeeds.
+// Extend gives the handle's hold a fixed lease that ends lease from now,
+// in one round trip: see Extend at redcoord.Locker.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.named(m.h.Extend(ctx, lease))
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token), and
-// reports whether it deleted it. It does nothing while the name is in use
-// or the counter is ahead of the server's clock: see "Fencing tokens" in
-// package redcoord.
+// longer used: see Forget at redcoord.Locker.
 func (m *Mutex) Forget(ctx context.Context) (bool, error) {
 	ok, err := m.h.Forget(ctx)
 	return ok, m.named(err)
@@ -136,3 +134,5 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	ok, err := m.h.ForceUnlock(ctx, m.fair.Force)
 	return ok, m.named(err)
 }
+
+var _ redcoord.Locker = (*Mutex)(nil)

@@ -27,14 +27,16 @@ func TestReentryDoesNotQueue(t *testing.T) {
 		go func() { got <- waiter.Lock(ctx) }()
 		locktest.Eventually(t, func() bool { n, _ := m.QueueLength(ctx); return n == 1 }, "waiter queued")
 
+		held, cancel := m.Context(ctx)
+		defer cancel()
 		for i := 2; i <= 3; i++ {
-			require.NoError(t, m.Lock(ctx), "re-entry while another handle waits")
+			require.NoError(t, m.Lock(held), "re-entry while another handle waits")
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(i), n)
 			assert.Equal(t, first, m.Token(), "re-entry keeps the token")
 		}
-		ok, err := m.TryLock(ctx)
+		ok, err := m.TryLock(held)
 		require.NoError(t, err)
 		assert.True(t, ok, "TryLock re-enters too")
 		assert.Equal(t, first, m.Token(), "re-entry by TryLock keeps the token")

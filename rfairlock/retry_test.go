@@ -39,8 +39,10 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 			require.NoError(t, m.Lock(ctx), "fresh acquire, round %d", i)
 			require.Equal(t, int64(1), count(m), "fresh acquire applied twice, round %d", i)
 
+			held, cancel := m.Context(ctx)
 			faults.DropReply(locktest.EvalSHA("fair_acquire"))
-			require.NoError(t, m.Lock(ctx))
+			require.NoError(t, m.Lock(held))
+			cancel()
 			require.Equal(t, int64(2), count(m), "re-entry applied twice, round %d", i)
 
 			faults.DropReply(locktest.EvalSHA("fair_release"))

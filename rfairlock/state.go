@@ -43,16 +43,11 @@ func (m *Mutex) Position(ctx context.Context) (int, error) {
 }
 
 // Token returns the fencing token of the handle's current hold, 0 when it
-// holds none. Tokens strictly increase across all holders of a name: pass
-// the token to a store that rejects writes with a token lower than the
-// highest it has seen, and a holder paused past its lease cannot overwrite
-// its successor's work.
+// holds none: see Token at redcoord.Locker.
 func (m *Mutex) Token() uint64 { return m.h.Hold.Token() }
 
-// Lost returns a channel that is closed when the handle's most recent hold
-// is found gone: its lease expired or it was deleted while the handle held
-// it. It stays open when the hold is released by Unlock. Take it after Lock
-// returns; before the first hold it never closes.
+// Lost returns a channel closed when the handle's most recent hold is
+// found gone: see Lost at redcoord.Locker.
 func (m *Mutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
 
 func (m *Mutex) queue(ctx context.Context) (scripts.Queue, error) {
@@ -63,11 +58,8 @@ func (m *Mutex) queue(ctx context.Context) (scripts.Queue, error) {
 }
 
 // Context returns a copy of parent that is cancelled when the handle's
-// current hold ends, so that the work it guards stops with it: when the
-// hold is lost (the cause matches ErrLeaseLost and names the lock) or
-// released by the Unlock that drops the last re-entry (ErrNotHeld), before
-// that call returns; at once, with ErrNotHeld, when the handle holds
-// nothing. Call the CancelFunc when the work is done.
+// current hold ends, and through which a Lock re-enters it: see Context at
+// redcoord.Locker.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return m.h.Hold.Context(parent, m.h.Named(""))
 }

@@ -13,10 +13,13 @@ import (
 )
 
 // compound is what a handle over several Mutexes is made of (MultiMutex,
-// RedLock): its calls take turns, it counts its own re-entries, and the
-// Lost of its latest hold follows its parts' holds.
+// RedLock): its calls take turns, it counts its own re-entries, the Lost
+// of its latest hold follows its parts' holds, and its gate keeps the
+// goroutines that share the handle out of each other's holds, as a single
+// lock's does (see hold.Gate).
 type compound struct {
 	turn chan struct{} // one call at a time, from its start to its reply
+	gate *hold.Gate    // kept by the current hold until it is released or lost
 
 	mu     sync.Mutex
 	count  int           // hold count: re-entries are counted here
@@ -27,34 +30,50 @@ type compound struct {
 }
 
 func newCompound(what string) compound {
-	return compound{turn: make(chan struct{}, 1), lost: make(chan struct{}), what: what}
+	return compound{turn: make(chan struct{}, 1), gate: hold.NewGate(), lost: make(chan struct{}), what: what}
 }
 
-// start begins an acquire: it checks with check, waits for the handle's
-// turn and reports whether the handle holds already, having counted the
-// re-entry. Unless err is set, the caller calls give when done.
-func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error) (reentered bool, err error) {
+// start begins an acquire: it checks with check, passes the gate (a ctx
+// from the current hold's Context re-enters it; any other acquire waits
+// for the handle's hold to end, or with block unset finds it held:
+// wait.ErrBusy), waits for the handle's turn and reports whether it
+// re-entered, having counted the re-entry. Unless err is set, the caller
+// calls e.Exit and give when done.
+func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e hold.Entry, err error) {
 	if err := check(ctx); err != nil {
 		if invalid == nil { // a closed Client, a done ctx: say what did not happen too
 			err = errs.Both(errs.ErrNotAcquired, err)
 		}
-		return false, err
+		return false, hold.Entry{}, err
+	}
+	c.mu.Lock()
+	var held any
+	if c.count > 0 && !hold.Closed(c.lost) {
+		held = c.lost
+	}
+	c.mu.Unlock()
+	if e, err = c.gate.Enter(ctx, held, block); err != nil {
+		return false, hold.Entry{}, err
 	}
 	if err := c.take(ctx); err != nil {
-		return false, errs.Both(errs.ErrNotAcquired, err)
+		e.Exit()
+		return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.count > 0 {
-		select {
-		case <-c.lost: // the hold is lost: acquire afresh
-			c.count = 0
-		default:
-			c.count++
-			return true, nil
+	switch {
+	case e.Reentry() && c.count > 0 && c.lost == held && !hold.Closed(c.lost):
+		c.count++
+		return true, e, nil
+	case e.Reentry(): // the hold it re-enters ended meanwhile, and its ctx with it
+		c.give()
+		if err := ctx.Err(); err != nil {
+			return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
 		}
+		return false, hold.Entry{}, errs.LostAcquire("%s: the hold this acquire re-entered has ended", c.what)
 	}
-	return false, nil
+	c.count = 0 // a hold left is lost: acquire afresh
+	return false, e, nil
 }
 
 // held records a fresh hold by parts: its Lost closes once fewer than need
@@ -76,6 +95,7 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 	}
 	c.mu.Lock()
 	c.count, c.lost, c.stop = 1, lost, stop
+	c.gate.Keep(true) // the slot of the acquire that took it, in its turn
 	c.mu.Unlock()
 	go func() {
 		alive, open := len(parts), len(parts)
@@ -107,6 +127,7 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
 					close(lost)
 					if c.lost == lost && c.count > 0 { // still the current hold, not released
 						c.endScopedLocked(cause)
+						c.gate.End()
 					}
 					c.mu.Unlock()
 					return
@@ -162,6 +183,7 @@ func (c *compound) ended(all, lost bool) {
 	defer c.mu.Unlock()
 	c.count = 0
 	close(c.stop)
+	c.gate.End()
 	if lost || hold.Closed(c.lost) {
 		c.endScopedLocked(fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, c.what))
 	} else {
@@ -178,7 +200,7 @@ func (c *compound) Context(parent context.Context) (context.Context, context.Can
 	if c.count == 0 || hold.Closed(c.lost) {
 		return hold.Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what))
 	}
-	return c.scoped.Add(parent, &c.mu, c.what)
+	return c.scoped.Add(c.gate.Mark(parent, c.lost), &c.mu, c.what)
 }
 
 // endScopedLocked cancels the current hold's contexts with cause; the

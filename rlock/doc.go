@@ -3,11 +3,15 @@
 //
 // # Reentrancy
 //
-// A handle (New) is an owner. Lock on a handle that holds the lock re-enters
-// it and raises its hold count; each Lock needs its Unlock. Another handle is
-// another owner, even in the same process and goroutine, and waits: give each
-// goroutine that must exclude the others its own handle, from one shared
-// redcoord.Client.
+// A handle (New) is an owner in Redis; another handle is another owner,
+// even in the same process and goroutine, and waits. Goroutines that share
+// one handle exclude each other as with a sync.Mutex: a Lock on a handle
+// that another call holds waits for that hold to end, in this process,
+// without a request to Redis, and a TryLock finds it held. Redisson keys
+// ownership to the thread; Go has no thread ids, so the context carries the
+// identity: a Lock whose ctx descends from the hold's Context re-enters it
+// and raises its hold count, and each Lock needs its Unlock. MultiMutex and
+// RedLock follow the same rule. See "Sharing a handle" at redcoord.Locker.
 //
 // # Cost
 //

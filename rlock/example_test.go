@@ -167,6 +167,34 @@ func ExampleMutex_Context() {
 	// Output: redcoord: not held: rlock "invoices": released
 }
 
+// A Lock re-enters the hold when its ctx comes from the hold's Context:
+// the context says which caller owns the hold, as a thread does in
+// Redisson. Any other Lock on the handle waits for the hold to end.
+func ExampleMutex_Lock_reentry() {
+	c, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	mu := rlock.New(c, "ledger")
+	if err := mu.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	held, cancel := mu.Context(ctx)
+	defer cancel()
+	if err := mu.Lock(held); err != nil { // a re-entry: the hold count is 2
+		log.Fatal(err)
+	}
+	n, _ := mu.HoldCount(ctx)
+	fmt.Println("hold count:", n)
+	ok, _ := mu.TryLock(ctx) // not a re-entry: the handle is held
+	fmt.Println("another caller's TryLock:", ok)
+	_ = mu.Unlock(ctx)
+	_ = mu.Unlock(ctx)
+	// Output:
+	// hold count: 2
+	// another caller's TryLock: false
+}
+
 // Extend turns a hold into one with a fixed lease from now: the watchdog
 // stops renewing it.
 func ExampleMutex_Extend() {

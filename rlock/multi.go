@@ -120,8 +120,10 @@ func (mm *MultiMutex) Names() []string {
 // circle. Each hold's lease is the Client's lease TTL, renewed by the
 // watchdog until Unlock. A name taken early that is lost before the last
 // is taken (on a Cluster, its slot failed over meanwhile) makes Lock start
-// again. Locking a MultiMutex that holds its names re-enters it at once,
-// without I/O; one whose hold was lost (Lost is closed) locks afresh. A Lock that fails or ends with ctx
+// again. A Lock whose ctx descends from the hold's Context re-enters it at
+// once, without I/O; any other Lock on a held MultiMutex waits for its hold
+// to end (released, or lost: Lost is closed) first, in this process (see
+// "Sharing a handle" at redcoord.Locker). A Lock that fails or ends with ctx
 // (an error matching ErrNotAcquired and ctx.Err()) releases what it took
 // and leaves Redis as it was.
 func (mm *MultiMutex) Lock(ctx context.Context) error { return mm.named(mm.acquire(ctx, 0, true)) }
@@ -169,11 +171,12 @@ func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	reentered, err := mm.c.start(ctx, mm.check, mm.err)
+	reentered, e, err := mm.c.start(ctx, mm.check, mm.err, block)
 	if err != nil {
 		return err
 	}
 	defer mm.c.give()
+	defer e.Exit()
 	if reentered {
 		return nil
 	}
@@ -405,7 +408,8 @@ func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
 // ends, so that the work it guards stops with it: when any name's hold is
 // lost (the cause matches ErrLeaseLost) or the last Unlock releases them
 // (ErrNotHeld), before that call returns; at once, with ErrNotHeld, when
-// the MultiMutex holds nothing. Call the CancelFunc when the work is done.
+// the MultiMutex holds nothing. A Lock with it re-enters the hold (see
+// Context at redcoord.Locker). Call the CancelFunc when the work is done.
 func (mm *MultiMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return mm.c.Context(parent)
 }

@@ -13,9 +13,9 @@ import (
 const kind = "rlock"
 
 // Mutex is a handle on a reentrant lock named in Redis. The handle is the
-// owner: locking it again re-enters, another handle waits. It is safe for
-// concurrent use, but goroutines sharing one handle share its hold, so give
-// each goroutine that must exclude the others its own handle.
+// owner: another handle waits. It is safe for concurrent use: goroutines
+// sharing it exclude each other, and re-enter its hold only through the
+// hold's Context (see "Sharing a handle" at redcoord.Locker).
 //
 // A Mutex must not be copied after first use.
 type Mutex struct {
@@ -43,8 +43,9 @@ func (m *Mutex) Owner() string { return m.h.Lock.Owner }
 
 // Lock blocks until it holds the lock or ctx is done. The hold's lease is the
 // Client's lease TTL, renewed by the watchdog until Unlock, so a holder that
-// dies keeps the lock at most one TTL. Locking a handle that holds the lock
-// re-enters it at once (one round trip). A wait that ends returns an error
+// dies keeps the lock at most one TTL. A Lock whose ctx descends from the
+// hold's Context re-enters it at once (one round trip); any other Lock on a
+// held handle waits for its hold to end first. A wait that ends returns an error
 // matching both ErrNotAcquired and ctx.Err(), and leaves Redis as it was.
 func (m *Mutex) Lock(ctx context.Context) error {
 	return m.named(m.acquire(ctx, 0, true))
@@ -73,6 +74,11 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 	if err := m.h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	e, err := m.h.Hold.Enter(ctx, block)
+	if err != nil {
+		return err
+	}
+	defer e.Exit()
 	return hold.Unfair{H: m.h, Ch: m.ch}.Acquire(ctx, fixed, block)
 }
 
@@ -98,23 +104,14 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 	return ok, m.named(err)
 }
 
-// Extend gives the handle's hold a fixed lease that ends lease (at least
-// 1ms) from now, in one round trip, as redsync's Extend and redislock's
-// Refresh do: the watchdog no longer renews it, and Lost closes when it
-// ends. A hold that already ended is ErrLeaseLost (matching ErrNotHeld); a
-// handle that holds nothing gets ErrNotHeld. An Extend that fails otherwise
-// than with ErrWrongType (a timeout, a dropped connection) may have set the
-// lease: the hold is renewed as before, but Lost closes when that lease
-// would end unless a later Extend succeeds.
+// Extend gives the handle's hold a fixed lease that ends lease from now,
+// in one round trip: see Extend at redcoord.Locker.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.named(m.h.Extend(ctx, lease))
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token), and
-// reports whether it deleted it. It does nothing while the name is in use
-// or the counter is ahead of the server's clock: see "Fencing tokens" in
-// package redcoord.
+// longer used: see Forget at redcoord.Locker.
 func (m *Mutex) Forget(ctx context.Context) (bool, error) {
 	ok, err := m.h.Forget(ctx)
 	return ok, m.named(err)
@@ -150,24 +147,16 @@ func (m *Mutex) Holder(ctx context.Context) (h redcoord.Holder, ok bool, err err
 }
 
 // Token returns the fencing token of the handle's current hold, 0 when it
-// holds none. Tokens strictly increase across all holders of a name: pass
-// the token to a store that rejects writes with a token lower than the
-// highest it has seen, and a holder paused past its lease cannot overwrite
-// its successor's work.
+// holds none: see Token at redcoord.Locker.
 func (m *Mutex) Token() uint64 { return m.h.Hold.Token() }
 
-// Lost returns a channel that is closed when the handle's most recent hold
-// is found gone: its lease expired or it was deleted while the handle held
-// it. It stays open when the hold is released by Unlock. Take it after Lock
-// returns; before the first hold it never closes.
+// Lost returns a channel closed when the handle's most recent hold is
+// found gone: see Lost at redcoord.Locker.
 func (m *Mutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
 
 // Context returns a copy of parent that is cancelled when the handle's
-// current hold ends, so that the work it guards stops with it: when the
-// hold is lost (the cause matches ErrLeaseLost and names the lock) or
-// released by the Unlock that drops the last re-entry (ErrNotHeld), before
-// that call returns; at once, with ErrNotHeld, when the handle holds
-// nothing. Call the CancelFunc when the work is done.
+// current hold ends, and through which a Lock re-enters it: see Context at
+// redcoord.Locker.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return m.h.Hold.Context(parent, m.h.Named(""))
 }
@@ -180,3 +169,9 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
+
+var (
+	_ redcoord.Locker = (*Mutex)(nil)
+	_ redcoord.Locker = (*MultiMutex)(nil)
+	_ redcoord.Locker = (*RedLock)(nil)
+)

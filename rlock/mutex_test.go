@@ -21,8 +21,14 @@ func TestReentry(t *testing.T) {
 		ctx := context.Background()
 		m := rlock.New(c, "stock")
 		var first uint64
+		held := ctx // after the first Lock, the hold's Context: the re-entries
 		for i := 1; i <= 3; i++ {
-			require.NoError(t, m.Lock(ctx))
+			require.NoError(t, m.Lock(held))
+			if i == 1 {
+				var cancel context.CancelFunc
+				held, cancel = m.Context(ctx)
+				defer cancel()
+			}
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(i), n)

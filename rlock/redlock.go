@@ -107,9 +107,11 @@ func (rl *RedLock) Name() string { return rl.name }
 // package redcoord), after a pause that doubles from 50ms up to the poll
 // interval; when one refused (holding another primitive's data under the
 // name, or its Client closed) it returns at once with an error that
-// matches ErrNotAcquired and names their errors. Locking a RedLock that holds the lock
-// re-enters it at once, without I/O; one whose hold was lost (Lost is
-// closed) locks afresh. A Lock that ends
+// matches ErrNotAcquired and names their errors. A Lock whose ctx descends
+// from the hold's Context re-enters it at once, without I/O; any other Lock
+// on a held RedLock waits for its hold to end (released, or lost: Lost is
+// closed) first, in this process (see "Sharing a handle" at
+// redcoord.Locker). A Lock that ends
 // with ctx matches ErrNotAcquired and ctx.Err(), and gives back what it
 // got.
 func (rl *RedLock) Lock(ctx context.Context) error { return rl.named(rl.acquire(ctx, 0, true)) }
@@ -164,11 +166,12 @@ func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	reentered, err := rl.c.start(ctx, rl.check, rl.err)
+	reentered, e, err := rl.c.start(ctx, rl.check, rl.err, block)
 	if err != nil {
 		return err
 	}
 	defer rl.c.give()
+	defer e.Exit()
 	if reentered {
 		return nil
 	}
@@ -339,8 +342,9 @@ func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 // ends, so that the work it guards stops with it: when fewer than a
 // majority may still hold it (the cause matches ErrLeaseLost) or the last
 // Unlock releases it (ErrNotHeld), before that call returns; at once, with
-// ErrNotHeld, when the RedLock holds nothing. Call the CancelFunc when the
-// work is done.
+// ErrNotHeld, when the RedLock holds nothing. A Lock with it re-enters the
+// hold (see Context at redcoord.Locker). Call the CancelFunc when the work
+// is done.
 func (rl *RedLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return rl.c.Context(parent)
 }

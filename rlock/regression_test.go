@@ -62,7 +62,9 @@ func TestReentryDoesNotQueueBehindLocalWaiters(t *testing.T) {
 	bDone := make(chan error, 1)
 	go func() { bDone <- b.Lock(bctx) }()
 	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
-	tctx, tcancel := context.WithTimeout(ctx, 10*time.Second) // a bound, not a timing
+	held, hcancel := a.Context(ctx) // a re-entry names the hold by its Context
+	defer hcancel()
+	tctx, tcancel := context.WithTimeout(held, 10*time.Second) // a bound, not a timing
 	defer tcancel()
 	require.NoError(t, a.Lock(tctx), "re-entry must not wait for a release only it can make")
 	n, err := a.HoldCount(ctx)
@@ -107,19 +109,22 @@ func TestReplacedHoldReportsLoss(t *testing.T) {
 	assert.Equal(t, int64(1), n)
 }
 
-// Concurrent Locks on one handle (goroutines sharing it share its hold):
-// after the Unlocks that leave holds, the hold is still renewed.
+// Concurrent re-entries of one hold, through its Context: after the
+// Unlocks that leave holds, the hold is still renewed.
 func TestSharedHandleStaysWatched(t *testing.T) {
 	rdb := redistest.Mini(t).Client(t)
 	ctx := context.Background()
 	c := locktest.NewClient(t, rdb)
 	m := rlock.New(c, "r5")
 	const n = 8
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		go func() { errs <- m.Lock(ctx) }()
+	require.NoError(t, m.Lock(ctx))
+	hctx, cancel := m.Context(ctx)
+	defer cancel()
+	errs := make(chan error, n-1)
+	for i := 1; i < n; i++ {
+		go func() { errs <- m.Lock(hctx) }() // re-entries, through the hold's Context
 	}
-	for i := 0; i < n; i++ {
+	for i := 1; i < n; i++ {
 		require.NoError(t, <-errs)
 	}
 	for i := 0; i < n-1; i++ {

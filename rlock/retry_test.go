@@ -46,8 +46,10 @@ func TestRetriedRequestsApplyOnce(t *testing.T) {
 			token := m.Token()
 			require.Equal(t, base+uint64(i)+1, token, "one token per fresh hold: the retry handed out none, round %d", i)
 
+			held, cancel := m.Context(ctx)
 			faults.DropReply(locktest.EvalSHA("lock_acquire"))
-			require.NoError(t, m.Lock(ctx))
+			require.NoError(t, m.Lock(held))
+			cancel()
 			require.Equal(t, int64(2), count(), "re-entry applied twice, round %d", i)
 			require.Equal(t, token, m.Token(), "re-entry keeps the token, round %d", i)
 
@@ -89,8 +91,10 @@ func TestLockRetriesLostReplyOnce(t *testing.T) {
 			faults.DropReply(locktest.EvalSHA("lock_acquire"))
 			require.NoError(t, m.Lock(ctx), "round %d", i)
 			token := m.Token()
+			held, cancel := m.Context(ctx)
 			faults.DropReply(locktest.EvalSHA("lock_acquire"))
-			require.NoError(t, m.Lock(ctx), "round %d", i)
+			require.NoError(t, m.Lock(held), "round %d", i)
+			cancel()
 			n, err := m.HoldCount(ctx)
 			require.NoError(t, err)
 			require.Equal(t, int64(2), n, "each Lock applied once, round %d", i)

@@ -294,7 +294,9 @@ func TestForceUnlock(t *testing.T) {
 		assert.Empty(t, st.Readers)
 		assert.Zero(t, st.WaitingWriters)
 
-		require.NoError(t, w.RLock(ctx)) // write and read: a handle forcing its own holds loses both at once
+		held, cancel := w.Context(ctx)
+		defer cancel()
+		require.NoError(t, w.RLock(held)) // write and read: a handle forcing its own holds loses both at once
 		wl, rl := w.Lost(), w.RLost()
 		assert.True(t, force(w))
 		assert.True(t, locktest.IsClosed(wl), "Lost")

@@ -5,10 +5,18 @@
 // # Readers and writers
 //
 // RLock takes a read hold, shared with other readers; Lock takes the write
-// hold, exclusive of readers and other writers. Both are reentrant per
-// handle: a handle (New) is an owner, and locking it again raises its hold
-// count; each RLock needs its RUnlock and each Lock its Unlock. Another
-// handle is another owner, even in the same goroutine.
+// hold, exclusive of readers and other writers. A handle (New) is an owner
+// in Redis; another handle is another owner, even in the same goroutine.
+// Each RLock needs its RUnlock and each Lock its Unlock. Goroutines that
+// share one handle share its read holds (several may read at once, as with
+// sync.RWMutex's RLock), and its write hold excludes them as with a
+// sync.Mutex: a Lock, or an RLock, on a handle whose write hold another
+// call took waits for that hold to end, in this process, without a request
+// to Redis, and their Try variants find it held. Go has no thread ids, so
+// the context carries the identity: a Lock whose ctx descends from the
+// write hold's Context re-enters it, and an RLock with it takes a read hold
+// beside it (a downgrade). See "Sharing a handle" at redcoord.Locker.
+// RLocker returns the read side as a redcoord.Locker.
 //
 // # Writer preference
 //

@@ -74,7 +74,9 @@ func ExampleRWMutex_RLock() {
 		log.Fatal(err)
 	}
 	written := mu.Token()
-	if err := mu.RLock(ctx); err != nil { // the writer takes a read hold,
+	held, cancel := mu.Context(ctx) // the write hold's context names it
+	defer cancel()
+	if err := mu.RLock(held); err != nil { // the writer takes a read hold,
 		log.Fatal(err)
 	}
 	if err := mu.Unlock(ctx); err != nil { // then lets other readers in

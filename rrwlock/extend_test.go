@@ -16,6 +16,6 @@ func TestExtend(t *testing.T) {
 		locktest.Extends(t, rrwlock.New(ps[0].C, "w"))
 	})
 	locktest.InBubble(t, 1, func(t *testing.T, _ *miniredis.Miniredis, ps []*locktest.Proc) {
-		locktest.Extends(t, readSide{rrwlock.New(ps[0].C, "r")})
+		locktest.Extends(t, newReader(rrwlock.New(ps[0].C, "r")))
 	})
 }

@@ -27,25 +27,29 @@ var writer = locktest.Kind{
 	Count: locktest.LockCount, Force: force,
 }
 
-// reader is an RWMutex's read side as a locktest.Reentrant.
-type reader struct{ *rrwlock.RWMutex }
+// reader is an RWMutex's read side (RLocker) with what locktest's
+// Reentrant and Extendable ask beyond redcoord.Locker.
+type reader struct {
+	redcoord.Locker
+	m *rrwlock.RWMutex
+}
 
-func (r reader) Lock(ctx context.Context) error   { return r.RLock(ctx) }
-func (r reader) Unlock(ctx context.Context) error { return r.RUnlock(ctx) }
+func newReader(m *rrwlock.RWMutex) reader { return reader{m.RLocker(), m} }
+
 func (r reader) LockWithLease(ctx context.Context, lease time.Duration) error {
-	return r.RLockWithLease(ctx, lease)
+	return r.m.RLockWithLease(ctx, lease)
+}
+func (r reader) TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error) {
+	return r.m.TryRLockWithLease(ctx, lease)
 }
 func (r reader) Extend(ctx context.Context, lease time.Duration) error {
-	return r.RExtend(ctx, lease)
+	return r.m.RExtend(ctx, lease)
 }
-func (r reader) Token() uint64         { return r.RToken() }
-func (r reader) Lost() <-chan struct{} { return r.RLost() }
-func (r reader) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	return r.RContext(parent)
-}
+func (r reader) Token() uint64 { return r.m.RToken() }
+func (r reader) Owner() string { return r.m.Owner() }
 
 var readers = locktest.Kind{
-	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return reader{rrwlock.New(c, name)} },
+	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return newReader(rrwlock.New(c, name)) },
 	Acquire: "rw_read", Release: "rw_runlock", Leave: "rw_leave", Extend: "rw_rextend",
 	Count: func(m *miniredis.Miniredis, name, owner string) int64 {
 		key := "rc:{" + name + "}:readers"
@@ -101,7 +105,9 @@ func TestFaultReadReentryAfterFenceExpiry(t *testing.T) {
 		ctx := context.Background()
 		x := rrwlock.New(c, "n")
 		require.NoError(t, x.Lock(ctx))
-		require.NoError(t, x.RLock(ctx))
+		held, cancel := x.Context(ctx)
+		defer cancel()
+		require.NoError(t, x.RLock(held))
 		require.NoError(t, x.Unlock(ctx))
 		version := x.RToken()
 		require.NotZero(t, version)

@@ -216,7 +216,9 @@ func TestReleaseNotHeld(t *testing.T) {
 		assert.Empty(t, locktest.Keys(t, rdb))
 
 		require.NoError(t, w.Lock(ctx))
-		require.NoError(t, w.RLock(ctx)) // holds both
+		held, cancel := w.Context(ctx)
+		defer cancel()
+		require.NoError(t, w.RLock(held)) // holds both
 		before := snapshot(t, rdb)
 		for op, err := range map[string]error{"Unlock": other.Unlock(ctx), "RUnlock": other.RUnlock(ctx)} {
 			assert.ErrorIs(t, err, redcoord.ErrNotHeld, op)

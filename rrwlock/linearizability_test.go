@@ -315,6 +315,8 @@ func linApply(ctx context.Context, m *rrwlock.RWMutex, op linOp, rng *rand.Rand)
 		ok  bool
 		err error
 	)
+	ctx, cancelHeld := asHolder(ctx, m) // a holder re-enters through its hold's Context
+	defer cancelHeld()
 	switch op {
 	case linTryRLock:
 		ok, err = m.TryRLock(ctx)

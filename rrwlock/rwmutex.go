@@ -18,9 +18,9 @@ const kind = "rrwlock"
 
 // RWMutex is a handle on a reentrant read-write lock named in Redis: any
 // number of readers, or one writer. The handle is the owner of its holds:
-// locking it again re-enters, another handle is another owner. It is safe
-// for concurrent use, but goroutines sharing one handle share its holds, so
-// give each goroutine that must exclude the others its own handle.
+// another handle is another owner. It is safe for concurrent use:
+// goroutines sharing it share its read holds, and its write hold excludes
+// them (see Readers and writers in the package documentation).
 //
 // An RWMutex must not be copied after first use.
 type RWMutex struct {
@@ -57,8 +57,9 @@ func (m *RWMutex) Owner() string { return m.h.Lock.Owner }
 // Lock blocks until the handle holds the write lock or ctx is done. While it
 // waits, new readers wait too (writer preference), so a stream of readers
 // cannot starve it. The hold's lease is the Client's lease TTL, renewed by
-// the watchdog until Unlock. Locking a handle that holds the write lock
-// re-enters it at once. A handle that holds only read holds gets ErrUpgrade
+// the watchdog until Unlock. A Lock whose ctx descends from the write hold's
+// Context re-enters it at once; any other Lock on a handle whose write hold
+// another call took waits for it to end first. A handle that holds only read holds gets ErrUpgrade
 // at once: two readers upgrading would wait for each other forever. A wait
 // that ends returns an error matching both ErrNotAcquired and ctx.Err().
 func (m *RWMutex) Lock(ctx context.Context) error {
@@ -92,13 +93,8 @@ func (m *RWMutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bo
 	return ok, m.named(err)
 }
 
-// Extend gives the handle's write hold a fixed lease that ends lease (at
-// least 1ms) from now, in one round trip: the watchdog no longer renews it,
-// and Lost closes when it ends. A hold that already ended is ErrLeaseLost
-// (matching ErrNotHeld); a handle without a write hold gets ErrNotHeld. An
-// Extend that fails otherwise than with ErrWrongType (a timeout, a dropped
-// connection) may have set the lease: the hold is renewed as before, but
-// Lost closes when that lease would end unless a later Extend succeeds.
+// Extend gives the handle's write hold a fixed lease that ends lease from
+// now, in one round trip: see Extend at redcoord.Locker.
 func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.named(m.h.Extend(ctx, lease))
 }
@@ -115,9 +111,11 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 
 // RLock blocks until the handle holds a read lock or ctx is done. Readers
 // share the lock; a writer holding it, or waiting for it, makes new readers
-// wait. A handle that holds a read lock re-enters at once, even while
-// writers wait, and so does the handle that holds the write lock (a
-// downgrade: take a read hold, then Unlock the write hold). Each handle's
+// wait. A handle that holds a read lock, and no write lock, re-enters at
+// once, even while writers wait. An RLock whose ctx descends from the
+// handle's write hold's Context takes a read hold beside it (a downgrade:
+// take a read hold, then Unlock the write hold); any other waits for the
+// handle's write hold to end. Each handle's
 // read hold has its own lease, renewed by the watchdog until RUnlock, so a
 // reader that dies holds the lock at most one lease TTL.
 func (m *RWMutex) RLock(ctx context.Context) error {
@@ -176,11 +174,8 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
-// longer used (it otherwise expires a day after the last token), and
-// reports whether it deleted it. It does nothing while the name is in use
-// or the counter is ahead of the server's clock: see "Fencing tokens" in
-// package redcoord.
-// Until the next write hold, readers then report RToken 0.
+// longer used: see Forget at redcoord.Locker. Until the next write hold,
+// readers then report RToken 0.
 func (m *RWMutex) Forget(ctx context.Context) (bool, error) {
 	ok, err := m.h.Forget(ctx)
 	return ok, m.named(err)
@@ -205,6 +200,11 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
+	e, err := h.Hold.Enter(ctx, block)
+	if err != nil {
+		return err
+	}
+	defer e.Exit()
 	op := h.Hold.Op()
 	defer op.Stop()
 	ttl := h.TTL()
@@ -275,6 +275,22 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	h := m.h
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
+	}
+	// Read holds are shared by the goroutines that share the handle, but a
+	// write hold of the handle's excludes them as another writer would: a
+	// read acquire waits for it, in this process, unless its ctx descends
+	// from the write hold's Context (a downgrade); it keeps the write
+	// side's slot until it ends, so that no write hold of the handle's
+	// begins meanwhile. A handle that reads and does not write re-enters
+	// its read hold without the slot: no write hold of its own can begin
+	// while it reads (ErrUpgrade), and a read acquire waiting behind a
+	// writer of another owner must not hold up a re-entry.
+	if m.read.Count() == 0 || h.Hold.Count() > 0 {
+		e, err := h.Hold.Enter(ctx, block)
+		if err != nil {
+			return err
+		}
+		defer e.Exit()
 	}
 	op := m.read.Op()
 	defer op.Stop()

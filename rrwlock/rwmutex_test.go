@@ -89,7 +89,9 @@ func TestReentrancy(t *testing.T) {
 
 		require.NoError(t, w.Lock(ctx))
 		tok := w.Token()
-		require.NoError(t, w.LockWithLease(ctx, time.Minute))
+		held, cancel := w.Context(ctx)
+		defer cancel()
+		require.NoError(t, w.LockWithLease(held, time.Minute))
 		assert.True(t, tryW(t, w))
 		st := stateOf(t, w)
 		assert.Equal(t, int64(3), st.Writer.Count)
@@ -157,7 +159,9 @@ func TestDowngrade(t *testing.T) {
 		ctx := context.Background()
 		w, r, w2 := rrwlock.New(c, "n"), rrwlock.New(c, "n"), rrwlock.New(c, "n")
 		require.NoError(t, w.Lock(ctx))
-		require.NoError(t, w.RLock(ctx))
+		held, cancel := w.Context(ctx)
+		defer cancel()
+		require.NoError(t, w.RLock(held))
 		assert.Equal(t, w.Token(), w.RToken(), "the writer reads its own version")
 		assert.False(t, tryR(t, r), "written still")
 		require.NoError(t, w.Unlock(ctx))
@@ -277,7 +281,9 @@ func TestState(t *testing.T) {
 		}
 		assert.Zero(t, stateOf(t, w).WaitingWriters)
 
-		require.NoError(t, w.RLock(ctx))
+		held, cancelHeld := w.Context(ctx)
+		defer cancelHeld()
+		require.NoError(t, w.RLock(held))
 		st = stateOf(t, w)
 		assert.Equal(t, rrwlock.Write, st.Mode, "a writer that also reads")
 		assert.Equal(t, map[string]int64{w.Owner(): 1}, readersOf(st))
@@ -309,16 +315,29 @@ func readersOf(st rrwlock.State) map[string]int64 {
 
 func tryR(t *testing.T, m *rrwlock.RWMutex) bool {
 	t.Helper()
-	ok, err := m.TryRLock(context.Background())
+	ctx, cancel := asHolder(context.Background(), m)
+	defer cancel()
+	ok, err := m.TryRLock(ctx)
 	require.NoError(t, err)
 	return ok
 }
 
 func tryW(t *testing.T, m *rrwlock.RWMutex) bool {
 	t.Helper()
-	ok, err := m.TryLock(context.Background())
+	ctx, cancel := asHolder(context.Background(), m)
+	defer cancel()
+	ok, err := m.TryLock(ctx)
 	require.NoError(t, err)
 	return ok
+}
+
+// asHolder returns ctx, or while m holds its write lock a context of that
+// hold: what the holder's own re-entry, or downgrade, passes.
+func asHolder(ctx context.Context, m *rrwlock.RWMutex) (context.Context, context.CancelFunc) {
+	if m.Token() == 0 {
+		return ctx, func() {}
+	}
+	return m.Context(ctx)
 }
 
 // async runs lock with a background context and returns where its error arrives.

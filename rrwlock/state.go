@@ -86,11 +86,8 @@ func (m *RWMutex) Lost() <-chan struct{} { return m.h.Hold.Lost() }
 func (m *RWMutex) RLost() <-chan struct{} { return m.read.Lost() }
 
 // Context returns a copy of parent that is cancelled when the handle's
-// current write hold ends, so that the work it guards stops with it: when
-// the hold is lost (the cause matches ErrLeaseLost and names the lock) or
-// released by the Unlock that drops the last re-entry (ErrNotHeld), before
-// that call returns; at once, with ErrNotHeld, when the handle holds no
-// write hold. Call the CancelFunc when the work is done.
+// current write hold ends, and through which a Lock re-enters it (and an
+// RLock downgrades): see Context at redcoord.Locker.
 func (m *RWMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return m.h.Hold.Context(parent, m.h.Named("write lock"))
 }

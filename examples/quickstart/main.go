@@ -25,7 +25,7 @@ func main() {
 	}
 	defer c.Close(ctx)
 
-	mu := rlock.New(c, "orders:42")                          // a handle is an owner: one per goroutine that must exclude the others
+	mu := rlock.New(c, "orders:42")                          // a handle is an owner; goroutines sharing it exclude each other
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second) // Lock waits, through outages too, until its ctx ends
 	defer cancel()
 	if err := mu.Lock(wait); err != nil {

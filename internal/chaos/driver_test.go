@@ -218,6 +218,13 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 	called := rn.rec.now()
 	switch o.kind {
 	case oAcquire:
+		if rn.c.reentrant && !o.a.read && rn.rec.holding(o.h, false) {
+			// A re-entry names the hold it re-enters by a context of it
+			// (see "Sharing a handle" at redcoord.Locker).
+			hctx, cancel := h.context(ctx, false)
+			defer cancel()
+			ctx = hctx
+		}
 		ok, err := h.acquire(ctx, o.a)
 		if !ok || err != nil {
 			// A handle whose RUnlock failed still reads: its Lock is refused.

@@ -18,7 +18,9 @@
 //     expirable semaphore keeps one of per permit, and the turn that
 //     serialises its requests (Op); release.go, extend.go, lost.go,
 //     forced.go, scopes.go: what records a release, an Extend, a loss, a
-//     forced unlock, and the contexts scoped to a hold.
+//     forced unlock, and the contexts scoped to a hold; gate.go: the Gate
+//     that keeps the goroutines sharing a handle out of each other's holds
+//     (a Lock re-enters only with a ctx from the hold's Context).
 //
 // A waiter's registration in Redis (a fair queue's entry, a waiting
 // writer) is kept by the watchdog: see lease.Heartbeat.

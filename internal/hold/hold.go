@@ -23,6 +23,10 @@ import (
 // replaced or released. Only the requests are serialised: a blocked Lock
 // waits without holding anything.
 type Tracker struct {
+	// gate keeps the goroutines sharing the handle out of each other's
+	// holds (see Enter); every fresh hold keeps it until the hold ends.
+	gate *Gate
+
 	// turn holds a value from a request's start until its reply is
 	// recorded: a one-slot semaphore, so that waiting for it is bounded by
 	// the waiter's context (a request stuck on a dead connection must not
@@ -89,7 +93,24 @@ func (t *Tracker) emitLocked(k obs.Kind, err error) {
 }
 
 // New returns a Tracker holding nothing.
-func New() *Tracker { return &Tracker{lost: make(chan struct{}), turn: make(chan struct{}, 1)} }
+func New() *Tracker {
+	return &Tracker{lost: make(chan struct{}), turn: make(chan struct{}, 1), gate: NewGate()}
+}
+
+// Enter begins a Lock or TryLock of the handle, before its first request
+// (see Gate.Enter): one whose ctx descends from the current hold's Context
+// re-enters it; any other waits, in this process, until no hold of the
+// handle's is kept, or with block unset finds one kept: wait.ErrBusy. The
+// caller calls Exit on the Entry when the acquire ends.
+func (t *Tracker) Enter(ctx context.Context, block bool) (Entry, error) {
+	t.mu.Lock()
+	var held any
+	if t.count > 0 {
+		held = t.lost
+	}
+	t.mu.Unlock()
+	return t.gate.Enter(ctx, held, block)
+}
 
 // take waits for the handle's turn, bounded by ctx; what names the call in
 // the error.
@@ -136,6 +157,15 @@ func (o *Op) Start(ctx context.Context) (Belief, error) {
 	o.held = true
 	o.t.mu.Lock()
 	defer o.t.mu.Unlock()
+	if m := o.t.gate.Marked(ctx); m != nil && (o.t.count == 0 || m != o.t.lost) {
+		// A re-entry of a hold that ended since it entered: its ctx is
+		// done (the hold's end cancels it), or ends now.
+		o.Stop()
+		if err := ctx.Err(); err != nil {
+			return Belief{}, errs.Both(errs.ErrNotAcquired, err)
+		}
+		return Belief{}, errs.LostAcquire("%s %q: the hold this acquire re-entered has ended", o.t.kind, o.t.name)
+	}
 	arg := o.t.arg
 	if arg == nil {
 		arg = scripts.NoToken
@@ -211,15 +241,16 @@ func (t *Tracker) Lost() <-chan struct{} {
 // zero (ErrNotHeld), or no longer kept once the Client is closed
 // (ErrClosed), before the call that ended it returns; at once, with
 // ErrNotHeld, when the handle holds nothing. what names the hold in the
-// cause (`rlock "orders:42"`). The CancelFunc releases the context's
-// resources; call it when the work is done.
+// cause (`rlock "orders:42"`). An acquire with the context, or one
+// derived from it, re-enters the hold (see Enter). The CancelFunc releases
+// the context's resources; call it when the work is done.
 func (t *Tracker) Context(parent context.Context, what string) (context.Context, context.CancelFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count == 0 {
 		return Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what))
 	}
-	return t.scoped.Add(parent, &t.mu, what)
+	return t.scoped.Add(t.gate.Mark(parent, t.lost), &t.mu, what)
 }
 
 // Closed reports whether ch (a Lost channel) is closed, without waiting.

@@ -60,6 +60,7 @@ func (t *Tracker) dropLocked() {
 	t.stopTimersLocked()
 	t.maybeEnd, t.ending = time.Time{}, time.Time{}
 	t.count, t.token, t.arg = 0, 0, nil
+	t.gate.End()
 }
 
 // stopTimersLocked stops the fixed lease's timer and bound; the caller

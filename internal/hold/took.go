@@ -170,12 +170,18 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 			l.OnLost()
 		}
 	}
+	if !t.gate.Keep(!b.Held) {
+		// A re-entry that Redis answered with a fresh hold (the one it
+		// named was gone) while another call on the handle acquires.
+		return errs.LostAcquire("%s %q: the hold this acquire re-entered was gone, and another call on the handle acquires", t.kind, t.name)
+	}
 	if l.Fixed > 0 {
 		// Lost closes when the lease may end in Redis, as the watchdog's do.
 		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
 	} else {
 		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
 		if err != nil {
+			t.gate.End()
 			return err
 		}
 		t.lease = ls

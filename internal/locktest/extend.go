@@ -14,11 +14,9 @@ import (
 // Extendable is a handle whose hold's lease can be set (Extend), and that
 // can try once with a fixed lease (TryLockWithLease).
 type Extendable interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
+	redcoord.Locker
 	TryLockWithLease(ctx context.Context, lease time.Duration) (bool, error)
 	Extend(ctx context.Context, lease time.Duration) error
-	Lost() <-chan struct{}
 }
 
 // Extends checks, in a synctest bubble whose Clients have the default lease

@@ -12,18 +12,11 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// Scopable is a handle whose holds scope a context (Context).
-type Scopable interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-	Context(parent context.Context) (context.Context, context.CancelFunc)
-}
-
 // Scoped checks a handle's Context: cancelled at once when nothing is
 // held; kept through a re-entry's Unlock; cancelled by the last Unlock
 // before it returns, with ErrNotHeld naming what; and, once deleting the
 // key behind it loses the hold, with ErrLeaseLost naming it.
-func Scoped(t *testing.T, x Scopable, what string, del func()) {
+func Scoped(t *testing.T, x redcoord.Locker, what string, del func()) {
 	t.Helper()
 	ctx := context.Background()
 	c, cancel := x.Context(ctx)
@@ -32,9 +25,9 @@ func Scoped(t *testing.T, x Scopable, what string, del func()) {
 	cancel()
 
 	require.NoError(t, x.Lock(ctx))
-	require.NoError(t, x.Lock(ctx))
 	c, cancel = x.Context(ctx)
 	defer cancel()
+	require.NoError(t, x.Lock(c), "a re-entry, through the hold's Context")
 	require.NoError(t, x.Unlock(ctx))
 	require.NoError(t, c.Err(), "a re-entry's Unlock keeps the hold")
 	require.NoError(t, x.Unlock(ctx))

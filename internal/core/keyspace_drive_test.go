@@ -54,7 +54,9 @@ func (d *driver) rlock() {
 	const name = "rlock/n"
 	a, b := rlock.New(d.a.C, name), rlock.New(d.b.C, name)
 	require.NoError(t, a.Lock(ctx))
-	require.NoError(t, a.Lock(ctx))
+	held, stop := a.Context(ctx)
+	require.NoError(t, a.Lock(held)) // a re-entry
+	stop()
 	d.step()
 	forget(t, ctx, b, false, "held")
 	done := async(func() error { return b.Lock(ctx) })

@@ -86,7 +86,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // matching both ErrNotAcquired and ctx.Err(), and leaves the permits as
 // they were: a request that took permits (or was granted them, with
 // WithFair) just as the wait ended gives them back. With WithWaitForSet,
-// it waits for permits never set to be set instead.
+// it waits for permits never set to be set instead. While waiters of the
+// other kind (WithFair or not) wait on the name, it is ErrInvalidArgument
+// and changes nothing (see Fairness in the package documentation).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.named(s.h.untilSet(ctx, s.isSet, func() error { return s.acquire(ctx, n, true) }))
 }

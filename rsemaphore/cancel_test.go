@@ -229,11 +229,16 @@ func TestCloseEndsWaits(t *testing.T) {
 		require.NoError(t, holder.SetPermits(ctx, 4))
 		require.NoError(t, holder.Acquire(ctx, 3)) // 1 free
 
+		// the unfair waiter waits on another name: one name has one kind
+		other := rsemaphore.New(hc, "m")
+		require.NoError(t, other.SetPermits(ctx, 1))
+		require.NoError(t, other.Acquire(ctx, 1))
+
 		closing, err := redcoord.New(rdb)
 		require.NoError(t, err)
 		waits := []<-chan error{
 			semAsync(ctx, rsemaphore.New(closing, "n", rsemaphore.WithFair()), 3),
-			semAsync(ctx, rsemaphore.New(closing, "n"), 2),
+			semAsync(ctx, rsemaphore.New(closing, "m"), 1),
 		}
 		semWaiting(t, closing, 2, holder, true, 1)
 		next := rsemaphore.New(hc, "n", rsemaphore.WithFair())
@@ -251,6 +256,7 @@ func TestCloseEndsWaits(t *testing.T) {
 		require.NoError(t, holder.Release(ctx, 3))
 		require.NoError(t, next.Release(ctx, 1))
 		assert.Equal(t, rsemaphore.State{Set: true, Available: 4, Total: 4}, semState(t, holder))
-		assert.Subset(t, []string{"rc:{n}:permits", "rc:{n}:done"}, locktest.Keys(t, rdb), "no queue left")
+		require.NoError(t, other.Release(ctx, 1))
+		assert.Subset(t, []string{"rc:{n}:permits", "rc:{n}:done", "rc:{m}:permits", "rc:{m}:done"}, locktest.Keys(t, rdb), "no queue left")
 	})
 }

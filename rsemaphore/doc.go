@@ -37,19 +37,29 @@
 // that is too large for a smaller one behind it, up to the permits it freed:
 // one message per woken waiter, sent on its own Client's channel, which only
 // that process hears. A release of 1 wakes one waiter of 1 in the whole
-// deployment, not one in each process, and a release of 5 wakes five. The
-// registry lists waiters by heartbeat deadline, the one registered or
-// renewed longest ago first; a woken waiter leaves it and registers again
-// if its next try loses the permits to a newcomer. A request that takes
-// its permits, or whose Acquire fails or gives up, leaves the registry,
-// even when a reply was lost on the way; so does a wait whose subscription
-// is not confirmed in time, which then polls. A registration of a
-// process that died lapses within one lease TTL (WithLeaseTTL), and a waiter
-// woken just as its context ended passes the wake on to the next. A release
-// looks at the 128 longest-registered waiters at most: one behind them whose
-// request fits, while none of them does, waits for its timer. Every
-// wait is also bounded by a timer (the poll interval, 1s by default), so a
-// lost message costs at most one interval.
+// deployment, not one in each process, and a release of 5 wakes five. A
+// woken waiter leaves the registry and registers again if its next try
+// loses the permits to a newcomer. A request that takes its permits, or
+// whose Acquire fails or gives up, leaves the registry, even when a reply
+// was lost on the way; so does a wait whose subscription is not confirmed
+// in time, which then polls. A waiter woken just as its context ended
+// passes the wake on to the next.
+//
+// Live waiters are woken before dead ones. The watchdog renews a
+// registration every TTL/3 (WithLeaseTTL, 30s by default); one renewed
+// within the last half TTL is fresh, and a release wakes fresh waiters
+// first, the one registered longest ago first, and stale ones only with
+// the permits left over, the longest unrenewed first. A process that dies
+// with k blocked acquires so costs the live waiters nothing: its
+// registrations are stale half a TTL after its last renewal (until then a
+// wake may still reach it, and that waiter's timer covers it) and are
+// dropped at their deadline, one TTL after it. A release reads the 64
+// registrations registered longest ago and, if permits are left, every
+// other request that fits, smallest first, from a second sorted set by
+// size: no number of requests too large hides one that fits, and a release
+// reads only what it can wake, the stale ones it passes over and 64 more.
+// Every wait is also bounded by a timer (the poll interval, 1s by
+// default), so a lost message costs at most one interval.
 //
 // A Semaphore's permits have no owner: any handle may release permits that
 // another acquired, as with Java's and Redisson's semaphores. Releasing more
@@ -87,6 +97,17 @@
 // not an unfair handle), except Drain. A queued waiter whose process dies
 // holds the queue up until its heartbeat lapses, within one lease TTL.
 //
+// Fair and unfair handles do not wait on one name at once: unfair waiters
+// would wait for as long as any fair waiter is queued. A blocking Acquire
+// of one kind while a live waiter of the other kind waits is
+// ErrInvalidArgument at once, naming its kind ("WithFair: the name has
+// unfair waiters", "unfair Acquire: the name has WithFair waiters"), and
+// leaves Redis as it was; the check and the wait are one script, so two
+// kinds never both wait. An unfair waiter whose Client polls is not
+// registered, so a fair Acquire beside it is not refused: the unfair
+// waiter's next try is. TryAcquire never waits and is never refused. Use
+// one kind of handle per name.
+//
 // A waiter whose context ends leaves the queue; if permits were granted to
 // it just then, it gives them back, so a cancelled Acquire leaves the count
 // as it was. A Semaphore's give-back (its permits have no lease to fall
@@ -110,8 +131,8 @@
 // permit held registers, as a Semaphore's waiter does, and sleeps until the
 // soonest lease ends (or a release wakes it, or the poll interval passes),
 // and then takes the permit with no message from anyone. A release wakes
-// as many registered waiters as there are free permits, one message each on
-// its own Client's channel. Releasing a permit that is not held (unknown,
+// as many registered waiters as there are free permits, live before dead
+// as a Semaphore's, one message each on its own Client's channel. Releasing a permit that is not held (unknown,
 // expired, released already) is ErrNotHeld, never a silent success; a
 // Release that go-redis retries is applied once.
 //
@@ -120,8 +141,9 @@
 // For a name N and the Client's prefix P, a Semaphore keeps P:{N}:permits
 // (a hash: kind, available, total), and while used P:{N}:sem-queue,
 // P:{N}:sem-alive, P:{N}:sem-waiting (the fair queue), P:{N}:sem-waiters
-// (the registry of unfair waiters), P:{N}:done (recent request ids) and
-// P:{N}:drained:<request id> (what a Drain took, for 15 seconds). An
+// and P:{N}:sem-sizes (the registry of unfair waiters, by deadline and by
+// size), P:{N}:done (recent request ids) and P:{N}:drained:<request id>
+// (what a Drain took, for 15 seconds). An
 // ExpirableSemaphore keeps P:{N}:permits (kind, total), P:{N}:sem-leases
 // (permit id to deadline), P:{N}:tokens, P:{N}:sem-fence, P:{N}:xsem-waiters
 // (its registry) and P:{N}:done. Every key but the permits hash expires by

@@ -190,7 +190,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		if hb != nil {
 			hb.Stop()
 		}
-		_, err := s.x.Leave(ctx, h.S.RDB, id, registered)
+		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl)
 		return err
 	}
 	// Wakes are targeted at the request, on this Client's channel.

@@ -45,6 +45,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 		s.sem = scripts.Sem{
 			Permits: s.h.Key(core.KeyPermits), Queue: s.h.Key(core.KeySemQueue), Alive: s.h.Key(core.KeySemAlive),
 			Waiting: s.h.Key(core.KeySemWaiting), Done: s.h.Key(core.KeyDone), Waiters: s.h.Key(core.KeySemWaiters),
+			Sizes:   s.h.Key(core.KeySemSizes),
 			Drained: s.h.S.KeyTail(name, core.KeyDrained, ""),
 			Kind:    kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
@@ -85,7 +86,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // matching both ErrNotAcquired and ctx.Err(), and leaves the permits as
 // they were: a request that took permits (or was granted them, with
 // WithFair) just as the wait ended gives them back. With WithWaitForSet,
-// it waits for permits never set to be set instead.
+// it waits for permits never set to be set instead. While waiters of the
+// other kind (WithFair or not) wait on the name, it is ErrInvalidArgument
+// and changes nothing (see Fairness in the package documentation).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.named(s.h.untilSet(ctx, s.isSet, func() error { return s.acquire(ctx, n, true) }))
 }
@@ -122,6 +125,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	mode := scripts.SemTry
 	var hb *lease.Heartbeat
 	switch {
+	case block && !h.opts.fair && !h.S.Woken():
+		mode = scripts.SemPoll
 	case block && h.opts.fair:
 		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
@@ -146,6 +151,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	}
 	queued := false     // req joined the queue: a release may grant it permits
 	registered := false // a try that registers req was sent: a release may have woken it
+	sent := false       // a try of req was sent
+	untouched := false  // the only try sent was refused (see Acquire): nothing to undo
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
 	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
@@ -166,7 +173,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		// Applied or not (its reply may be lost), the try may have
 		// registered req: the leave after a failed wait unregisters it.
 		registered = registered || w == scripts.SemRegister
+		first := !sent
+		sent = true
 		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, w, ttl)
+		untouched = first && scripts.IsSemMixed(err)
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
 		// confirms them.
@@ -198,8 +208,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if hb != nil {
 			hb.Stop()
 		}
+		if untouched {
+			return nil
+		}
 		return untilSent(ctx, func(ctx context.Context) error {
-			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered)
+			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered, ttl)
 			return err
 		})
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redcoord/redcoord"
-	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
@@ -271,26 +270,4 @@ func TestShrinkBelowWaitingRequest(t *testing.T) {
 			})
 		})
 	}
-}
-
-// A release wakes the registered waiters that fit, each in its own process;
-// a crashed process's registration is woken once (see
-// locktest.DeadRegistrationWokenOnce).
-func TestDeadRegisteredWaiterIsWokenOnce(t *testing.T) {
-	locktest.DeadRegistrationWokenOnce(t, locktest.DeadWaiter{
-		Registry: "rc:{n}:sem-waiters", Member: "crashed:1:1 1",
-		Open: func(hc, lc *redcoord.Client) (hold, release, wait, done func(context.Context) error) {
-			holder, live := rsemaphore.New(hc, "n"), rsemaphore.New(lc, "n")
-			one := func(f func(context.Context, int64) error) func(context.Context) error {
-				return func(ctx context.Context) error { return f(ctx, 1) }
-			}
-			hold = func(ctx context.Context) error {
-				if err := holder.SetPermits(ctx, 1); err != nil {
-					return err
-				}
-				return holder.Acquire(ctx, 1)
-			}
-			return hold, one(holder.Release), one(live.Acquire), one(live.Release)
-		},
-	})
 }

@@ -6,12 +6,17 @@
 -- ARGV[7] "1": queue if not acquired (a fair Acquire); "r": register in
 --         the waiter registry if not acquired (an unfair Acquire woken by
 --         pub/sub); "u": leave the registry even if not acquired (such an
---         Acquire whose wait polls: it could not hear a wake); "0": neither.
---         Whatever it says, a request that takes its permits leaves the
---         registry: an earlier try of it may have registered it, or an
---         earlier copy of this request whose reply was lost.
+--         Acquire whose wait polls: it could not hear a wake); "p": an
+--         unfair Acquire whose wait polls from the start: neither; "0":
+--         neither (a TryAcquire). Whatever it says, a request that takes
+--         its permits leaves the registry: an earlier try of it may have
+--         registered it, or an earlier copy of this request whose reply
+--         was lost.
 -- ARGV[8] heartbeat (ms): how long the queue entry or registration lives
 --         without renewal
+-- Fair and unfair acquires do not wait on one name at once: a fair
+-- Acquire ("1") while a live unfair waiter is registered, or an unfair one
+-- ("r", "u", "p") while a live fair waiter is queued, is refused.
 -- Reply: {1, available}  acquired (now, by an earlier copy of this request,
 --                        or by a grant): available is what is left
 --        {0, available}  not acquired: the permits are taken, or a live
@@ -19,6 +24,9 @@
 --        {-1, total}     n exceeds the total: it could never be acquired
 --        {-2}            the permits were never set
 --        {-3}            this request was given up (a late copy)
+--        {-4, fair}      refused: waiters of the other kind wait (fair
+--                        is 1 when they are fair, 0 when unfair); nothing
+--                        changed
 -- Writes happen only after every check, so an error leaves the keys
 -- unchanged.
 local req, n = ARGV[5], tonumber(ARGV[6])
@@ -34,6 +42,13 @@ if done_has(KEYS[5], 'x', req) then
 end
 if not h[1] then
   return {-2}
+end
+local mode = ARGV[7]
+if mode == '1' and registered > 0 and redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf') > 0 then
+  return {-4, 0}
+elseif (mode == 'r' or mode == 'u' or mode == 'p') and queue_length > 0
+    and redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf') > 0 then
+  return {-4, 1}
 end
 local total = tonumber(h[3])
 if n > total then
@@ -51,11 +66,12 @@ if avail ~= tonumber(h[2]) then
   redis.call('HSET', KEYS[1], 'a', avail)
 end
 local enqueue = not took and ARGV[7] == '1'
-local member = req .. ' ' .. ARGV[6] -- its registration; n as sent (Lua's '..' writes 1e+14 for a large number)
+-- its registration; n and ttl as sent (Lua's '..' writes 1e+14 for a large number)
+local member = req .. ' ' .. ARGV[6] .. ' ' .. ARGV[8]
 if ARGV[7] == 'r' and not took then
-  register(KEYS[6], member, tonumber(ARGV[8]))
+  sem_register(member, ARGV[6], tonumber(ARGV[8]))
 elseif registered > 0 and (took or ARGV[7] == 'u') then
-  redis.call('ZREM', KEYS[6], member)
+  sem_unregister(member)
 end
 if queue_length > 0 and not queued and not enqueue then
   -- The queue's last live waiters were served or found dead just now: the

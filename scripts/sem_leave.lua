@@ -8,6 +8,7 @@
 --         was sent (its reply may have been lost); if the request is not
 --         registered, a release woke it since, and the wake goes on to
 --         other registered waiters that fit
+-- ARGV[8] heartbeat (ms), as the acquire's tries sent it
 -- Reply: 1 permits were given back; 0 there was nothing to give back
 local req, n = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 'a')
@@ -21,7 +22,7 @@ done_mark(KEYS[5], 'x', req, now, MARK_TTL)
 local took = done_has(KEYS[5], 'a', req)
 local head = sem_live_head(now)
 sem_forget(req)
-local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], req .. ' ' .. ARGV[6]) == 1 -- as sem_acquire wrote it
+local unregistered = registered > 0 and sem_unregister(req .. ' ' .. ARGV[6] .. ' ' .. ARGV[8]) -- as sem_acquire wrote it
 local woken = ARGV[7] == '1' and not unregistered
 if not h[1] then
   return 0

@@ -13,8 +13,11 @@
 --   KEYS[4] waiting: a hash, request id -> permits it asks for
 --   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of blocked unfair acquires (see lib.lua),
---           a zset: "<request id> <n>" -> heartbeat deadline (server
---           time, ms); n is what the request asks for
+--           a zset: "<request id> <n> <ttl>" -> heartbeat deadline
+--           (server time, ms); n is what the request asks for, ttl how
+--           long (ms) each renewal keeps it, its Client's lease TTL
+--   KEYS[7] sizes: the same members as waiters, each scored by its n, so
+--           that a release reads only the waiters that fit
 --   ARGV[1..4] as in lib.lua
 -- The queue, alive and waiting keys always hold the same request ids. While
 -- the queue has a live waiter, permits go to it first: a release grants
@@ -32,6 +35,7 @@ local function sem_check_keys(kind_seen)
   redis.call('ZCARD', KEYS[3])
   redis.call('HLEN', KEYS[4])
   redis.call('ZCARD', KEYS[5])
+  redis.call('ZCARD', KEYS[7])
   return queue_length, redis.call('ZCARD', KEYS[6])
 end
 
@@ -77,37 +81,134 @@ local function sem_serve(now, avail)
   end
 end
 
--- WAKE_SCAN bounds how many registrations one wake looks at.
-local WAKE_SCAN = 128
+-- An unfair waiter's registration is fresh while its last renewal is at
+-- most half its TTL old: the watchdog renews it every TTL/3, and the other
+-- sixth is slack for the tick's round trip. A dead process's
+-- registrations stop being fresh half a TTL after its last tick, and
+-- lapse at their deadline, a TTL after it. deadline is the registration's
+-- score, ttl the last field of its member.
+local function sem_fresh(deadline, ttl, now)
+  return deadline - now > ttl / 2
+end
+
+-- sem_register records the registration m, for n permits (a decimal
+-- string, as sent), as waiting for ms more.
+local function sem_register(m, n, ms)
+  register(KEYS[6], m, ms)
+  redis.call('ZADD', KEYS[7], n, m)
+  outlive(KEYS[7], ms)
+end
+
+-- sem_unregister removes the registration m and reports whether it was
+-- there.
+local function sem_unregister(m)
+  redis.call('ZREM', KEYS[7], m)
+  return redis.call('ZREM', KEYS[6], m) == 1
+end
+
+-- sem_drop_dead drops the registrations whose deadline has passed.
+local function sem_drop_dead(now)
+  local dead = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now)
+  for _, m in ipairs(dead) do
+    redis.call('ZREM', KEYS[7], m)
+  end
+  if #dead > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+  end
+end
+
+-- SEM_SCAN_BATCH is how many registrations sem_wake reads per call.
+local SEM_SCAN_BATCH = 64
 
 -- sem_wake wakes registered unfair waiters whose requests fit in avail,
--- longest registered first, skipping those too large for what is left,
 -- unless a live fair waiter still has the first claim on it (queued). It
 -- wakes at most budget permits' worth (what the caller freed: permits
--- freed earlier already woke someone, who is on the way), but always the
--- first that fits, so that a request larger than budget is not stranded.
--- Each gets one message, targeted at its request on its client's channel
--- ("@<req> "), which only its process hears, and leaves the registry: it
--- registers again if its next try fails. Registrations past their
--- deadline (a dead process) are dropped first. registered is the
--- registry's size (sem_check_keys): 0 wakes nobody.
+-- freed earlier already woke someone, who is on the way), but always one
+-- that fits, so that a request larger than budget is not stranded.
+--
+-- Whom: the fresh registrations (sem_fresh) first, and only with what is
+-- left the stale ones, the longest unrenewed first, so that a dead
+-- process's registrations do not take live waiters' wakes, and a live
+-- waiter whose renewals are late is still woken when no fresh one fits.
+-- It reads the SEM_SCAN_BATCH registered longest ago first (the registry's
+-- order); if permits are left and the registry holds more, it reads on in
+-- the sizes key, smallest request first, only the requests that fit, so
+-- that no number of larger requests hides one that fits. Its cost, O(log)
+-- each, is one read of the registry, the registrations it wakes, the
+-- stale ones it passes over (a process that stopped renewing: they lapse
+-- within a TTL) and the dead ones it drops, once each.
+--
+-- Each woken waiter gets one message, targeted at its request on its
+-- client's channel ("@<req> "), which only its process hears, and leaves
+-- the registry: it registers again if its next try fails. registered is
+-- the registry's size (sem_check_keys): 0 wakes nobody.
 local function sem_wake(avail, queued, budget, registered)
   if avail <= 0 or budget <= 0 or queued or registered == 0 then
     return
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now_ms())
-  local woken = false
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[6], 0, WAKE_SCAN - 1)) do
-    local req, n = string.match(m, '^(%S+) (%d+)$')
-    n = tonumber(n)
-    if n and n <= avail and (n <= budget or not woken) then
-      avail, budget, woken = avail - n, budget - n, true
-      redis.call('ZREM', KEYS[6], m)
-      notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ')
-      if avail <= 0 or budget <= 0 then
-        return
+  local now = now_ms()
+  sem_drop_dead(now)
+  local woken, stale, seen, gone = {}, {}, {}, {}
+  -- consider wakes the registration m, for n permits, if it is fresh and
+  -- fits, and keeps it for later if it is stale and fits
+  local function consider(m, n, deadline)
+    seen[m] = true
+    local ttl = tonumber(string.match(m, ' (%d+)$'))
+    if n > avail then
+      return
+    elseif ttl and sem_fresh(deadline, ttl, now) then
+      if n <= budget or #woken == 0 then
+        avail, budget = avail - n, budget - n
+        woken[#woken + 1] = m
+      end
+    else
+      stale[#stale + 1] = {deadline, m, n}
+    end
+  end
+  local ms = redis.call('ZRANGE', KEYS[6], 0, SEM_SCAN_BATCH - 1, 'WITHSCORES')
+  for i = 1, #ms, 2 do
+    if avail <= 0 or budget <= 0 then
+      break
+    end
+    consider(ms[i], tonumber(string.match(ms[i], ' (%d+) %d+$')) or math.huge, tonumber(ms[i + 1]))
+  end
+  local rank = #ms < 2 * SEM_SCAN_BATCH and -1 or 0 -- -1: the registry was read whole
+  while rank >= 0 and avail > 0 and budget > 0 do
+    local batch = redis.call('ZRANGE', KEYS[7], rank, rank + SEM_SCAN_BATCH - 1, 'WITHSCORES')
+    rank = #batch < 2 * SEM_SCAN_BATCH and -1 or rank + SEM_SCAN_BATCH
+    for i = 1, #batch, 2 do
+      local m, n = batch[i], tonumber(batch[i + 1])
+      if n > avail or budget <= 0 then
+        rank = -1 -- sorted by n: nothing after it fits
+        break
+      end
+      if not seen[m] then
+        local deadline = tonumber(redis.call('ZSCORE', KEYS[6], m))
+        if deadline then
+          consider(m, n, deadline)
+        else
+          gone[#gone + 1] = m
+        end
       end
     end
+  end
+  table.sort(stale, function(a, b) return a[1] < b[1] end)
+  for _, s in ipairs(stale) do
+    if avail <= 0 or budget <= 0 then
+      break
+    end
+    if s[3] <= avail and (s[3] <= budget or #woken == 0) then
+      avail, budget = avail - s[3], budget - s[3]
+      woken[#woken + 1] = s[2]
+    end
+  end
+  for _, m in ipairs(gone) do
+    redis.call('ZREM', KEYS[7], m)
+  end
+  for _, m in ipairs(woken) do
+    sem_unregister(m)
+    local req = string.match(m, '^(%S+)')
+    notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ')
   end
 end
 

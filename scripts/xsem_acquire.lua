@@ -4,6 +4,7 @@
 -- ARGV[7] "r": a blocking acquire whose Client is woken by pub/sub: when
 --         every permit is held, register the id in the waiter registry for
 --         ARGV[8] ms (its heartbeat renews it); "0": do not
+-- ARGV[8] heartbeat (ms): how long a registration lives without renewal
 -- Reply: {1, token, free}  acquired (now, or by an earlier copy of this
 --                          request); free: permits left
 --        {0, wait, free}   every permit is held (free <= 0): the soonest
@@ -36,7 +37,7 @@ if total < 1 then
 end
 if held >= total then
   if ARGV[7] == 'r' then
-    register(KEYS[6], id, tonumber(ARGV[8]))
+    register(KEYS[6], id .. ' ' .. ARGV[8], tonumber(ARGV[8]))
   end
   -- the (held - total + 1)-th soonest expiry frees the first permit
   local r = redis.call('ZRANGE', KEYS[2], held - total, held - total, 'WITHSCORES')
@@ -48,6 +49,6 @@ redis.call('HSET', KEYS[3], id, token)
 done_mark(KEYS[5], 'a', id, now, MARK_TTL)
 xsem_keep(lease)
 if registered > 0 then
-  redis.call('ZREM', KEYS[6], id)
+  redis.call('ZREM', KEYS[6], id .. ' ' .. ARGV[8])
 end
 return {1, tonumber(token), total - held - 1}

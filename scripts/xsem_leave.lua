@@ -8,6 +8,7 @@
 --         not registered, a release woke it, and it passes the wake on to
 --         the next registered waiter. The request leaves the registry
 --         either way.
+-- ARGV[7] heartbeat (ms), as the acquire's tries sent it
 -- Reply: 1 the permit was given back; 0 there was none
 local id = ARGV[5]
 local h = redis.call('HMGET', KEYS[1], 'k', 't')
@@ -16,7 +17,7 @@ local now = now_ms()
 done_purge(KEYS[5], now)
 done_mark(KEYS[5], 'x', id, now, MARK_TTL)
 local held = xsem_reclaim(now)
-local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], id) == 1
+local unregistered = registered > 0 and redis.call('ZREM', KEYS[6], id .. ' ' .. ARGV[7]) == 1 -- as xsem_acquire wrote it
 local woken = ARGV[6] == '1' and not unregistered
 if redis.call('ZREM', KEYS[2], id) == 0 then
   if woken then

@@ -13,7 +13,9 @@
 --           in lib.lua; it expires a day after the last)
 --   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of blocked acquires (see lib.lua), a
---           zset: permit id -> heartbeat deadline (server time, ms)
+--           zset: "<permit id> <ttl>" -> heartbeat deadline (server time,
+--           ms); ttl is how long (ms) each renewal keeps it, its Client's
+--           lease TTL
 --   ARGV[1..4] as in lib.lua
 -- A permit is held while its deadline is ahead. Every script that takes,
 -- returns or counts permits for a write first drops the permits whose
@@ -55,22 +57,61 @@ local function xsem_keep(ms)
   outlive(KEYS[3], ms)
 end
 
--- XWAKE_MAX bounds how many waiters one wake wakes.
-local XWAKE_MAX = 128
+-- xsem_fresh reports whether the registration m, whose heartbeat deadline
+-- is deadline, was renewed within the last half of its TTL, as sem_fresh
+-- does for Semaphore's (see sem_lib.lua): the watchdog renews a live
+-- waiter's every TTL/3.
+local function xsem_fresh(m, deadline, now)
+  local ttl = tonumber(string.match(m, ' (%d+)$'))
+  return ttl ~= nil and deadline - now > ttl / 2
+end
 
--- xsem_wake wakes as many registered waiters as there are free permits (at
--- most XWAKE_MAX), the one registered or renewed longest ago first, after
--- dropping the dead ones: one message each, targeted at its request on its
--- client's channel ("@<id> "), which only its process hears. Each leaves
--- the registry: it registers again if its next try fails. registered is
--- the registry's size (xsem_check_keys): 0 wakes nobody.
+-- XSEM_SCAN_BATCH is how many registrations xsem_wake reads per call.
+local XSEM_SCAN_BATCH = 64
+
+-- xsem_wake wakes as many registered waiters as there are free permits,
+-- after dropping the dead ones: the fresh ones (xsem_fresh) first, the one
+-- registered or renewed longest ago first, then, with what is left, the
+-- stale ones, longest unrenewed first. A dead process's registrations do
+-- not take live waiters' wakes; its cost is the waiters it wakes and the
+-- stale ones it passes over (a process that stopped renewing: they lapse
+-- within a TTL). Each woken waiter gets one message, targeted at its
+-- request on its client's channel ("@<id> "), which only its process
+-- hears, and leaves the registry: it registers again if its next try
+-- fails. registered is the registry's size (xsem_check_keys): 0 wakes
+-- nobody.
 local function xsem_wake(free, registered)
   if free <= 0 or registered == 0 then
     return
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now_ms())
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, math.min(free, XWAKE_MAX) - 1)) do
-    redis.call('ZREM', KEYS[6], id)
+  local now = now_ms()
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+  local woken, stale, rank = {}, {}, 0
+  while #woken < free do
+    local ms = redis.call('ZRANGE', KEYS[6], rank, rank + XSEM_SCAN_BATCH - 1, 'WITHSCORES')
+    rank = rank + XSEM_SCAN_BATCH
+    for i = 1, #ms, 2 do
+      if #woken >= free then
+        break
+      elseif xsem_fresh(ms[i], tonumber(ms[i + 1]), now) then
+        woken[#woken + 1] = ms[i]
+      else
+        stale[#stale + 1] = ms[i]
+      end
+    end
+    if #ms < 2 * XSEM_SCAN_BATCH then
+      break
+    end
+  end
+  for _, m in ipairs(stale) do
+    if #woken >= free then
+      break
+    end
+    woken[#woken + 1] = m
+  end
+  for _, m in ipairs(woken) do
+    redis.call('ZREM', KEYS[6], m)
+    local id = string.match(m, '^(%S+)')
     notify(PUBLISH, client_channel(CHANNEL, id), '@' .. id .. ' ')
   end
 end

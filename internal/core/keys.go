@@ -34,6 +34,7 @@ const (
 	KeySemAlive                   // Semaphore's fair waiters' heartbeats
 	KeySemWaiting                 // Semaphore's fair waiters' requests
 	KeySemWaiters                 // Semaphore's unfair waiter registry
+	KeySemSizes                   // Semaphore's unfair waiters by size
 	KeyDone                       // a semaphore's request markers
 	KeyDrained                    // Semaphore's Drain replies
 	KeySemLeases                  // ExpirableSemaphore's permit leases
@@ -127,6 +128,7 @@ var schema = [numParts]Key{
 	KeySemAlive:       {Part: "sem-alive", Type: "zset", Kinds: semaphore, Doc: "fair waiter → heartbeat deadline"},
 	KeySemWaiting:     {Part: "sem-waiting", Type: "hash", Kinds: semaphore, Doc: "fair waiter → permits it asks for"},
 	KeySemWaiters:     {Part: "sem-waiters", Type: "zset", Kinds: semaphore, Doc: "unfair waiters to wake, with heartbeat deadlines"},
+	KeySemSizes:       {Part: "sem-sizes", Type: "zset", Kinds: semaphore, Doc: "the unfair waiters again, with the permits each asks for"},
 	KeyDone:           {Part: "done", Type: "zset", Kinds: semaphores, Doc: "recent request ids, so a retry applies once"},
 	KeyDrained:        {Part: "drained", Tail: "request id", Type: "string", Kinds: semaphore, Doc: "what a Drain took, for its retries"},
 	KeySemLeases:      {Part: "sem-leases", Type: "zset", Kinds: expirable, Doc: "permit id → lease deadline"},

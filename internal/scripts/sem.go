@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -18,13 +19,14 @@ var (
 	semRelease   = loadSem("sem_release")
 	semLeave     = loadSem("sem_leave")
 	semHeartbeat = loadSem("sem_heartbeat")
+	semBeat      = loadSem("sem_beat")
 	semSet       = loadSem("sem_set")
 	semDrain     = loadSem("sem_drain")
 	semState     = loadSem("sem_state")
 )
 
 // semScripts lists this file's scripts, for SHA.
-var semScripts = []*Script{semAcquire, semRelease, semLeave, semHeartbeat, semSet, semDrain, semState}
+var semScripts = []*Script{semAcquire, semRelease, semLeave, semHeartbeat, semBeat, semSet, semDrain, semState}
 
 func loadSem(name string) *Script {
 	return loadWith(name, "queue_lib.lua", "sem_lib.lua")
@@ -44,6 +46,7 @@ const MaxCount = 1<<53 - 1
 type Sem struct {
 	Permits, Queue, Alive, Waiting, Done string // keys
 	Waiters                              string // the registry of unfair waiters
+	Sizes                                string // the same, by the permits each asks for
 	// Drained + a request id is the key that keeps a Drain's reply.
 	Drained                string
 	Kind, Publish, Channel string
@@ -54,7 +57,7 @@ type Sem struct {
 }
 
 func (s Sem) keys() []string {
-	return []string{s.Permits, s.Queue, s.Alive, s.Waiting, s.Done, s.Waiters}
+	return []string{s.Permits, s.Queue, s.Alive, s.Waiting, s.Done, s.Waiters, s.Sizes}
 }
 
 // args prepends the arguments every semaphore script takes.
@@ -77,8 +80,8 @@ type SemAttempt struct {
 }
 
 // SemWait says what a semaphore acquire that does not take its permits
-// does: SemTry, SemQueue, SemRegister or SemUnregister. Whatever it says, a
-// request that takes its permits leaves the waiter registry.
+// does: SemTry, SemQueue, SemRegister, SemUnregister or SemPoll. Whatever
+// it says, a request that takes its permits leaves the waiter registry.
 type SemWait struct{ arg string }
 
 var (
@@ -94,6 +97,10 @@ var (
 	// it takes the permits or not: a waiter whose earlier try registered
 	// it, and whose wait can no longer hear a wake.
 	SemUnregister = SemWait{"u"}
+	// SemPoll neither queues nor registers: an unfair Acquire whose wait
+	// polls from the start. Unlike SemTry, it waits, and so is refused
+	// while fair waiters are queued (see Acquire).
+	SemPoll = SemWait{"p"}
 )
 
 // Acquire takes n permits for the request req, all or nothing, or finds
@@ -101,7 +108,9 @@ var (
 // whether req joins the fair queue or the waiter registry, where it lives
 // heartbeat from now without renewal (see Heartbeat and Beat). n beyond the
 // total is ErrInvalidArgument; unset permits are ErrNotSet; a request that
-// was given up is ErrNotAcquired.
+// was given up is ErrNotAcquired. A waiting request (SemQueue, or
+// SemRegister, SemUnregister, SemPoll) while waiters of the other kind
+// wait is ErrInvalidArgument, naming its kind, and changes nothing.
 func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, w SemWait, heartbeat time.Duration) (SemAttempt, error) {
 	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, w.arg, heartbeat.Milliseconds())...)
 	return decode(v, err, func(v any) (SemAttempt, error) { return semAttempt(v, n) })
@@ -120,10 +129,27 @@ func semAttempt(v any, n int64) (SemAttempt, error) {
 		return SemAttempt{}, errs.ErrNotSet
 	case r[0] == -3:
 		return SemAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
+	case r[0] == -4 && len(r) > 1 && r[1] == 1:
+		return SemAttempt{}, semMixed{errs.Invalid("unfair Acquire", "the name has WithFair waiters; use one kind of handle per name")}
+	case r[0] == -4 && len(r) > 1:
+		return SemAttempt{}, semMixed{errs.Invalid("WithFair", "the name has unfair waiters; use one kind of handle per name")}
 	case (r[0] == 0 || r[0] == 1) && len(r) > 1:
 		return SemAttempt{OK: r[0] == 1, Available: r[1]}, nil
 	}
 	return SemAttempt{}, errUnexpected(v)
+}
+
+// semMixed is Acquire's refusal of a waiting request while waiters of
+// the other kind (fair or unfair) wait; the refused try wrote nothing.
+type semMixed struct{ error }
+
+func (e semMixed) Unwrap() error { return e.error }
+
+// IsSemMixed reports whether err is Acquire's refusal of a waiting request
+// beside waiters of the other kind, which wrote nothing.
+func IsSemMixed(err error) bool {
+	var m semMixed
+	return errors.As(err, &m)
 }
 
 func tooMany(n, total int64) error {
@@ -163,13 +189,14 @@ func semReleased(v any, n int64) (int64, error) {
 // entry or registration, or the permits it took or was granted. registered
 // says a try of req that registers it (SemRegister) was sent, applied or
 // not: a registration found gone was then woken, and the wake is passed
-// on. It reports whether permits were given back.
-func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool) (bool, error) {
+// on. heartbeat is what the tries of req sent. It reports whether permits
+// were given back.
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration) (bool, error) {
 	reg := "0"
 	if registered {
 		reg = "1"
 	}
-	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg)...)
+	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg, heartbeat.Milliseconds())...)
 	if err != nil {
 		return false, err
 	}
@@ -188,7 +215,8 @@ func (s Sem) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []st
 // arguments. It replies 0 once the registration is gone (woken, lapsed,
 // left or taken).
 func (s Sem) Beat(req string, n int64, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{s.Waiters}, s.args(req+" "+strconv.FormatInt(n, 10), ttl.Milliseconds())
+	ms := ttl.Milliseconds()
+	return semBeat.Script, s.keys(), s.args(req+" "+strconv.FormatInt(n, 10)+" "+strconv.FormatInt(ms, 10), ms)
 }
 
 // The modes of Set.

@@ -192,15 +192,19 @@ func TestSemPublish(t *testing.T) {
 		{"release wakes the registered that fit, oldest first, past one too large", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, took(0)}, {"register", "u:1", 2, refused(0)},
 			{"register", "v:1", 3, refused(0)}, {"register", "w:1", 1, refused(0)}, {"release", "r:1", 3, int64(3)},
-		}, []string{"u @u:1 ", "w @w:1 "}, []string{"v:1 3"}},
+		}, []string{"u @u:1 ", "w @w:1 "}, []string{"v:1 3 60000"}},
 		{"set and add wake the registered that fit", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"set", "", 2, nil}, {"add", "", 1, nil},
 		}, []string{"u @u:1 ", "v @v:1 "}, nil},
 		{"a shrink wakes every process with a waiter, once", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 1, nil}, {"register", "u:2", 2, nil},
-			{"acquire", "b:1", 1, refused(0)}, {"set", "", 2, nil},
-		}, []string{"u *", "b *"}, []string{"u:1 1", "u:2 2"}},
+			{"set", "", 2, nil},
+		}, []string{"u *"}, []string{"u:1 1 60000", "u:2 2 60000"}},
+		{"a shrink wakes every process with a fair waiter, once", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 1, refused(0)},
+			{"acquire", "b:2", 2, refused(0)}, {"acquire", "c:1", 1, refused(0)}, {"set", "", 2, nil},
+		}, []string{"b *", "c *"}, nil},
 		{"acquire, a refused release and drain publish nothing", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 1, nil}, {"tryacq", "b:1", 2, nil},
 			{"release", "r:1", 3, errs.ErrNotHeld}, {"drain", "", 0, nil},
@@ -208,32 +212,30 @@ func TestSemPublish(t *testing.T) {
 		{"release without waiters publishes nothing", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"release", "r:1", 1, nil}, {"release", "r:1", 1, nil},
 		}, nil, nil},
-		{"release grants the queue, then wakes the registered", []semStep{
-			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 2, nil}, {"register", "u:1", 1, nil},
-			{"release", "r:1", 3, nil},
-		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
+		{"a registration beside a live fair waiter is refused; release grants the queue", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 2, nil},
+			{"register", "u:1", 1, errs.ErrInvalidArgument}, {"release", "r:1", 3, nil},
+		}, []string{"b @b:1 granted"}, nil},
 		{"release grants in order, up to nothing left", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 1, nil},
 			{"acquire", "c:1", 1, nil}, {"release", "r:1", 2, nil},
 		}, []string{"b @b:1 granted", "c @c:1 granted"}, nil},
-		{"a live fair waiter that does not fit silences release", []semStep{
-			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 3, nil}, {"register", "u:1", 1, nil},
-			{"release", "r:1", 2, nil},
-		}, nil, []string{"u:1 1"}},
+		{"a fair waiter beside a live registration is refused", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 1, refused(0)},
+			{"acquire", "b:1", 3, errs.ErrInvalidArgument}, {"release", "r:1", 2, nil},
+		}, []string{"u @u:1 "}, nil},
 		{"release past a dead fair waiter", []semStep{
-			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"register", "u:1", 1, nil},
-			{"kill", "b:1", 0, nil}, {"release", "r:1", 1, nil},
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"kill", "b:1", 0, nil},
+			{"register", "u:1", 1, refused(0)}, {"release", "r:1", 1, nil},
 		}, []string{"u @u:1 "}, nil},
 		{"a dead registration is dropped, not woken", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"killreg", "u:1", 1, nil}, {"release", "r:1", 1, nil},
 		}, []string{"v @v:1 "}, nil},
-		{"an attempt that finds the queue's last waiter dead wakes the registered", []semStep{
-			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 3, nil},
-			{"release", "r:1", 2, nil},         // b does not fit: no message
-			{"register", "u:1", 2, refused(2)}, // refused behind b: no message
-			{"kill", "b:1", 0, nil}, {"tryacq", "c:1", 1, took(1)},
-		}, nil, []string{"u:1 2"}},
+		{"a dead registration does not refuse a fair waiter", []semStep{
+			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 2, refused(0)},
+			{"killreg", "u:1", 2, nil}, {"acquire", "b:1", 3, refused(0)}, {"release", "r:1", 3, nil},
+		}, []string{"b @b:1 granted"}, []string{"u:1 2 60000"}},
 		{"a woken waiter leaves the registry, and passes the wake on if it gives up", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"release", "r:1", 1, nil}, {"rbeat", "u:1", 1, int64(0)}, {"rbeat", "v:1", 1, int64(1)},
@@ -242,14 +244,14 @@ func TestSemPublish(t *testing.T) {
 		{"a registered waiter that gives up before any wake passes nothing on", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"unregister", "u:1", 1, false},
-		}, nil, []string{"v:1 1"}},
+		}, nil, []string{"v:1 1 60000"}},
 		{"a woken waiter that takes the permits is unregistered", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"register", "u:1", 1, nil},
 			{"release", "r:1", 1, nil}, {"register", "v:1", 2, refused(1)}, {"register", "u:1", 1, took(0)},
-		}, []string{"u @u:1 "}, []string{"v:1 2"}},
+		}, []string{"u @u:1 "}, []string{"v:1 2 60000"}},
 		{"leave of a granted request wakes the registered", []semStep{
-			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"register", "u:1", 1, nil},
-			{"release", "r:1", 1, nil}, {"leave", "b:1", 1, true},
+			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"release", "r:1", 1, nil},
+			{"register", "u:1", 1, refused(0)}, {"leave", "b:1", 1, true},
 		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
 		{"leave of the head grants the next", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil},
@@ -258,10 +260,9 @@ func TestSemPublish(t *testing.T) {
 		{"leave of the head with nothing to give", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"leave", "b:1", 2, nil},
 		}, nil, nil},
-		{"add grants, then wakes the registered", []semStep{
-			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"register", "u:1", 1, nil},
-			{"add", "", 3, nil},
-		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
+		{"add grants the queue", []semStep{
+			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil}, {"add", "", 3, nil},
+		}, []string{"b @b:1 granted"}, nil},
 	}
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -421,7 +422,7 @@ func TestSemRegistersLargeRequests(t *testing.T) {
 		a, err = s.Acquire(ctx, rdb, "c:1", total, SemRegister, time.Minute)
 		require.NoError(t, err)
 		require.False(t, a.OK)
-		assert.Equal(t, []string{"c:1 200000000000000"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+		assert.Equal(t, []string{"c:1 200000000000000 60000"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
 		script, keys, args := s.Beat("c:1", total, time.Minute)
 		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)

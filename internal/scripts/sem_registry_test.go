@@ -33,8 +33,8 @@ func TestSemRegistryLeft(t *testing.T) {
 		require.True(t, try("h:1", SemTry))
 
 		require.False(t, try("b:1", SemRegister))
-		assert.Equal(t, []string{"b:1 1"}, waiters())
-		_, err = s.Leave(ctx, rdb, "b:1", 1, false)
+		assert.Equal(t, []string{"b:1 1 60000"}, waiters())
+		_, err = s.Leave(ctx, rdb, "b:1", 1, false, time.Minute)
 		require.NoError(t, err)
 		assert.Empty(t, waiters(), "a leave unregisters")
 
@@ -45,7 +45,7 @@ func TestSemRegistryLeft(t *testing.T) {
 		_, err = s.Release(ctx, rdb, "h:2", 1)
 		require.NoError(t, err)
 		deadline := float64(time.Now().Add(time.Hour).UnixMilli())
-		require.NoError(t, rdb.ZAdd(ctx, s.Waiters, redis.Z{Score: deadline, Member: "d:1 1"}).Err())
+		require.NoError(t, rdb.ZAdd(ctx, s.Waiters, redis.Z{Score: deadline, Member: "d:1 1 60000"}).Err())
 		require.True(t, try("d:1", SemTry))
 		assert.Empty(t, waiters(), "a request that takes its permits leaves, whatever its mode")
 	})

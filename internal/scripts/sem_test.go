@@ -18,7 +18,7 @@ import (
 
 func testSem() Sem {
 	return Sem{Permits: "t:{s}:permits", Queue: "t:{s}:queue", Alive: "t:{s}:alive", Waiting: "t:{s}:waiting",
-		Done: "t:{s}:done", Waiters: "t:{s}:waiters", Drained: "t:{s}:drained:", Kind: "rsemaphore", Publish: "PUBLISH",
+		Done: "t:{s}:done", Waiters: "t:{s}:waiters", Sizes: "t:{s}:sizes", Drained: "t:{s}:drained:", Kind: "rsemaphore", Publish: "PUBLISH",
 		Channel: "t:{s}:ch"}
 }
 
@@ -235,7 +235,7 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 	case "release":
 		return s.Release(ctx, rdb, st.req, st.n)
 	case "leave", "unregister":
-		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister")
+		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister", time.Minute)
 	case "beat":
 		script, keys, args := s.Heartbeat(st.req, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
@@ -249,7 +249,7 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		script, keys, args := s.Beat(st.req, st.n, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
 	case "killreg":
-		return nil, rdb.ZAddXX(ctx, s.Waiters, redis.Z{Score: 1, Member: fmt.Sprintf("%s %d", st.req, st.n)}).Err()
+		return nil, rdb.ZAddXX(ctx, s.Waiters, redis.Z{Score: 1, Member: fmt.Sprintf("%s %d 60000", st.req, st.n)}).Err()
 	}
 	return nil, fmt.Errorf("unknown op %q", st.op)
 }
@@ -266,7 +266,7 @@ func snapshot(t *testing.T, rdb *redis.Client) map[string]string {
 }
 
 func TestSemSHA(t *testing.T) {
-	require.Len(t, semScripts, 7)
+	require.Len(t, semScripts, 8)
 	for _, s := range semScripts {
 		assert.Equal(t, s.Hash(), SHA(s.Name()))
 		assert.True(t, strings.HasPrefix(s.Name(), "sem_"), s.Name())

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,7 +72,8 @@ var registerArg any = "r"
 // Beat returns the watchdog's renewal of the registration of the blocked
 // acquire id (see Acquire): lock_beat on the waiter registry.
 func (s XSem) Beat(id string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{s.Waiters}, s.args(id, ttl.Milliseconds())
+	ms := ttl.Milliseconds()
+	return lockBeat.Script, []string{s.Waiters}, s.args(id+" "+strconv.FormatInt(ms, 10), ms)
 }
 
 // xattempt decodes an expirable acquire's reply.
@@ -119,10 +121,11 @@ func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []
 
 // Leave undoes the acquire of the permit id, when its caller gave up; a
 // late copy of it is refused from then on. registered says a try of it
-// registered (see Acquire): a wake that reached it is then passed on. It
-// reports whether a permit was given back.
-func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool) (bool, error) {
-	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id, flag(registered))...)
+// registered (see Acquire): a wake that reached it is then passed on.
+// heartbeat is what the tries of id sent. It reports whether a permit was
+// given back.
+func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool, heartbeat time.Duration) (bool, error) {
+	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id, flag(registered), heartbeat.Milliseconds())...)
 	if err != nil {
 		return false, err
 	}

@@ -25,7 +25,7 @@ func TestXSemReclaim(t *testing.T) {
 		for name, script := range map[string]func() error{
 			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute, false, time.Minute); return err },
 			"release other": func() error { _, err := x.Release(ctx, rdb, "p9", "r1"); return err },
-			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9", false); return err },
+			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9", false, time.Minute); return err },
 			"try":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 5); return err },
 			"set":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 5); return err },
 		} {

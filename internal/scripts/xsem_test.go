@@ -228,9 +228,9 @@ func xOp(ctx context.Context, rdb *redis.Client, st xstep) (any, error) {
 	case "extend":
 		return x.Extend(ctx, rdb, st.id, lease)
 	case "leave":
-		return x.Leave(ctx, rdb, st.id, false)
+		return x.Leave(ctx, rdb, st.id, false, time.Minute)
 	case "leavereg": // the leave of a request that registered
-		return x.Leave(ctx, rdb, st.id, true)
+		return x.Leave(ctx, rdb, st.id, true, time.Minute)
 	case "state":
 		return x.State(ctx, rdb)
 	case "lapse":

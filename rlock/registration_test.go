@@ -85,9 +85,10 @@ func TestRetriedTryThatTakesTheLockUnregisters(t *testing.T) {
 		hp, wp, lp := ps[0], ps[1], ps[2]
 		holder, waiter, live := rlock.New(hp.C, "n"), rlock.New(wp.C, "n"), rlock.New(lp.C, "n")
 		require.NoError(t, holder.Lock(ctx)) // loads the script: the waiter's try is an EVALSHA Redis runs
-		// A crashed process's registration comes first, so that the
-		// holder's release wakes it, and the waiter's retry finds the lock free.
-		dead := redis.Z{Score: float64(time.Now().Add(10 * time.Second).UnixMilli()), Member: "crashed:1:1"}
+		// A crashed process's registration, as fresh as a live one (renewed
+		// just before the crash), comes first, so that the holder's release
+		// wakes it, and the waiter's retry finds the lock free.
+		dead := redis.Z{Score: float64(time.Now().Add(29 * time.Second).UnixMilli()), Member: "crashed:1:1"}
 		require.NoError(t, hp.RDB.ZAdd(ctx, registry, dead).Err())
 
 		wp.Faults.DropReply(locktest.EvalSHA("lock_acquire"))

@@ -152,9 +152,9 @@ func deafen(t *testing.T, h, p *locktest.Proc) {
 	p.Faults.Blackhole()
 }
 
-// Each local waiter of a Client is registered on its own: one that gives
-// up unregisters itself, not the others, and the registry is empty once
-// the Client's last waiter has gone.
+// A Client is registered once for all its local waiters of a name: one
+// that gives up leaves the registration to the others, and the last one
+// takes it away.
 func TestLocalWaitersLeaveOneByOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -171,10 +171,10 @@ func TestLocalWaitersLeaveOneByOne(t *testing.T) {
 			go func() { ended[i] <- m.Lock(wctx) }()
 			synctest.Wait()
 		}
-		require.Equal(t, int64(2), registered(t, hp))
+		require.Equal(t, int64(1), registered(t, hp), "one registration for the Client")
 		cancels[0]()
 		require.ErrorIs(t, <-ended[0], context.Canceled)
-		assert.Equal(t, int64(1), registered(t, hp), "the other waiter stays registered")
+		assert.Equal(t, int64(1), registered(t, hp), "the Client stays registered for the other waiter")
 		cancels[1]()
 		require.ErrorIs(t, <-ended[1], context.Canceled)
 		assert.Zero(t, registered(t, hp), "the last waiter's registration went with it")

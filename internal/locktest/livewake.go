@@ -19,9 +19,9 @@ import (
 type ExclusiveOpener func(c *redcoord.Client) (lock, unlock func(context.Context) error)
 
 // LiveWokenBeforeDead checks, in a synctest bubble, that releases wake
-// live registrations before those of a dead process. A process dies with
-// 5 blocked acquires: their registrations (in registry) stay until their
-// deadlines, a lease TTL (30s) after their last renewal. 5 live waiters,
+// live registrations before those of dead processes. 5 processes die, each
+// with a blocked acquire: their registrations (in registry) stay until
+// their deadlines, a lease TTL (30s) after their last renewal. 5 live waiters,
 // each in its own process, register after them and are renewed by their
 // watchdogs every 10s. 20s later the holder releases: each hand-off is
 // immediate, none waits for a poll (1s). The live waiters' polls come at
@@ -33,7 +33,7 @@ func LiveWokenBeforeDead(t *testing.T, registry string, open ExclusiveOpener) {
 		const waiters = 5
 		mr, opts := redistest.Bubble()
 		defer mr.Close()
-		ps := make([]*Proc, 2+waiters)
+		ps := make([]*Proc, 1+2*waiters)
 		for i := range ps {
 			ps[i] = NewProc(t, opts)
 			defer ps[i].Kill()
@@ -47,19 +47,21 @@ func LiveWokenBeforeDead(t *testing.T, registry string, open ExclusiveOpener) {
 		require.NoError(t, lock(ctx))
 
 		dead := make(chan error, waiters)
-		for range waiters {
-			lock, _ := open(ps[1].C)
+		for _, p := range ps[1 : 1+waiters] {
+			lock, _ := open(p.C)
 			go func() { dead <- lock(ctx) }()
 		}
 		synctest.Wait()
 		require.Equal(t, waiters, registered())
-		ps[1].Kill() // its leaves cannot reach Redis: the registrations stay
+		for _, p := range ps[1 : 1+waiters] {
+			p.Kill() // its leave cannot reach Redis: the registration stays
+		}
 		for range waiters {
 			require.ErrorIs(t, <-dead, redcoord.ErrNotAcquired)
 		}
 
 		acquired := make(chan time.Time, waiters)
-		for _, p := range ps[2:] {
+		for _, p := range ps[1+waiters:] {
 			time.Sleep(150 * time.Millisecond)
 			lock, unlock := open(p.C)
 			go func() {

@@ -107,7 +107,7 @@ var schema = [numParts]Key{
 	KeyLock:           {Part: "lock", Type: "hash", Kinds: locks, InUse: true, Doc: "the hold: owner, hold count, token, holder metadata"},
 	KeyFence:          {Part: "fence", Type: "hash", Kinds: locks, Doc: "the last fencing token; expires a day after it (Forget deletes it)"},
 	KeyMarkers:        {Part: "rel", Tail: "client id", Type: "zset", Kinds: locks, Doc: "the Client's releases and given-up acquires, kept a minute"},
-	KeyWaiters:        {Part: "waiters", Type: "zset", Kinds: []string{Rlock}, InUse: true, Doc: "Clients with blocked acquires to wake (one per Client), with heartbeat deadlines"},
+	KeyWaiters:        {Part: "waiters", Type: "zset", Kinds: []string{Rlock}, InUse: true, Doc: "blocked acquires to wake, with heartbeat deadlines"},
 	KeyQueue:          {Part: "queue", Type: "list", Kinds: []string{Rfairlock}, InUse: true, Doc: "waiting requests, FIFO"},
 	KeyAlive:          {Part: "alive", Type: "zset", Kinds: []string{Rfairlock}, InUse: true, Doc: "waiting request → heartbeat deadline"},
 	KeyWaiting:        {Part: "waiting", Type: "hash", Kinds: []string{Rfairlock}, Doc: "waiting request → the lease it asks for"},

@@ -320,7 +320,7 @@ func (mm *MultiMutex) leave(ctx context.Context, g []*Mutex, parts []scripts.Mul
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
 	defer cancel()
 	for i, m := range g {
-		if _, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req); err != nil {
+		if _, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req, true); err != nil {
 			mm.s.Config.Logger.Warn("redcoord: leave after a failed multi-lock", "name", m.h.Name, "err", err)
 		}
 	}
@@ -333,7 +333,7 @@ type leaver struct {
 }
 
 func (l leaver) Leave(ctx context.Context) error {
-	_, err := l.m.h.Lock.Leave(ctx, l.m.h.S.RDB, l.req)
+	_, err := l.m.h.Lock.Leave(ctx, l.m.h.S.RDB, l.req, true)
 	return err
 }
 

@@ -335,3 +335,12 @@ func TestDeadWaitingWriterIsWokenOnce(t *testing.T) {
 		},
 	})
 }
+
+// Releases wake live waiting writers before a dead process's registrations
+// (see locktest.LiveWokenBeforeDead).
+func TestReleaseWakesLiveWritersBeforeDeadOnes(t *testing.T) {
+	locktest.LiveWokenBeforeDead(t, "rc:{n}:wwaiters", func(c *redcoord.Client) (lock, unlock func(context.Context) error) {
+		m := rrwlock.New(c, "n")
+		return m.Lock, m.Unlock
+	})
+}

@@ -157,15 +157,23 @@ end
 -- ms) lists the blocked acquires of an unfair primitive (rlock's
 -- P:{N}:waiters, rrwlock's writers, the semaphores'), so that a release
 -- wakes one of them, or as many as it can serve, each in its own process,
--- instead of every process that waits on the name. A member starts with
--- the request id, "<client>:<handle>:<seq>" (a semaphore's adds " <n>");
--- its client's channel is the name's channel followed by ":<client>", in
--- the name's slot. wake_one and wake_all below serve the locks; the
--- semaphores wake from their own (sem_lib.lua, xsem_lib.lua).
+-- instead of every process that waits on the name. A member is a request
+-- id, "<client>:<handle>:<seq>" (a semaphore's adds " <n>"), or, in
+-- rlock's registry, where a Client registers once per name and queues its
+-- own waiters, the client id alone; its client's channel is the name's
+-- channel followed by ":<client>", in the name's slot. wake_one and
+-- wake_all below serve the locks; the semaphores wake from their own
+-- (sem_lib.lua, xsem_lib.lua).
 
 -- client_channel returns the channel of the client that sent request req.
 local function client_channel(channel, req)
   return channel .. ':' .. string.match(req, '^([^:]*)')
+end
+
+-- client_of returns the client id that request req starts with: the
+-- member by which its Client is registered in rlock's registry.
+local function client_of(req)
+  return string.match(req, '^([^:]*)')
 end
 
 -- register records request req in the registry key as waiting, for ms more.
@@ -185,26 +193,46 @@ local function unregister(key, req, waiting)
   end
 end
 
--- wake_one wakes the registered request whose deadline comes first (the
--- one registered or renewed longest ago), after dropping the dead ones
--- (past their deadline): a message targeted at it ("@<req> ", see
--- internal/hub) on its client's channel, which only that process hears.
--- The woken request leaves the registry: it registers again if its next
--- try fails, and a dead process is woken once at most. waiting is the
--- registry's size, read before the script's first write (its type checked
--- then).
+-- wake_one wakes one registered request, after dropping the dead ones
+-- (past their deadline): a message on its client's channel, which only
+-- that process hears: targeted at the request ("@<req> ", see
+-- internal/hub), or, for a registered Client (a client id), "1", which
+-- wakes the Client's longest-waiting local waiter.
+-- It wakes the fresh registration whose deadline comes first, a fresh one
+-- being one whose deadline is in the later half of the time from now to
+-- the latest deadline. A live registration's deadline is its last renewal
+-- plus the Client's lease TTL, and the watchdog renews it every TTL/3: the
+-- latest deadline is at most now + TTL, every live one's at least now +
+-- 2*TTL/3 (a tick late: 1/3 TTL of slack), so every live registration is
+-- fresh. A registration its process no longer renews (the process died)
+-- leaves the later half TTL/2 to 2*TTL/3 after its last renewal, and is
+-- woken after every live one: a release spends its one wake on a process
+-- that can take the lock. (When only such registrations are left, the
+-- earliest in the later half is woken. Clients with different TTLs on one
+-- name blur the halves: a wake may then go to a dead process first, which
+-- costs a poll at most, as it did before.) The woken request leaves the
+-- registry: it
+-- registers again if its next try fails, and a dead process is woken once
+-- at most. waiting is the registry's size, read before the script's first
+-- write (its type checked then).
 local function wake_one(key, waiting, cmd, channel)
   if waiting == 0 then
     return
   end
-  local t = server_time()
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  local first = redis.call('ZRANGE', key, 0, 0)[1]
-  if first then
-    redis.call('ZREM', key, first)
-    notify(cmd, client_channel(channel, first), '@' .. first .. ' ') -- a hint (see notify)
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if not latest then
+    return
   end
+  local fresh = math.floor((now + tonumber(latest)) / 2)
+  local first = redis.call('ZRANGEBYSCORE', key, fresh, '+inf', 'LIMIT', 0, 1)[1]
+  redis.call('ZREM', key, first)
+  local msg = '1'
+  if string.find(first, ':', 1, true) then
+    msg = '@' .. first .. ' '
+  end
+  notify(cmd, client_channel(channel, first), msg) -- a hint (see notify)
 end
 
 -- tell_clients wakes every waiter ('*') of the clients that sent the

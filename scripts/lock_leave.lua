@@ -3,25 +3,30 @@
 -- both cases it leaves a marker by which a late copy of the request (one
 -- that reaches Redis after this script) is refused.
 -- KEYS[1] lock hash   KEYS[2] the Client's request markers (see lib.lua)
--- KEYS[3] the waiter registry (see lib.lua): the request leaves it; a
---         free lock is handed a wake (wake_one) when the leave frees it,
---         or when the request had been woken and gives the wake up
+-- KEYS[3] the waiter registry (see lib.lua): unless ARGV[7] keeps it,
+--         the request's Client leaves it; a free lock is handed a wake
+--         (wake_one) when the leave frees it, or when the Client had been
+--         woken and gives the wake up
 -- ARGV[1..4] as in lib.lua
 -- ARGV[5] owner   ARGV[6] request id
+-- ARGV[7] "1": the Client keeps its registration, and a wake it got goes
+--         to its other local waiters (it has some, or it never registered:
+--         a MultiMutex); "0": its last local waiter leaves
 -- Reply: 1 undone; 0 the request was not applied (or was already undone).
 local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], KIND)
 local waiting = redis.call('ZCARD', KEYS[3])
 mark_left(KEYS[2], req, MARK_TTL)
+local keep = ARGV[7] == '1'
 local removed = 0
-if waiting > 0 then
-  removed = redis.call('ZREM', KEYS[3], req)
+if waiting > 0 and not keep then
+  removed = redis.call('ZREM', KEYS[3], client_of(req))
   waiting = waiting - removed
 end
 if h[2] ~= owner or h[4] ~= req then
-  if not h[2] and removed == 0 then
-    -- The request was not registered any more: a release may have woken
+  if not h[2] and removed == 0 and not keep then
+    -- The Client was not registered any more: a release may have woken
     -- it, and it gives up: the wake goes on to another registered waiter.
     wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
   end

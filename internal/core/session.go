@@ -55,6 +55,9 @@ type Session struct {
 	Config   Config
 	Watchdog *lease.Watchdog
 	Notices  *Notices // ends holds that another Client forced out
+	// Waits are the Client's blocked acquires per waiter registry, which
+	// share one registration (rlock's; see internal/hold).
+	Waits Waits
 
 	// Jitter draws a random duration in [0, n) for a back-off; nil: from
 	// math/rand/v2. Tests that must replay exactly set it before first use.

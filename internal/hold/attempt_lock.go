@@ -28,15 +28,15 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 	defer a.op.Stop()
 	if block && h.S.Woken() {
 		a.reg = scripts.Register
-		defer a.stopBeat()
+		a.wait = h.S.Waits.Enter(h.Lock.Waiters)
+		defer a.exit(u.Ch)
 	}
-	// A registered waiter is woken by its request id, and tries at once. A
-	// polling one that does not hold the lock queues behind this Client's
-	// waiters instead of overtaking them; a holder re-enters at once.
-	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block, Join: h.Hold.Count() == 0}
-	if a.reg != scripts.NoRegistry {
-		spec.ID = a.req
-	}
+	// The Client is registered once for all its waiters of the name, and a
+	// release wakes its longest-waiting one. A new Lock where waiters of
+	// this Client are already on the channel queues behind them without a
+	// try; a holder re-enters at once.
+	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block, Join: h.Hold.Count() == 0,
+		Early: a.wait != nil}
 	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
@@ -45,18 +45,23 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 }
 
 // lockAttempt is one acquire's tries, and the undo of its request. A
-// blocking acquire whose Client is woken by pub/sub registers its request
-// in the lock's waiter registry when a try finds the lock busy, so that a
+// blocking acquire whose Client is woken by pub/sub registers its Client
+// (once for all its local waiters of the name, see core.Waits) in the
+// lock's waiter registry when a try finds the lock busy, so that a
 // release wakes this Client; a heartbeat keeps the registration alive
-// while it waits. The try that takes the lock unregisters the request (see
-// scripts.Registry), and Leave does when the acquire fails.
+// while any of them waits. The try that takes the lock unregisters the
+// Client when no other local waiter remains, and keeps it registered
+// otherwise (see scripts.Registry); Leave likewise.
 type lockAttempt struct {
 	h     *Handle
 	op    *Op
 	req   string
 	lease scripts.Lease
 	reg   scripts.Registry
-	beat  *lease.Heartbeat // the registration's, once a try registered it
+	wait  *core.Wait // the Client's waiters of the name, when it registers
+	// dropped: the last try sent took the lock and dropped the Client's
+	// registration (no other local waiter then).
+	dropped bool
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
@@ -68,23 +73,25 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 	}
 	sent := time.Now()
 	reg := a.reg
-	if reg == scripts.Register && w.Polling {
+	switch {
+	case reg != scripts.Register:
+	case w.Polling:
 		// Its wait cannot hear a wake: a registration would only spend a
 		// release's wake, so the one an earlier try made goes.
 		reg = scripts.Unregister
-		a.stopBeat()
+	case a.wait.Others():
+		reg = scripts.Keep
 	}
 	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, reg)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
 		a.op.Stop()
 	}
-	switch {
-	case err != nil:
+	a.dropped = err == nil && r.OK && reg == scripts.Register
+	if err != nil {
 		return Got{}, wait.Attempt{}, err
-	case r.OK:
-		a.stopBeat() // the script unregistered the request
-	case reg == scripts.Register:
+	}
+	if reg == scripts.Keep || (reg == scripts.Register && !r.OK) {
 		if err := a.registered(sent); err != nil {
 			return Got{}, wait.Attempt{}, err
 		}
@@ -92,25 +99,33 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 	return Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }
 
-// registered records that a busy try sent at sent registered the request.
+// registered records that a try sent at sent registered the Client.
 func (a *lockAttempt) registered(sent time.Time) error {
-	if a.beat == nil {
-		script, keys, args := a.h.Lock.Beat(a.req, a.h.TTL())
-		a.beat = lease.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	}
-	return a.beat.Watch(sent)
+	return a.wait.Registered(sent, func() *lease.Heartbeat {
+		script, keys, args := a.h.Lock.Beat(a.h.S.ID, a.h.TTL())
+		return lease.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	})
 }
 
-// stopBeat ends the registration's heartbeat, if any.
-func (a *lockAttempt) stopBeat() {
-	if a.beat != nil {
-		a.beat.Stop()
+// exit ends the acquire's part in the Client's waits on the name. When
+// its try or its leave dropped the registration while other local waiters
+// came in meanwhile (they queued without a try), it wakes the
+// longest-waiting of them on channel ch, whose try registers the Client
+// again.
+func (a *lockAttempt) exit(ch string) {
+	if !a.wait.Exit() || !a.dropped {
+		return
+	}
+	if hb, err := a.h.S.Hub(); err == nil && hb != nil {
+		hb.WakeOne(ch)
 	}
 }
 
-// Leave undoes the request if Redis applied it, and unregisters it.
+// Leave undoes the request if Redis applied it. The Client leaves the
+// registry unless other local waiters remain.
 func (a *lockAttempt) Leave(ctx context.Context) error {
-	a.stopBeat()
-	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req)
+	keep := a.wait == nil || a.wait.Others()
+	a.dropped = !keep
+	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req, keep)
 	return err
 }

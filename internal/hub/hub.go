@@ -144,6 +144,20 @@ func (h *Hub) Waiters(channel string) int {
 	return 0
 }
 
+// WakeOne wakes the longest-waiting waiter of channel that has no pending
+// wake, as a wake-one message would, without a message: for a caller that
+// knows a waiter here must check again.
+func (h *Hub) WakeOne(channel string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if t := h.topics[channel]; t != nil {
+		t.wakeOne()
+	}
+}
+
 // Close closes the subscription connection, wakes every registered waiter
 // (and makes Wait return ErrClosed), and waits for the reader goroutine to
 // exit or ctx to end. Later Subscribe calls return ErrClosed; Subscriptions

@@ -31,7 +31,9 @@ type DeadWaiter struct {
 // that when that process is gone (a crashed process's registration, which
 // lives until its heartbeat deadline) the wake is lost once: the live
 // waiter gets the name on its timer, and the dead registration is not
-// woken again.
+// woken again. The process crashed just after its last renewal, so its
+// registration still looks as fresh as a live one (the Client's TTL is
+// the default, 30s).
 func DeadRegistrationWokenOnce(t *testing.T, d DeadWaiter) {
 	t.Helper()
 	srv := redistest.Real(t)
@@ -44,8 +46,9 @@ func DeadRegistrationWokenOnce(t *testing.T, d DeadWaiter) {
 
 	require.NoError(t, hold(ctx))
 	// The crashed process's registration comes first: its deadline is
-	// sooner than the live waiter's (a lease TTL from its registration).
-	deadline := float64(time.Now().Add(10 * time.Second).UnixMilli())
+	// sooner than the live waiter's (a lease TTL from its registration),
+	// by less than a watchdog tick.
+	deadline := float64(time.Now().Add(29 * time.Second).UnixMilli())
 	require.NoError(t, probe.ZAdd(ctx, d.Registry, redis.Z{Score: deadline, Member: d.Member}).Err())
 	for key, member := range d.Also {
 		require.NoError(t, probe.ZAdd(ctx, key, redis.Z{Score: deadline, Member: member}).Err())

@@ -134,10 +134,17 @@ var (
 	// NoRegistry leaves the registry be: a try that never waits, or a
 	// waiter that polls instead of being woken.
 	NoRegistry = Registry{"0"}
-	// Register registers the request as waiting when the lock is busy.
+	// Register registers the request's Client (by its id: one
+	// registration per Client and name) as waiting when the lock is busy,
+	// and unregisters it when the request takes the lock: the Client's
+	// last local waiter.
 	Register = Registry{"r"}
-	// Unregister removes the request from the registry, busy or not: a
-	// waiter whose earlier try registered it, and whose wait can no longer
+	// Keep is Register for a waiter with other local waiters behind it:
+	// the Client stays registered, or registers again, when the request
+	// takes the lock.
+	Keep = Registry{"k"}
+	// Unregister removes the request's Client from the registry, busy or
+	// not: its waits' earlier tries registered it, and they can no longer
 	// hear a wake.
 	Unregister = Registry{"u"}
 )
@@ -155,11 +162,12 @@ func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held 
 	return decode(v, err, acquired)
 }
 
-// Beat returns the watchdog's renewal of request req's registration in the
-// waiter registry for ttl more: the script, its keys and its arguments. It
-// replies 0 once the registration is gone (woken, lapsed, left or taken).
-func (l Lock) Beat(req string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return lockBeat.Script, []string{l.Waiters}, l.args(req, ttl.Milliseconds())
+// Beat returns the watchdog's renewal of Client client's registration in
+// the waiter registry for ttl more: the script, its keys and its
+// arguments. It replies 0 once the registration is gone (woken, lapsed,
+// left or taken).
+func (l Lock) Beat(client string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{l.Waiters}, l.args(client, ttl.Milliseconds())
 }
 
 // acquired decodes an acquire reply: {1, token, count} or {0, wait ms}.
@@ -194,9 +202,12 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 }
 
 // Leave undoes the acquire request req if it was applied, and makes Redis
-// refuse a copy of it that arrives later.
-func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, error) {
-	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs(req)...)
+// refuse a copy of it that arrives later. keep leaves the Client's
+// registration be: other local waiters remain (or it never registered);
+// otherwise the Client leaves the registry, and a wake it got goes on to
+// another registered Client.
+func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string, keep bool) (bool, error) {
+	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs(req, flag(keep))...)
 	if err != nil {
 		return false, err
 	}

@@ -167,7 +167,7 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	case "release":
 		got, err = l.Release(ctx, rdb, s.req, false)
 	case "leave":
-		got, err = l.Leave(ctx, rdb, s.req)
+		got, err = l.Leave(ctx, rdb, s.req, false)
 	case "force":
 		got, err = l.Force(ctx, rdb)
 	case "renew", "renewold":
@@ -233,7 +233,7 @@ func TestLockWrongType(t *testing.T) {
 				}
 				_, err = l.Release(ctx, rdb, "2", false)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "release: %v", err)
-				_, err = l.Leave(ctx, rdb, "1")
+				_, err = l.Leave(ctx, rdb, "1", false)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "leave: %v", err)
 				_, err = l.Force(ctx, rdb)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "force: %v", err)

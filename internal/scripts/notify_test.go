@@ -47,7 +47,7 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 			assert.Equal(t, int64(0), n)
 			msg, err := ps.ReceiveMessage(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, "@cb:1:1 ", msg.Payload)
+			assert.Equal(t, "1", msg.Payload, "a wake-one for the registered Client")
 		})
 	}
 }

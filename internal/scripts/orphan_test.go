@@ -39,7 +39,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, n, "one release frees it")
 
-			_, err = l.Leave(ctx, rdb, "a:4")
+			_, err = l.Leave(ctx, rdb, "a:4", false)
 			require.NoError(t, err)
 			late, err := l.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)

@@ -13,11 +13,12 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// An unfair lock's waiter registry: a busy try registers its request (a
-// TryLock does not), a release to zero wakes one registered request on its
-// client's channel and drops it, a take by a registered request and a
-// leave unregister it, and a forced unlock wakes every registered client
-// once.
+// An unfair lock's waiter registry: a busy try registers its request's
+// Client, by its id, once however many of its waiters try (a TryLock
+// registers nothing), a release to zero wakes one registered Client on its
+// channel ("1": its longest-waiting waiter) and drops it, a take by a
+// registered Client's last waiter and its last waiter's leave unregister
+// it, and a forced unlock wakes every registered client once.
 func TestWaiterRegistry(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -51,26 +52,26 @@ func TestWaiterRegistry(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"cb:1:2", "cc:1:1"}, waiters())
+		assert.Equal(t, []string{"cb", "cc"}, waiters())
 
 		n, err := a.Release(ctx, rdb, "ca:1:2", false)
 		require.NoError(t, err)
 		require.Zero(t, n)
-		assert.Equal(t, "t:{n}:ch:cb @cb:1:2 ", next(), "the first registered, on its client's channel")
-		assert.Equal(t, []string{"cc:1:1"}, waiters(), "the woken request leaves the registry")
+		assert.Equal(t, "t:{n}:ch:cb 1", next(), "the first registered, on its client's channel")
+		assert.Equal(t, []string{"cc"}, waiters(), "the woken Client leaves the registry")
 
 		got, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
 		require.NoError(t, err)
 		require.True(t, got.OK)
-		assert.Empty(t, waiters(), "a registered request that takes the lock leaves")
+		assert.Empty(t, waiters(), "a registered Client whose last waiter takes the lock leaves")
 
 		_, err = b.Acquire(ctx, rdb, "cb:1:2", TokenArg(0), lease, Register)
 		require.NoError(t, err)
 		_, err = a.Acquire(ctx, rdb, "ca:1:3", TokenArg(0), lease, Register)
 		require.NoError(t, err)
-		_, err = a.Leave(ctx, rdb, "ca:1:3")
+		_, err = a.Leave(ctx, rdb, "ca:1:3", false)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"cb:1:2"}, waiters(), "a leave unregisters")
+		assert.Equal(t, []string{"cb"}, waiters(), "a leave unregisters")
 
 		_, err = b.Acquire(ctx, rdb, "cb:1:3", TokenArg(0), lease, Register) // a second waiter of client cb
 		require.NoError(t, err)
@@ -78,7 +79,7 @@ func TestWaiterRegistry(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, forced)
 		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
-		assert.Equal(t, []string{"cb:1:2", "cb:1:3"}, waiters(), "a forced unlock keeps the registrations")
+		assert.Equal(t, []string{"cb"}, waiters(), "a forced unlock keeps the registrations, one per Client")
 
 		n, err = a.Release(ctx, rdb, "ca:1:4", false)
 		require.NoError(t, err)
@@ -139,7 +140,7 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a busy try that registers")
 		_, err = a.Release(ctx, rdb, "ca:1:2", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
-		_, err = a.Leave(ctx, rdb, "ca:1:1")
+		_, err = a.Leave(ctx, rdb, "ca:1:1", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
 		_, err = a.Force(ctx, rdb)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a forced unlock")
@@ -164,10 +165,12 @@ func TestWaiterRegistryKeptOnError(t *testing.T) {
 	})
 }
 
-// A request that takes the lock leaves the registry whatever its mode: a
-// copy of a registering try sent again after its reply was lost, a try
-// that does not register, a re-entry. Unregister drops a registration
-// while the lock is busy.
+// A request that takes the lock with Register takes its Client out of the
+// registry: a copy of a registering try sent again after its reply was
+// lost, a retry of one applied already, a re-entry. With Keep (other
+// local waiters remain) it registers its Client again, and with
+// NoRegistry (a TryLock) it leaves the registry be. Unregister drops a
+// registration while the lock is busy.
 func TestWaiterRegistryHolderLeaves(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -181,10 +184,10 @@ func TestWaiterRegistryHolderLeaves(t *testing.T) {
 			require.NoError(t, err)
 			return got
 		}
-		enroll := func(req string) { // as a try of req did, its reply lost
+		enroll := func(client string) { // as a try of the client did, its reply lost
 			t.Helper()
 			deadline := float64(time.Now().Add(time.Hour).UnixMilli())
-			require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: deadline, Member: req}).Err())
+			require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: deadline, Member: client}).Err())
 		}
 
 		require.True(t, take(a, "ca:1:1", 0, NoRegistry).OK)
@@ -193,22 +196,28 @@ func TestWaiterRegistryHolderLeaves(t *testing.T) {
 		forced, err := a.Force(ctx, rdb) // frees the lock, keeps the registrations
 		require.NoError(t, err)
 		require.True(t, forced)
-		assert.Equal(t, []string{"cb:1:1", "cc:1:1"}, waiters())
+		assert.Equal(t, []string{"cb", "cc"}, waiters())
 
 		got := take(b, "cb:1:1", 0, Register) // the copy sent again, the lock now free
 		require.True(t, got.OK)
-		assert.Equal(t, []string{"cc:1:1"}, waiters(), "a copy that takes the lock leaves")
-		enroll("cb:1:1")
+		assert.Equal(t, []string{"cc"}, waiters(), "a copy that takes the lock leaves")
+		enroll("cb")
 		require.True(t, take(b, "cb:1:1", 0, Register).OK, "a retry of it, applied already")
-		assert.Equal(t, []string{"cc:1:1"}, waiters(), "an applied request's retry leaves")
-		enroll("cb:1:2")
-		require.True(t, take(b, "cb:1:2", got.Token, NoRegistry).OK)
-		assert.Equal(t, []string{"cc:1:1"}, waiters(), "a re-entry leaves, whatever its mode")
+		assert.Equal(t, []string{"cc"}, waiters(), "an applied request's retry leaves")
+		enroll("cb")
+		require.True(t, take(b, "cb:1:2", got.Token, Register).OK)
+		assert.Equal(t, []string{"cc"}, waiters(), "a re-entry leaves")
+		enroll("cb")
+		require.True(t, take(b, "cb:1:3", got.Token, NoRegistry).OK)
+		assert.ElementsMatch(t, []string{"cb", "cc"}, waiters(), "a TryLock leaves the registry be")
+		require.NoError(t, rdb.ZRem(ctx, a.Waiters, "cb").Err()) // a release woke b's Client
+		require.True(t, take(b, "cb:1:4", got.Token, Keep).OK)
+		assert.ElementsMatch(t, []string{"cc", "cb"}, waiters(), "Keep registers the Client again")
 
 		require.False(t, take(c, "cc:1:1", 0, Unregister).OK)
-		assert.Empty(t, waiters(), "Unregister drops the registration of a busy try")
+		assert.Equal(t, []string{"cb"}, waiters(), "Unregister drops the registration of a busy try")
 		require.False(t, take(c, "cc:1:1", 0, Unregister).OK)
-		assert.Empty(t, waiters(), "and registers nothing")
+		assert.Equal(t, []string{"cb"}, waiters(), "and registers nothing")
 	})
 }
 
@@ -222,7 +231,7 @@ func TestWaiterRegistryLateCopy(t *testing.T) {
 		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, got.OK)
-		_, err = b.Leave(ctx, rdb, "cb:1:1")
+		_, err = b.Leave(ctx, rdb, "cb:1:1", false)
 		require.NoError(t, err)
 		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 		require.NoError(t, err)
@@ -231,8 +240,10 @@ func TestWaiterRegistryLateCopy(t *testing.T) {
 	})
 }
 
-// A woken request that gives up (its leave finds it no longer registered,
-// the lock free) passes the wake on to the next registered waiter.
+// A woken Client whose last waiter gives up (its leave finds the Client no
+// longer registered, the lock free) passes the wake on to the next
+// registered Client; a leave that keeps the registration (other local
+// waiters remain) neither drops it nor passes a wake on.
 func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -258,10 +269,13 @@ func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
 		msg, err := ps.ReceiveMessage(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, "t:{n}:ch:cb", msg.Channel, "b first")
-		_, err = b.Leave(ctx, rdb, "cb:1:1") // b gives up without trying
+		_, err = c.Leave(ctx, rdb, "cc:1:2", true) // another waiter of c gives up
+		require.NoError(t, err)
+		assert.Equal(t, []string{"cc"}, rdb.ZRange(ctx, a.Waiters, 0, -1).Val(), "c stays registered")
+		_, err = b.Leave(ctx, rdb, "cb:1:1", false) // b gives up without trying
 		require.NoError(t, err)
 		msg, err = ps.ReceiveMessage(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, "t:{n}:ch:cc @cc:1:1 ", msg.Channel+" "+msg.Payload, "the wake passed on to c")
+		assert.Equal(t, "t:{n}:ch:cc 1", msg.Channel+" "+msg.Payload, "the wake passed on to c")
 	})
 }

@@ -313,7 +313,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		assert.Equal(t, int64(3), rdb.ZCard(ctx, h.Writers).Val(), "every waiting writer holds readers back")
 		assert.Equal(t, []string{"x:1", "y:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "the polling writer is not registered")
 
-		script, keys, args := x.Renewal(true, "x:1", time.Hour)
+		script, keys, args := x.Renewal(true, "x:1", time.Minute+time.Second)
 		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), renewed)

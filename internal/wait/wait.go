@@ -7,9 +7,9 @@
 //  3. Try again: this closes the window between 1 and 2, in which a release
 //     would have notified nobody. (Skipped when other waiters of this Client
 //     were already subscribed: the release woke one of them instead. A
-//     targeted wait whose channel is already confirmed registers with the
-//     Hub before step 1 and skips 2 and 3: a wake sent to its id after its
-//     try reaches it.)
+//     targeted wait (or an Early one) whose channel is already confirmed
+//     registers with the Hub before step 1 and skips 2 and 3: a wake sent
+//     to its id (its Client) after its try reaches it.)
 //  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
 //     of the context or of the Client. Then go to 3.
 //
@@ -69,6 +69,13 @@ type Spec struct {
 	// Join: when waiters of this Client are already on the channel, wait
 	// behind them without trying first (untargeted waits only).
 	Join bool
+	// Early: the channel is this Client's own, on which releases wake the
+	// Client's waiters one at a time (rlock's registration per Client):
+	// like a targeted wait, the wait registers with the Hub before its
+	// first try when the channel is confirmed already, so that a wake sent
+	// after the try registered the Client reaches it, and skips steps 2
+	// and 3.
+	Early bool
 	// Broadcast: the primitive wakes every waiter at once ('*': a latch
 	// that opens, readers let in), so a wake in the window before this
 	// waiter registered reached the others but not this one: it always
@@ -169,7 +176,7 @@ func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 		return waitFor(ctx, cfg, s, t, Attempt{}, nil, r)
 	}
 	var early *hub.Subscription
-	if s.ID != "" && !s.Once {
+	if (s.ID != "" || s.Early) && !s.Once {
 		early = listen(cfg, s)
 	}
 	got, a, err := try(ctx, s, t, Wake{}, r)

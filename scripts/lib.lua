@@ -117,6 +117,20 @@ local function check_kind(key, kind_seen, kind)
   end
 end
 
+-- read_lock returns the fields ... of the lock hash key, an acquire's first
+-- read, having checked its kind (see check_kind). An absent key, the
+-- common case of an acquire, reads as {kind}: no hold, and a kind that
+-- the checks accept. HLEN tells it apart (0) in one call, and raises
+-- WRONGTYPE for a key of another type, where HMGET then EXISTS take two.
+local function read_lock(key, kind, ...)
+  if redis.call('HLEN', key) == 0 then
+    return {kind}
+  end
+  local h = redis.call('HMGET', key, ...)
+  check_kind(key, h[1], kind)
+  return h
+end
+
 -- remaining returns a held key's remaining lease in ms, at least 1: a
 -- waiter's hint, where 0 (PTTL rounds down) would read as "unknown" and
 -- cost a whole poll interval instead of a millisecond.

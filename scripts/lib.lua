@@ -117,12 +117,12 @@ local function check_kind(key, kind_seen, kind)
   end
 end
 
--- read_lock returns the fields ... of the lock hash key, an acquire's first
--- read, having checked its kind (see check_kind). An absent key, the
--- common case of an acquire, reads as {kind}: no hold, and a kind that
--- the checks accept. HLEN tells it apart (0) in one call, and raises
+-- read_hash returns the fields ... of a primitive's hash key (a lock hash,
+-- rrwlock's readers), the first of them 'k', having checked its kind (see
+-- check_kind). An absent key, the common case of an acquire, reads as
+-- {kind}: no hold, and a kind that the checks accept. HLEN tells it apart (0) in one call, and raises
 -- WRONGTYPE for a key of another type, where HMGET then EXISTS take two.
-local function read_lock(key, kind, ...)
+local function read_hash(key, kind, ...)
   if redis.call('HLEN', key) == 0 then
     return {kind}
   end

@@ -23,7 +23,7 @@
 -- Writes happen only after every check, so an error leaves the keys
 -- unchanged.
 local owner, req = ARGV[5], ARGV[6]
-local h = read_lock(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
+local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
 local mode = ARGV[10]
 local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
 if h[2] and h[2] ~= owner then

@@ -19,7 +19,7 @@
 -- (a late copy) is refused. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
 local owner, req = ARGV[5], ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r', 'a')
+local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r', 'a')
 local queued = fair_check_keys(h[1])
 fair_check_fence(queued)
 local now = now_ms()

@@ -16,7 +16,8 @@
 -- that released a hold to zero ("r:<request id>", so that a retry is
 -- recognised) and that gave up an acquire ("x:<request id>", so that a late
 -- copy is refused). One key per Client and name, whatever the number of
--- handles: each write drops the markers whose time has passed.
+-- handles: one write in 16 or so drops the markers whose time has passed
+-- (mark_request).
 --
 -- Each helper has one definition in this folder: a family's carry its
 -- prefix (fair_keep in fair_lib.lua, sem_wake in sem_lib.lua), the shared
@@ -114,6 +115,20 @@ local function check_kind(key, kind_seen, kind)
   if redis.call('EXISTS', key) == 1 then
     error('WRONGTYPE ' .. key .. ' holds data redcoord did not write')
   end
+end
+
+-- read_hash returns the fields ... of a primitive's hash key (a lock hash,
+-- rrwlock's readers), the first of them 'k', having checked its kind (see
+-- check_kind). An absent key, the common case of an acquire, reads as
+-- {kind}: no hold, and a kind that the checks accept. HLEN tells it apart (0) in one call, and raises
+-- WRONGTYPE for a key of another type, where HMGET then EXISTS take two.
+local function read_hash(key, kind, ...)
+  if redis.call('HLEN', key) == 0 then
+    return {kind}
+  end
+  local h = redis.call('HMGET', key, ...)
+  check_kind(key, h[1], kind)
+  return h
 end
 
 -- remaining returns a held key's remaining lease in ms, at least 1: a
@@ -298,10 +313,16 @@ local function done_unmark(key, what, req)
 end
 
 -- mark_request sets a lock's request marker what:req (see above) for ttl
--- ms, dropping the markers whose time has passed.
+-- ms. One write in 16 or so (the server clock's microseconds a multiple of
+-- 16) first drops the markers whose time has passed: a marker kept past
+-- its time is harmless (a request id is never reused, and the key expires
+-- with its last marker), and the drop is a command of its own on every
+-- release to zero otherwise.
 local function mark_request(key, what, req, ttl)
   local now = now_ms()
-  done_purge(key, now)
+  if tonumber(server_time()[2]) % 16 == 0 then
+    done_purge(key, now)
+  end
   done_mark(key, what, req, now, ttl)
 end
 

@@ -27,8 +27,7 @@
 -- Writes happen only after every check, so an error leaves the keys
 -- unchanged.
 local owner, req = ARGV[5], ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
-check_kind(KEYS[1], h[1], KIND)
+local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
 local mode, member = ARGV[10], client_of(req)
 local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
 -- taken settles the registry for a request that holds the lock.

@@ -35,7 +35,7 @@ local WCH = ARGV[6]
 -- size of the writers' wake registry.
 local function rw_check_keys()
   check_kind(KEYS[1], redis.call('HGET', KEYS[1], 'k'), KIND)
-  check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
+  read_hash(KEYS[3], KIND, 'k')
   redis.call('HEXISTS', KEYS[2], 'n')
   redis.call('ZCARD', KEYS[4])
   redis.call('ZCARD', KEYS[5])
@@ -51,7 +51,7 @@ end
 -- waits).
 local function rw_check_write_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
-  check_kind(KEYS[3], redis.call('HGET', KEYS[3], 'k'), KIND)
+  read_hash(KEYS[3], KIND, 'k')
   local readers, writers = redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5])
   local registered = 0
   if readers + writers > 0 then

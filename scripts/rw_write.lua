@@ -16,7 +16,7 @@
 -- that was left (a late copy) is refused. A registering writer that finds
 -- the lock busy waits in KEYS[5] and in the wake registry, by its request.
 local owner, req = ARGV[5], ARGV[7]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 't', 'r')
+local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
 local readers, writers, registered = rw_check_write_keys(h[1])
 local now = now_ms()
 if readers + writers > 0 then

@@ -87,33 +87,32 @@ func calledNames(code string) []string {
 	return out
 }
 
-// stripLua returns src without its comments and with its string literals
-// emptied.
-func stripLua(src string) string {
-	var b strings.Builder
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; {
-		case c == '-' && strings.HasPrefix(src[i:], "--"):
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			b.WriteByte('\n')
-		case c == '\'' || c == '"':
-			b.WriteByte(c)
-			for i++; i < len(src) && src[i] != c; i++ {
-				if src[i] == '\\' {
-					i++
-				}
-			}
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 func TestStripLua(t *testing.T) {
 	assert.Equal(t, "local a = '' \nf(\"\")\n", stripLua("local a = '-- x(' -- f(y)\nf(\"it's\")\n"))
 	assert.Equal(t, []string{"f", "g"}, calledNames("f(x) redis.call('a') s:m() if g (y) then end"))
+}
+
+// No script carries a definition that its code never uses: each one
+// prepended is named in the code (not a comment) of the script's file or of
+// another definition it carries. A name mentioned only in a comment costs
+// the server its definition on every call.
+func TestNoScriptCarriesUnusedHelpers(t *testing.T) {
+	var libs []definition
+	files, err := luaFiles.ReadDir(".")
+	require.NoError(t, err)
+	for _, f := range files {
+		if f.Name() == "lib.lua" || strings.HasSuffix(f.Name(), "_lib.lua") {
+			libs = append(libs, definitions(f.Name(), read(f.Name()))...)
+		}
+	}
+	for _, s := range All() {
+		src := s.Source()
+		for _, d := range libs {
+			if !strings.Contains(src, d.text+"\n\n") {
+				continue
+			}
+			rest := stripLua(strings.Replace(src, d.text, "", 1))
+			assert.True(t, refersTo(rest, d.names), "%s carries %v, which its code never uses", s.Name(), d.names)
+		}
+	}
 }

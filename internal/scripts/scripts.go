@@ -104,18 +104,18 @@ func commentOnly(para string) bool {
 	return true
 }
 
-// used returns, in their order, the definitions that body refers to,
-// directly or through other definitions.
+// used returns, in their order, the definitions that body's code refers
+// to, directly or through other definitions: a name in a comment is no use.
 func used(defs []definition, body string) string {
 	keep := make([]bool, len(defs))
-	refs := []string{body}
+	refs := []string{stripLua(body)}
 	for len(refs) > 0 {
-		text := refs[len(refs)-1]
+		code := refs[len(refs)-1]
 		refs = refs[:len(refs)-1]
 		for i, d := range defs {
-			if !keep[i] && refersTo(text, d.names) {
+			if !keep[i] && refersTo(code, d.names) {
 				keep[i] = true
-				refs = append(refs, d.text)
+				refs = append(refs, stripLua(d.text))
 			}
 		}
 	}

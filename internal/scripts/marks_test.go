@@ -1,0 +1,50 @@
+package scripts
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// A release marker past its time stays until a release to zero at a server
+// time whose microseconds are a multiple of 16 drops it (mark_request): the
+// other releases write their marker alone. A retry of a released request
+// is recognised as long as its marker stays.
+func TestReleaseMarkersDroppedNowAndThen(t *testing.T) {
+	srv := redistest.Mini(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	l := testLock("a")
+	t0 := time.Unix(1_800_000_000, 0)
+	cycle := func(at time.Duration, us int, acq, rel string) {
+		t.Helper()
+		srv.Mini.SetTime(t0.Add(at + time.Duration(us)*time.Microsecond))
+		a, err := l.Acquire(ctx, rdb, acq, NoToken, NewLease(time.Hour, nil), NoRegistry)
+		require.NoError(t, err)
+		require.True(t, a.OK)
+		n, err := l.Release(ctx, rdb, rel, false)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+	marked := func(req string) bool {
+		return rdb.ZScore(ctx, l.Marks, "r:"+req).Err() == nil
+	}
+	cycle(0, 9, "1", "2")
+	cycle(MarkerTTL/2, 9, "3", "4") // keeps the key alive past 2's time
+	cycle(MarkerTTL+time.Second, 9, "5", "6")
+	assert.True(t, marked("2"), "dropped with no purge")
+	n, err := l.Release(ctx, rdb, "2", false)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a retry of 2 while its marker stays")
+
+	cycle(MarkerTTL+2*time.Second, 32, "7", "8")
+	assert.False(t, marked("2"), "kept past its time by a purge")
+	for _, req := range []string{"4", "6", "8"} {
+		assert.True(t, marked(req), req)
+	}
+}

@@ -31,10 +31,10 @@ func Example() {
 	}
 	defer c.Close(ctx)
 
-	lim := rratelimit.New(c, "partner-api", rratelimit.PerSecond(10).WithBurst(10))
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := lim.Wait(wctx); err != nil { // sleeps until its slot; nothing reserved if the deadline comes first
+	lim := rratelimit.New(c, "partner-api", rratelimit.PerSecond(10).WithBurst(10))
+	if err := lim.Wait(wctx); err != nil { // sleeps until its slot; nothing is reserved if wctx ends first
 		log.Fatal(err)
 	}
 	// ... call the partner ...

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -21,6 +22,7 @@ type Handle struct {
 	Value   string        // stored with its holds, for Holder
 	Hold    *Tracker
 	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
+	tag     string        // the lock as errors name it (see Named), made once
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
@@ -46,6 +48,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
+	h.tag = errs.Tag(kind, name)
 	h.Renewed = scripts.NewLease(h.TTL(), h.S.EncodeMeta(h.TTL(), false, h.Value))
 	return h
 }

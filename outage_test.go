@@ -165,7 +165,10 @@ func outage(t *testing.T, persist bool) {
 	assert.Error(t, err, "TryLock fails at once while Redis is down")
 	assert.NotErrorIs(t, err, redcoord.ErrNotAcquired, "with Redis's error, not a wait's")
 
-	late := rlock.New(waiterC, "o-rlock")
+	// A name no wait of waiterC is blocked on: a Lock where the Client's
+	// waiters already wait joins their local queue without a try of its
+	// own, so it would have no failure to name.
+	late := rlock.New(waiterC, "o-late")
 	dctx, dcancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	err = late.Lock(dctx)
 	dcancel()

@@ -77,12 +77,16 @@ func TestWaitReplicasRenewals(t *testing.T) {
 // its holds, and only its own; the holds on the other masters, whose
 // replicas acknowledge, live on, one of them through a move of its slot.
 func TestWaitReplicasRenewalsPerShard(t *testing.T) {
+	// A renewal every three seconds: the holds on the other masters must
+	// outlive the renewals a slot's move and a stopped replica's WAITs delay
+	// on a loaded 2-core machine.
+	const shardTTL = 9 * time.Second
 	ctx := context.Background()
 	cl := redistest.StartCluster(t, 3, 1)
 	rdb := cl.Client(t)
 	sent := &waitsTo{}
 	rdb.OnNewNode(func(n *redis.Client) { n.AddHook(&waitHook{addr: n.Options().Addr, log: sent}) })
-	c := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, 500*time.Millisecond), redcoord.WithLeaseTTL(renewTTL))
+	c := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, 500*time.Millisecond), redcoord.WithLeaseTTL(shardTTL))
 
 	masters := cl.Masters()
 	locks := map[string]*rlock.Mutex{} // by master
@@ -95,7 +99,7 @@ func TestWaitReplicasRenewalsPerShard(t *testing.T) {
 	}
 	require.Len(t, locks, len(masters), "a name on every master")
 	sent.take()
-	time.Sleep(renewTTL/3 + renewTTL/6)
+	time.Sleep(shardTTL/3 + shardTTL/6)
 	assert.ElementsMatch(t, masters, slices.Compact(slices.Sorted(slices.Values(sent.take()))), "the renewals' WAITs, one per master")
 
 	// A slot that moves: the renewal answered MOVED goes on to the new
@@ -112,10 +116,10 @@ func TestWaitReplicasRenewalsPerShard(t *testing.T) {
 	defer cl.Cont(t, replica[0])
 	select {
 	case <-locks[stopped].Lost():
-	case <-time.After(3 * renewTTL):
-		t.Fatalf("the hold on %s, whose replica is stopped, is not Lost after %v", stopped, 3*renewTTL)
+	case <-time.After(3 * shardTTL):
+		t.Fatalf("the hold on %s, whose replica is stopped, is not Lost after %v", stopped, 3*shardTTL)
 	}
-	time.Sleep(renewTTL)
+	time.Sleep(shardTTL)
 	for _, m := range masters[1:] {
 		assert.False(t, locktest.IsClosed(locks[m].Lost()), "the hold on %s, whose replica acknowledges", m)
 		stands(t, locks[m].Unlock(ctx))

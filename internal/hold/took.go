@@ -156,6 +156,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.dropLocked()
 	t.gone = false
 	lost := make(chan struct{})
+	onLost := l.OnLost // the closure keeps this, not the whole Lease
 	end := func(closed bool) {
 		t.mu.Lock()
 		hit := t.lost == lost && t.count > 0
@@ -166,8 +167,8 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 			t.lostLocked()
 		}
 		t.mu.Unlock()
-		if hit && l.OnLost != nil {
-			l.OnLost()
+		if hit && onLost != nil {
+			onLost()
 		}
 	}
 	if !t.gate.Keep(!b.Held) {

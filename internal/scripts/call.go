@@ -10,21 +10,42 @@ import (
 // Call is a script with its keys and the arguments that stay the same from
 // one call to the next (an owner, a kind, a channel), boxed once, so that a
 // call allocates only for the values it adds. A handle prepares its calls
-// once, when it is made.
+// once, when it is made; the calls of one handle share one Boxed, so a
+// handle keeps each of its keys and fixed arguments once however many
+// calls it prepares.
 type Call struct {
 	s     *Script
-	head  []any // "evalsha", sha, number of keys, keys..., fixed arguments...
-	nkeys int
+	keys  []any // strings
+	fixed []any
+}
+
+// Boxed is keys and fixed leading arguments, each boxed once as a script
+// argument, for any number of Calls to share (On).
+type Boxed struct{ keys, fixed []any }
+
+// Box boxes keys and fixed (see Boxed).
+func Box(keys []string, fixed ...any) Boxed {
+	v := make([]any, len(keys), len(keys)+len(fixed))
+	for i, k := range keys {
+		v[i] = k
+	}
+	v = append(v, fixed...)
+	return Boxed{keys: v[:len(keys):len(keys)], fixed: v[len(keys):]}
 }
 
 // Prepare returns the Call of s on keys with the fixed leading arguments.
-func (s *Script) Prepare(keys []string, fixed ...any) Call {
-	head := make([]any, 0, 3+len(keys)+len(fixed))
-	head = append(head, "evalsha", s.Hash(), len(keys))
-	for _, k := range keys {
-		head = append(head, k)
+func (s *Script) Prepare(keys []string, fixed ...any) Call { return s.On(Box(keys, fixed...)) }
+
+// On returns the Call of s on b's keys and fixed arguments, which it shares.
+func (s *Script) On(b Boxed) Call { return Call{s: s, keys: b.keys, fixed: b.fixed} }
+
+// stringKeys returns the call's keys as strings.
+func (c Call) stringKeys() []string {
+	keys := make([]string, len(c.keys))
+	for i, k := range c.keys {
+		keys[i] = k.(string)
 	}
-	return Call{s: s, head: append(head, fixed...), nkeys: len(keys)}
+	return keys
 }
 
 // processor is what a Call is sent with: a go-redis client. The Scripter
@@ -40,16 +61,14 @@ type processor interface {
 func (c Call) Run(ctx context.Context, rdb redis.Scripter, more ...any) (any, error) {
 	p, ok := rdb.(processor)
 	if !ok {
-		keys := make([]string, c.nkeys)
-		for i := range keys {
-			keys[i] = c.head[3+i].(string)
-		}
-		args := append(append([]any(nil), c.head[3+c.nkeys:]...), more...)
-		return c.s.Run(ctx, rdb, keys, args...)
+		args := append(append([]any(nil), c.fixed...), more...)
+		return c.s.Run(ctx, rdb, c.stringKeys(), args...)
 	}
-	v := make([]any, len(c.head)+len(more))
-	copy(v, c.head)
-	copy(v[len(c.head):], more)
+	v := make([]any, 3+len(c.keys)+len(c.fixed)+len(more))
+	v[0], v[1], v[2] = "evalsha", c.s.shaArg, len(c.keys)
+	n := 3 + copy(v[3:], c.keys)
+	n += copy(v[n:], c.fixed)
+	copy(v[n:], more)
 	cmd := redis.NewCmd(ctx, v...)
 	_ = p.Process(ctx, cmd)
 	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
@@ -61,11 +80,7 @@ func (c Call) Run(ctx context.Context, rdb redis.Scripter, more ...any) (any, er
 	}
 	r, err := cmd.Result()
 	if err != nil {
-		keys := make([]string, c.nkeys)
-		for i := range keys {
-			keys[i] = c.head[3+i].(string)
-		}
-		return nil, c.s.fail(ctx, rdb, keys, err)
+		return nil, c.s.fail(ctx, rdb, c.stringKeys(), err)
 	}
 	return r, nil
 }

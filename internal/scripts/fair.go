@@ -61,7 +61,8 @@ type fairCalls struct {
 // Lock.Prepared does (renewals of leases of heartbeat).
 func (f Fair) Prepared(heartbeat time.Duration) Fair {
 	f.Lock = f.Lock.Prepared(heartbeat)
-	f.fcalls = &fairCalls{acquire: f.acquireCall(), release: f.releaseCall(),
+	b := Box(f.keys(), f.Lock.calls.owned...) // the Lock's, boxed already
+	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b),
 		heartbeat: heartbeat, heartbeatMs: heartbeat.Milliseconds()}
 	return f
 }

@@ -51,12 +51,21 @@ type lockCalls struct {
 
 // Prepared returns l with its acquire and release prepared once, and its
 // renewals of leases of ttl, so that each call allocates only for what
-// changes (see Call).
+// changes (see Call). The calls share their keys and arguments, boxed once.
 func (l Lock) Prepared(ttl time.Duration) Lock {
-	l.calls = &lockCalls{acquire: l.acquireCall(), release: l.releaseCall(),
-		renewKeys: []string{l.Hash}, owned: l.ownedArgs(), renewMs: ttl.Milliseconds(), renewTTL: ttl,
+	b := l.boxed()
+	k := b.keys // Hash, Fence, Marks, Waiters
+	l.calls = &lockCalls{acquire: lockAcquire.On(b),
+		release:   lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed}),
+		renewKeys: []string{l.Hash}, owned: b.fixed, renewMs: ttl.Milliseconds(), renewTTL: ttl,
 		beatMs: ttl.Milliseconds()}
 	return l
+}
+
+// boxed is the acquire's keys and every owned script's leading arguments
+// (ownedArgs), boxed once.
+func (l Lock) boxed() Boxed {
+	return Box([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.ownedArgs()...)
 }
 
 // args prepends the arguments every script of a primitive takes first
@@ -76,7 +85,7 @@ func (l Lock) acquireCall() Call {
 	if l.calls != nil {
 		return l.calls.acquire
 	}
-	return lockAcquire.Prepare([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.ownedArgs()...)
+	return lockAcquire.On(l.boxed())
 }
 
 func (l Lock) releaseCall() Call {

@@ -42,14 +42,17 @@ type rwCalls struct {
 	ttlMs, value                 any
 }
 
-// Prepared returns rw with its acquires and releases prepared once, for
+// Prepared returns rw with its acquires and releases prepared once (sharing
+// their keys and arguments, boxed once), for
 // leases and heartbeats of ttl, and its Lock's calls prepared as
 // Lock.Prepared does.
 func (rw RW) Prepared(ttl time.Duration) RW {
 	rw.Lock = rw.Lock.Prepared(ttl)
+	owned := rw.Lock.calls.owned // the Lock's, boxed already
+	b := Box(rw.keys(), append(owned[:len(owned):len(owned)], rw.WriterChannel)...)
 	rw.calls = &rwCalls{
-		read: rw.prepare(rwRead), write: rw.prepare(rwWrite),
-		runlock: rw.prepare(rwRUnlock), unlock: rw.prepare(rwUnlock),
+		read: rwRead.On(b), write: rwWrite.On(b),
+		runlock: rwRUnlock.On(b), unlock: rwUnlock.On(b),
 		ttl: ttl, ttlMs: ttl.Milliseconds(), value: rw.Value,
 	}
 	return rw

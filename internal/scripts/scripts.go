@@ -31,8 +31,9 @@ var luaFiles = lua.FS
 // Script is one operation: a Lua file with the definitions it uses from
 // lib.lua and its family's libraries prepended (see loadWith).
 type Script struct {
-	name string
-	src  string
+	name   string
+	src    string
+	shaArg any // the SHA1 as an EVALSHA argument, boxed once
 	*redis.Script
 }
 
@@ -49,7 +50,8 @@ func loadWith(name string, libs ...string) *Script {
 		defs = append(defs, definitions(f, read(f))...)
 	}
 	src := used(defs, body) + body
-	return &Script{name: name, src: src, Script: redis.NewScript(src)}
+	rs := redis.NewScript(src)
+	return &Script{name: name, src: src, shaArg: rs.Hash(), Script: rs}
 }
 
 func read(file string) string {

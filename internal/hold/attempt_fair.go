@@ -30,7 +30,7 @@ type Fair struct {
 // caller has checked the handle, the Client and ctx.
 func (f *Fair) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
 	h := f.H
-	a := &fairAttempt{f: f, op: h.Hold.Op(), req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
+	a := &fairAttempt{f: f, op: Op{t: h.Hold}, req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
 	spec := wait.Spec{Kind: f.Lock.Kind, Name: h.Name, Channel: f.Ch, ID: a.req, Once: !block}
@@ -59,7 +59,7 @@ func (f *Fair) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string,
 // fairAttempt is one acquire's tries, and the undo of its request.
 type fairAttempt struct {
 	f     *Fair
-	op    *Op
+	op    Op // its turn at the Tracker, kept in the attempt: no allocation of its own
 	req   string
 	lease scripts.Lease
 	fixed bool             // a fixed lease, not renewed by the watchdog

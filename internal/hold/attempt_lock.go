@@ -24,7 +24,7 @@ type Unfair struct {
 // caller has checked the handle, the Client and ctx.
 func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) error {
 	h := u.H
-	a := &lockAttempt{h: h, op: h.Hold.Op(), req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
+	a := &lockAttempt{h: h, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
 	defer a.op.Stop()
 	if block && h.S.Woken() {
 		a.reg = scripts.Register
@@ -54,7 +54,7 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 // otherwise (see scripts.Registry); Leave likewise.
 type lockAttempt struct {
 	h     *Handle
-	op    *Op
+	op    Op // its turn at the Tracker, kept in the attempt: no allocation of its own
 	req   string
 	lease scripts.Lease
 	reg   scripts.Registry

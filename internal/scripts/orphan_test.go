@@ -73,11 +73,11 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			b, _, err := rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a, b)
-			n, err := rw.Unlock(ctx, rdb, "a:3", false)
+			n, _, err := rw.Unlock(ctx, rdb, "a:3", false)
 			require.NoError(t, err)
 			assert.Zero(t, n)
 
-			_, err = rw.Leave(ctx, rdb, "a:4", true)
+			_, _, err = rw.Leave(ctx, rdb, "a:4", true)
 			require.NoError(t, err)
 			late, _, err := rw.Write(ctx, rdb, "a:4", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, n)
 
-			_, err = rw.Leave(ctx, rdb, "a:4", false)
+			_, _, err = rw.Leave(ctx, rdb, "a:4", false)
 			require.NoError(t, err)
 			late, err := rw.Read(ctx, rdb, "a:4", false, time.Minute)
 			require.NoError(t, err)

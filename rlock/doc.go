@@ -32,10 +32,13 @@
 // request that takes the lock, or whose Lock gives up, leaves the registry
 // too, even when a reply was lost on the way, so that a release does not
 // spend its wake on a holder or on a waiter that has gone. An uncontended
-// release publishes nothing. A forced unlock wakes every registered Client
-// once. So a release costs one message however many processes wait, where
-// a broadcast on the name's channel would wake a waiter in every one of
-// them to race for the lock.
+// release publishes nothing, nor does a release whose wake is for its own
+// Client (a waiter in the releasing process is next): its reply says so,
+// and the Client wakes that waiter itself, as the message would have. A
+// forced unlock wakes every registered Client once. So a release costs one
+// message at most however many processes wait, where a broadcast on the
+// name's channel would wake a waiter in every one of them to race for the
+// lock.
 //
 // Pub/sub is a hint: a wake lost with a connection, or sent to a process
 // that died, costs the waiters one poll interval at most (their timer:

@@ -320,7 +320,9 @@ func (mm *MultiMutex) leave(ctx context.Context, g []*Mutex, parts []scripts.Mul
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
 	defer cancel()
 	for i, m := range g {
-		if _, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req, true); err != nil {
+		_, wake, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req, true)
+		m.h.HandOn(m.ch, wake)
+		if err != nil {
 			mm.s.Config.Logger.Warn("redcoord: leave after a failed multi-lock", "name", m.h.Name, "err", err)
 		}
 	}
@@ -333,7 +335,8 @@ type leaver struct {
 }
 
 func (l leaver) Leave(ctx context.Context) error {
-	_, err := l.m.h.Lock.Leave(ctx, l.m.h.S.RDB, l.req, true)
+	_, wake, err := l.m.h.Lock.Leave(ctx, l.m.h.S.RDB, l.req, true)
+	l.m.h.HandOn(l.m.ch, wake)
 	return err
 }
 

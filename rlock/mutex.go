@@ -2,12 +2,16 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/hub"
 )
 
 const kind = "rlock"
@@ -91,7 +95,21 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // fails leaves the hold to end with its lease: see "Releases" in package
 // redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.h.Lock.Release))
+	return m.named(m.h.Unlock(ctx, m.release))
+}
+
+// release is the release script. A release to zero whose next waiter is
+// in this Client hands the wake to it here instead of by a message (see
+// hold.Handle.HandOn). A release that failed may have been applied, its
+// reply lost with such a wake: one of this Client's waiters is woken, in
+// case (a spurious wake costs a try, a lost one a poll).
+func (m *Mutex) release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all)
+	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		wake = hub.One()
+	}
+	m.h.HandOn(m.ch, wake)
+	return n, err
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one

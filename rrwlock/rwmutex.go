@@ -2,13 +2,17 @@ package rrwlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
+	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -106,7 +110,18 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 // one registered waiting writer, or, when no writer waits, every waiting
 // reader.
 func (m *RWMutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.rw.Unlock))
+	return m.named(m.h.Unlock(ctx, m.unlock))
+}
+
+// unlock is the write release script; a wake it leaves for a writer of
+// this Client is handed on here, as rlock's release does.
+func (m *RWMutex) unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	n, wake, err := m.rw.Unlock(ctx, rdb, req, all)
+	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		wake = hub.One() // its reply may have carried one (see rlock)
+	}
+	m.h.HandOn(m.wch, wake)
+	return n, err
 }
 
 // RLock blocks until the handle holds a read lock or ctx is done. Readers
@@ -255,7 +270,8 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
-		_, err := m.rw.Leave(ctx, h.S.RDB, req, true)
+		_, wake, err := m.rw.Leave(ctx, h.S.RDB, req, true)
+		h.HandOn(m.wch, wake)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
@@ -319,7 +335,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		_, err := m.rw.Leave(ctx, h.S.RDB, req, false)
+		_, _, err := m.rw.Leave(ctx, h.S.RDB, req, false)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}

@@ -226,11 +226,17 @@ end
 -- earliest in the later half is woken. Clients with different TTLs on one
 -- name blur the halves: a wake may then go to a dead process first, which
 -- costs a poll at most, as it did before.) The woken request leaves the
--- registry: it
--- registers again if its next try fails, and a dead process is woken once
--- at most. waiting is the registry's size, read before the script's first
--- write (its type checked then).
-local function wake_one(key, waiting, cmd, channel)
+-- registry: it registers again if its next try fails, and a dead process
+-- is woken once at most. waiting is the registry's size, read before the
+-- script's first write (its type checked then).
+--
+-- own, if given, is the client id of the request the script runs for
+-- (client_of). A registration of that Client is not published to: the
+-- message is returned instead, for the script to put in its reply, and
+-- the Client delivers it to its own waiters as if it had arrived (a
+-- release whose next waiter is in the releasing process hands on without
+-- a message). wake_one returns nil when it published or woke no one.
+local function wake_one(key, waiting, cmd, channel, own)
   if waiting == 0 then
     return
   end
@@ -247,7 +253,11 @@ local function wake_one(key, waiting, cmd, channel)
   if string.find(first, ':', 1, true) then
     msg = '@' .. first .. ' '
   end
+  if own and client_of(first) == own then
+    return msg
+  end
   notify(cmd, client_channel(channel, first), msg) -- a hint (see notify)
+  return nil
 end
 
 -- tell_clients wakes every waiter ('*') of the clients that sent the

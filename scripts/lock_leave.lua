@@ -12,7 +12,9 @@
 -- ARGV[7] "1": the Client keeps its registration, and a wake it got goes
 --         to its other local waiters (it has some, or it never registered:
 --         a MultiMutex); "0": its last local waiter leaves
--- Reply: 1 undone; 0 the request was not applied (or was already undone).
+-- Reply: 1 undone; 0 the request was not applied (or was already undone);
+--        {1, msg} undone, freeing the lock, and the waiter to wake is
+--        registered by the request's own Client: msg as in lock_release.
 local owner, req = ARGV[5], ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], KIND)
@@ -38,5 +40,8 @@ if c > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1])
-wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
+local msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, client_of(req))
+if msg then
+  return {1, msg}
+end
 return 1

@@ -6,20 +6,32 @@
 -- ARGV[5] owner   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
 --         lost, which nobody renews any more); "0": one
--- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
+-- Reply: the owner's remaining hold count (0: released); -1 not held by owner;
+--        {0, msg} released, and the waiter to wake is registered by the
+--        request's own Client: msg is the message its client channel
+--        would have carried ("1", or "@<req> "; see wake_one), which was
+--        not published, for the Client to deliver to its waiters itself.
 -- A retried request that was already applied replies as the first run did:
 -- the Client's markers remember a release to zero for a while
 -- (mark_released), so a retry still recognises it after other owners have
--- taken and released the lock.
+-- taken and released the lock. Such a retry replies {0, '1'}: it cannot
+-- tell whether the first run's wake was its own Client's, whose lost reply
+-- carried it, so its Client wakes one of its waiters (a spurious wake
+-- costs a try, a lost one a poll).
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 check_kind(KEYS[1], h[1], KIND)
 local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], h[2] == ARGV[5], h[3], h[4])
-if reply then
+if reply == 0 then
+  return {0, '1'}
+elseif reply then
   return reply
 end
 local waiting = redis.call('ZCARD', KEYS[3])
 mark_released(KEYS[2], req, MARK_TTL)
 redis.call('DEL', KEYS[1])
-wake_one(KEYS[3], waiting, PUBLISH, CHANNEL)
+local msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, client_of(req))
+if msg then
+  return {0, msg}
+end
 return 0

@@ -4,7 +4,9 @@
 -- ARGV[7] request id   ARGV[8] "r" or "w"
 -- req is marked left in KEYS[6] (mark_left) in every case, so that a late
 -- copy of the request is refused.
--- Reply: 1 a hold was undone; 0 the request was not applied.
+-- Reply: 1 a hold was undone; 0 the request was not applied; {1 or 0, msg}
+--        the same, and the writer it woke is the request's own Client's:
+--        msg as in lock_release.
 -- A writer that a release woke (it waited, and is no longer in the wake
 -- registry) passes the wake on to the next registered writer, when the lock
 -- is still free.
@@ -12,24 +14,32 @@ local registered = rw_check_keys()
 local owner, req = ARGV[5], ARGV[7]
 mark_left(KEYS[6], req, MARK_TTL)
 if ARGV[8] == 'w' then
+  local own, msg = client_of(req), nil
+  -- with returns the reply n, with the message for own's Client if any.
+  local function with(n)
+    if msg then
+      return {n, msg}
+    end
+    return n
+  end
   local waited = redis.call('ZSCORE', KEYS[5], owner)
   rw_drop_writer(owner)
   if waited and redis.call('ZREM', KEYS[7], req) == 0 and redis.call('EXISTS', KEYS[1]) == 0
       and redis.call('ZCARD', KEYS[4]) == 0 then
-    registered = rw_wake_writer(registered)
+    registered, msg = rw_wake_writer(registered, own)
   end
   local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
   if h[1] ~= owner or h[3] ~= req then
-    return 0
+    return with(0)
   end
   local c = tonumber(h[2]) - 1
   if c > 0 then
     redis.call('HSET', KEYS[1], 'c', c, 'r', '')
-    return 1
+    return with(1)
   end
   redis.call('DEL', KEYS[1])
-  rw_write_released(nil, registered)
-  return 1
+  msg = rw_write_released(nil, registered, own)
+  return with(1)
 end
 if redis.call('HGET', KEYS[3], 'r:' .. owner) ~= req then
   return 0

@@ -67,10 +67,13 @@ local function rw_hint(channel, msg)
 end
 
 -- rw_wake_writer wakes one registered waiting writer, in its own Client (see
--- wake_one in lib.lua), and returns registered less the one woken.
-local function rw_wake_writer(registered)
-  wake_one(KEYS[7], registered, PUBLISH, WCH)
-  return math.max(0, registered - 1)
+-- wake_one in lib.lua), and returns registered less the one woken. own, if
+-- given, is the client id of the request the script runs for: a writer of
+-- that Client is not published to, and the message is returned second
+-- (see wake_one), for the script's reply.
+local function rw_wake_writer(registered, own)
+  local msg = wake_one(KEYS[7], registered, PUBLISH, WCH, own)
+  return math.max(0, registered - 1), msg
 end
 
 -- rw_token is the last fencing token handed out: what a read hold reports (0
@@ -150,11 +153,13 @@ end
 -- rw_write_released wakes the waiters of a lock whose write hold just ended:
 -- one registered writer when writers wait (they go first), otherwise every
 -- reader. writers is the number of waiting writers, when known;
--- registered is as above.
-local function rw_write_released(writers, registered)
+-- registered is as above. own is as for rw_wake_writer, whose message
+-- for own's Client it returns.
+local function rw_write_released(writers, registered, own)
   if (writers or redis.call('ZCARD', KEYS[5])) > 0 then
-    rw_wake_writer(registered)
-  else
-    rw_hint(CHANNEL, '*')
+    local _, msg = rw_wake_writer(registered, own)
+    return msg
   end
+  rw_hint(CHANNEL, '*')
+  return nil
 end

@@ -2,12 +2,16 @@
 -- KEYS, ARGV[1..6] as in rw_lib.lua
 -- ARGV[7] request id
 -- ARGV[8] "1": drop every hold of the owner at once (see lock_release)
--- Reply: the owner's remaining write holds (0: released); -1 not held.
+-- Reply: the owner's remaining write holds (0: released); -1 not held;
+--        {0, msg} released, and the writer to wake is the request's own
+--        Client's: msg as in lock_release, which a retry answers likewise.
 local req = ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
 local readers, writers, registered = rw_check_write_keys(h[1])
 local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[8], h[2] == ARGV[5], h[3], h[4])
-if reply then
+if reply == 0 then
+  return {0, '1'}
+elseif reply then
   return reply
 end
 mark_released(KEYS[6], req, MARK_TTL)
@@ -16,5 +20,8 @@ if readers + writers > 0 then
   registered = rw_purge(now_ms(), registered)
   writers = nil
 end
-rw_write_released(writers, registered)
+local msg = rw_write_released(writers, registered, client_of(req))
+if msg then
+  return {0, msg}
+end
 return 0

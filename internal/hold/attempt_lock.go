@@ -24,12 +24,12 @@ type Unfair struct {
 // caller has checked the handle, the Client and ctx.
 func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) error {
 	h := u.H
-	a := &lockAttempt{h: h, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
+	a := &lockAttempt{h: h, ch: u.Ch, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed), reg: scripts.NoRegistry}
 	defer a.op.Stop()
 	if block && h.S.Woken() {
 		a.reg = scripts.Register
 		a.wait = h.S.Waits.Enter(h.Lock.Waiters)
-		defer a.exit(u.Ch)
+		defer a.exit()
 	}
 	// The Client is registered once for all its waiters of the name, and a
 	// release wakes its longest-waiting one. A new Lock where waiters of
@@ -54,7 +54,8 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 // otherwise (see scripts.Registry); Leave likewise.
 type lockAttempt struct {
 	h     *Handle
-	op    Op // its turn at the Tracker, kept in the attempt: no allocation of its own
+	ch    string // the Client's channel for the name (Unfair.Ch)
+	op    Op     // its turn at the Tracker, kept in the attempt: no allocation of its own
 	req   string
 	lease scripts.Lease
 	reg   scripts.Registry
@@ -110,14 +111,14 @@ func (a *lockAttempt) registered(sent time.Time) error {
 // exit ends the acquire's part in the Client's waits on the name. When
 // its try or its leave dropped the registration while other local waiters
 // came in meanwhile (they queued without a try), it wakes the
-// longest-waiting of them on channel ch, whose try registers the Client
-// again.
-func (a *lockAttempt) exit(ch string) {
+// longest-waiting of them on the Client's channel, whose try registers
+// the Client again.
+func (a *lockAttempt) exit() {
 	if !a.wait.Exit() || !a.dropped {
 		return
 	}
 	if hb, err := a.h.S.Hub(); err == nil && hb != nil {
-		hb.WakeOne(ch)
+		hb.WakeOne(a.ch)
 	}
 }
 
@@ -126,6 +127,7 @@ func (a *lockAttempt) exit(ch string) {
 func (a *lockAttempt) Leave(ctx context.Context) error {
 	keep := a.wait == nil || a.wait.Others()
 	a.dropped = !keep
-	_, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req, keep)
+	_, wake, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req, keep)
+	a.h.HandOn(a.ch, wake)
 	return err
 }

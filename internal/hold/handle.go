@@ -62,6 +62,21 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value))
 }
 
+// HandOn gives wake, a message that a script left in its reply for this
+// Client's own channel ch instead of publishing it (see scripts.Handed),
+// to the Client's waiters on ch as if it had arrived; "" does nothing.
+// A wake that finds no waiter there (they all left meanwhile) is dropped,
+// as a message that arrived would be: the last of them to leave passed
+// the wake on in Redis (lock_leave).
+func (h *Handle) HandOn(ch, wake string) {
+	if wake == "" {
+		return
+	}
+	if hb, err := h.S.Hub(); err == nil && hb != nil {
+		hb.Deliver(ch, wake)
+	}
+}
+
 // Tried turns the error of a single acquire attempt into TryLock's reply:
 // a busy lock is (false, nil).
 func Tried(err error) (bool, error) {

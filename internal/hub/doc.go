@@ -65,9 +65,12 @@
 // whom to serve publishes there only: rlock's release sends "@ID " to the
 // registered waiter it wakes, rfairlock's grant "@ID PAYLOAD" to the
 // queue's head. One release is then one message to one process, however
-// many wait. With WithLinger a channel stays subscribed for a while after
-// its last waiter leaves, so that a process whose one worker locks in a
-// loop does not SUBSCRIBE and UNSUBSCRIBE for every acquisition.
+// many wait. A script whose wake is for the caller's own process does not
+// publish it but returns it, and the caller gives it to Deliver, which
+// handles it as a received message. With WithLinger a channel stays
+// subscribed for a while after its last waiter leaves, so that a process
+// whose one worker locks in a loop does not SUBSCRIBE and UNSUBSCRIBE for
+// every acquisition.
 //
 // # Pub/sub is a hint
 //

@@ -31,6 +31,15 @@ func (h *Hub) deliver(channel, payload string) {
 	h.deliverLocked(channel, payload)
 }
 
+// Deliver handles payload as if it had arrived on channel, through the
+// path of a received message: for a script that left, in its reply, a
+// message for this process's own channel instead of publishing it (a
+// release whose next waiter is in this process). A message that finds no
+// waiter wakes no one, as one received would.
+func (h *Hub) Deliver(channel, payload string) {
+	h.deliver(channel, payload)
+}
+
 // heed passes payload's body to the notice handler, if payload is a notice
 // and there is one; the caller does not hold mu.
 func (h *Hub) heed(payload string) {

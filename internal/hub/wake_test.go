@@ -190,3 +190,24 @@ func TestCloseHandsOnWake(t *testing.T) {
 		assert.True(t, take(w[2]))
 	})
 }
+
+// Deliver handles a message as if it had arrived on the channel, without
+// one being published: "1" wakes the longest-waiting waiter and rotates
+// it, "@ID PAYLOAD" only the waiters with ID; on a channel without
+// waiters it wakes no one.
+func TestDeliverAsIfReceived(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		rdb := newClient(t, srv)
+		h := newHub(t, rdb)
+		w := []*Subscription{subscribe(t, h, "ch", ""), subscribe(t, h, "ch", "x"), subscribe(t, h, "ch", "")}
+		h.Deliver("ch", One())
+		assert.Equal(t, []bool{true, false, false}, takeAll(w))
+		h.Deliver("ch", One())
+		assert.Equal(t, []bool{false, true, false}, takeAll(w))
+		h.Deliver("ch", To("x", "p"))
+		assert.Equal(t, []bool{false, true, false}, takeAll(w))
+		assert.Equal(t, "p", w[1].Payload())
+		h.Deliver("other", One())
+		assert.Equal(t, []bool{false, false, false}, takeAll(w))
+	})
+}

@@ -204,24 +204,57 @@ func acquired(v any) (Acquired, error) {
 }
 
 // Release drops one hold (every hold of the owner if all) and returns the
-// remaining count; -1: not held.
-func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+// remaining count; -1: not held. wake, when not "", is the message a
+// release to zero left for the releasing Client's own channel instead of
+// publishing it (see Handed): the caller delivers it to its waiters.
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (n int64, wake string, err error) {
 	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all))
-	return decode(v, err, integer)
+	h, err := decode(v, err, handed)
+	return h.N, h.Wake, err
 }
 
 // Leave undoes the acquire request req if it was applied, and makes Redis
 // refuse a copy of it that arrives later. keep leaves the Client's
 // registration be: other local waiters remain (or it never registered);
 // otherwise the Client leaves the registry, and a wake it got goes on to
-// another registered Client.
-func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string, keep bool) (bool, error) {
+// another registered Client. wake is as for Release: an undo that frees
+// the lock wakes a registered waiter, who may be in the caller's Client.
+func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string, keep bool) (undone bool, wake string, err error) {
 	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs(req, flag(keep))...)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
-	n, err := integer(v)
-	return n == 1, err
+	h, err := handed(v)
+	return h.N == 1, h.Wake, err
+}
+
+// Handed is the reply of a script that may wake a registered waiter (see
+// wake_one in lib.lua): N, its integer reply, and Wake, when the waiter
+// to wake is registered by the script's own Client, the message that
+// Client's channel would have carried ("1", or "@<request> "), which the
+// script did not publish: the Client hands it to its waiters itself, as
+// if it had arrived (hub.Hub.Deliver). Wake is "" when the script
+// published its wake, or woke no one.
+type Handed struct {
+	N    int64
+	Wake string
+}
+
+// handed decodes an integer reply, or {N, wake} (see Handed).
+func handed(v any) (Handed, error) {
+	if n, ok := v.(int64); ok {
+		return Handed{N: n}, nil
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) != 2 {
+		return Handed{}, errUnexpected(v)
+	}
+	n, ok1 := arr[0].(int64)
+	wake, ok2 := arr[1].(string)
+	if !ok1 || !ok2 || wake == "" {
+		return Handed{}, errUnexpected(v)
+	}
+	return Handed{N: n, Wake: wake}, nil
 }
 
 // Force deletes the lock whoever holds it, and tells the holder's Client

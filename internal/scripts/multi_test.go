@@ -76,7 +76,7 @@ func TestLockMulti(t *testing.T) {
 		assert.Equal(t, MultiTry{OK: true, Tokens: []uint64{0, 0, 0}}, kept, "holds the handles have are kept")
 
 		// A request that was left is refused.
-		_, err = multiLock("e", "oe").Leave(ctx, rdb, "oe:1", true)
+		_, _, err = multiLock("e", "oe").Leave(ctx, rdb, "oe:1", true)
 		require.NoError(t, err)
 		left, err := AcquireMulti(ctx, rdb, "rlock", []MultiPart{{Lock: multiLock("e", "oe"), Req: "oe:1", Held: NoToken}}, lease)
 		require.NoError(t, err)

@@ -54,7 +54,7 @@ func TestWaiterRegistry(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"cb", "cc"}, waiters())
 
-		n, err := a.Release(ctx, rdb, "ca:1:2", false)
+		n, _, err := a.Release(ctx, rdb, "ca:1:2", false)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		assert.Equal(t, "t:{n}:ch:cb 1", next(), "the first registered, on its client's channel")
@@ -69,7 +69,7 @@ func TestWaiterRegistry(t *testing.T) {
 		require.NoError(t, err)
 		_, err = a.Acquire(ctx, rdb, "ca:1:3", TokenArg(0), lease, Register)
 		require.NoError(t, err)
-		_, err = a.Leave(ctx, rdb, "ca:1:3", false)
+		_, _, err = a.Leave(ctx, rdb, "ca:1:3", false)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"cb"}, waiters(), "a leave unregisters")
 
@@ -81,7 +81,7 @@ func TestWaiterRegistry(t *testing.T) {
 		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
 		assert.Equal(t, []string{"cb"}, waiters(), "a forced unlock keeps the registrations, one per Client")
 
-		n, err = a.Release(ctx, rdb, "ca:1:4", false)
+		n, _, err = a.Release(ctx, rdb, "ca:1:4", false)
 		require.NoError(t, err)
 		assert.Equal(t, int64(-1), n)
 		require.NoError(t, ps.Ping(ctx))
@@ -115,7 +115,7 @@ func TestWaiterRegistryDead(t *testing.T) {
 	defer func() { _ = ps.Close() }()
 	_, err = ps.Receive(ctx)
 	require.NoError(t, err)
-	_, err = a.Release(ctx, rdb, "ca:1:2", false)
+	_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
 	require.NoError(t, err)
 	assert.Zero(t, rdb.Exists(ctx, a.Waiters).Val(), "the dead registration is dropped")
 	select {
@@ -138,9 +138,9 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		before := dump(t, rdb)
 		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a busy try that registers")
-		_, err = a.Release(ctx, rdb, "ca:1:2", false)
+		_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
-		_, err = a.Leave(ctx, rdb, "ca:1:1", false)
+		_, _, err = a.Leave(ctx, rdb, "ca:1:1", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
 		_, err = a.Force(ctx, rdb)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a forced unlock")
@@ -231,7 +231,7 @@ func TestWaiterRegistryLateCopy(t *testing.T) {
 		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, got.OK)
-		_, err = b.Leave(ctx, rdb, "cb:1:1", false)
+		_, _, err = b.Leave(ctx, rdb, "cb:1:1", false)
 		require.NoError(t, err)
 		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 		require.NoError(t, err)
@@ -264,15 +264,15 @@ func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // c's deadline comes after b's
 		_, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
 		require.NoError(t, err)
-		_, err = a.Release(ctx, rdb, "ca:1:2", false)
+		_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
 		require.NoError(t, err)
 		msg, err := ps.ReceiveMessage(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, "t:{n}:ch:cb", msg.Channel, "b first")
-		_, err = c.Leave(ctx, rdb, "cc:1:2", true) // another waiter of c gives up
+		_, _, err = c.Leave(ctx, rdb, "cc:1:2", true) // another waiter of c gives up
 		require.NoError(t, err)
 		assert.Equal(t, []string{"cc"}, rdb.ZRange(ctx, a.Waiters, 0, -1).Val(), "c stays registered")
-		_, err = b.Leave(ctx, rdb, "cb:1:1", false) // b gives up without trying
+		_, _, err = b.Leave(ctx, rdb, "cb:1:1", false) // b gives up without trying
 		require.NoError(t, err)
 		msg, err = ps.ReceiveMessage(ctx)
 		require.NoError(t, err)

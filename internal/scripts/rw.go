@@ -160,21 +160,24 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 }
 
 // Unlock drops one write hold (every write hold of the owner if all) and
-// returns the remaining count; -1: not held.
-func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+// returns the remaining count; -1: not held. wake is a waiting writer's
+// wake for the caller's own Client, as Lock.Release's.
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (n int64, wake string, err error) {
 	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all))
-	return decode(v, err, integer)
+	h, err := decode(v, err, handed)
+	return h.N, h.Wake, err
 }
 
 // Leave undoes the acquire request req if it was applied, and, for a writer,
-// stops waiting; Redis then refuses a copy of req that arrives later.
-func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (bool, error) {
+// stops waiting; Redis then refuses a copy of req that arrives later. wake
+// is as for Unlock: a writer's leave may pass a wake on, or free the lock.
+func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (undone bool, wake string, err error) {
 	v, err := rw.run(ctx, rdb, rwLeave, req, mode(write))
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
-	n, err := integer(v)
-	return n == 1, err
+	h, err := handed(v)
+	return h.N == 1, h.Wake, err
 }
 
 // Force ends every hold, whoever holds it, and tells the holders' Clients

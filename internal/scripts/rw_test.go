@@ -185,9 +185,9 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "runlock":
 		got, err = rw.RUnlock(ctx, rdb, req, false)
 	case "unlock":
-		got, err = rw.Unlock(ctx, rdb, req, false)
+		got, _, err = rw.Unlock(ctx, rdb, req, false)
 	case "leaver", "leavew":
-		got, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
+		got, _, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
 	case "renewr", "beat":
 		script, keys, args := rw.Renewal(s.op == "beat", req, time.Minute)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
@@ -319,7 +319,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		assert.Equal(t, int64(1), renewed)
 		assert.Equal(t, []string{"y:1", "x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "x renewed last")
 
-		n, err := h.Unlock(ctx, rdb, "h:2", false)
+		n, _, err := h.Unlock(ctx, rdb, "h:2", false)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs := receiveAll(t, rdb, sub, "t:{n}:end")
@@ -334,7 +334,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		assert.Equal(t, int64(1), renewed, "y still waits")
 		assert.Equal(t, []string{"x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "a renewal does not register a woken writer again")
 
-		left, err := y.Leave(ctx, rdb, "y:1", true)
+		left, _, err := y.Leave(ctx, rdb, "y:1", true)
 		require.NoError(t, err)
 		assert.False(t, left)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")
@@ -345,12 +345,12 @@ func TestRWWakesOneWriter(t *testing.T) {
 		a, _, err := x.Write(ctx, rdb, "x:1", TokenArg(0), lease, true, true, time.Minute)
 		require.NoError(t, err)
 		assert.True(t, a.OK)
-		left, err = p.Leave(ctx, rdb, "p:1", true)
+		left, _, err = p.Leave(ctx, rdb, "p:1", true)
 		require.NoError(t, err)
 		assert.False(t, left)
 		assert.Empty(t, receiveAll(t, rdb, sub, "t:{n}:end"), "x holds the lock: the last waiting writer's leave wakes nobody")
 		assert.Zero(t, rdb.Exists(ctx, h.Writers, h.WriterWaiters).Val())
-		n, err = x.Unlock(ctx, rdb, "x:2", false)
+		n, _, err = x.Unlock(ctx, rdb, "x:2", false)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")

@@ -21,16 +21,21 @@
 //
 // # Waking
 //
-// A blocked Lock registers its request in the lock's waiter registry in
-// Redis (a zset, P:{name}:waiters): the try that finds the lock busy writes
-// it, in the same round trip. The watchdog renews the registration with
-// the Client's leases, so a process that dies is dropped within one lease
-// TTL. A release to zero wakes one registered request, the one registered
-// or renewed longest ago, with one message on its Client's channel
-// (P:{name}:ch:<client id>), which only that process hears; the woken
-// request leaves the registry and registers again if its next try loses. A
-// request that takes the lock, or whose Lock gives up, leaves the registry
-// too, even when a reply was lost on the way, so that a release does not
+// A Client with blocked Locks on a name registers itself, once, in the
+// lock's waiter registry in Redis (a zset, P:{name}:waiters, whose member
+// is the client id): the first try that finds the lock busy writes it, in
+// the same round trip, and the Client's other blocked Locks on the name
+// wait behind that one in a local queue, in arrival order, without a
+// request of their own (TryLock always tries). The watchdog renews the
+// registration while any of them waits, so a process that dies is dropped
+// within one lease TTL. A release to zero wakes one registered Client,
+// live ones (renewed within the last watchdog tick, with slack) before
+// any its process no longer renews, with one message on its Client's
+// channel (P:{name}:ch:<client id>), which only that process hears; the
+// Client wakes its longest-waiting Lock, whose try registers the Client
+// again if it loses. A try that takes the lock, or a Lock that gives up,
+// takes the Client out of the registry unless other local waiters remain,
+// even when a reply was lost on the way, so that a release does not
 // spend its wake on a holder or on a waiter that has gone. An uncontended
 // release publishes nothing, nor does a release whose wake is for its own
 // Client (a waiter in the releasing process is next): its reply says so,

@@ -62,9 +62,10 @@
 // which every process waiting on the name hears. Each Client's waiters
 // wait on the Client's own channel for the name (the name's channel
 // followed by ":<client id>", in the same slot), and a script that knows
-// whom to serve publishes there only: rlock's release sends "@ID " to the
-// registered waiter it wakes, rfairlock's grant "@ID PAYLOAD" to the
-// queue's head. One release is then one message to one process, however
+// whom to serve publishes there only: rlock's release sends "1" to the
+// registered Client it wakes (which wakes its longest-waiting local
+// waiter), a per-request registration's wake "@ID " to that request, and
+// rfairlock's grant "@ID PAYLOAD" to the queue's head. One release is then one message to one process, however
 // many wait. A script whose wake is for the caller's own process does not
 // publish it but returns it, and the caller gives it to Deliver, which
 // handles it as a received message. With WithLinger a channel stays

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
@@ -13,200 +13,153 @@ import (
 )
 
 // compound is what a handle over several Mutexes is made of (MultiMutex,
-// RedLock): its calls take turns, it counts its own re-entries, the Lost
-// of its latest hold follows its parts' holds, and its gate keeps the
-// goroutines that share the handle out of each other's holds, as a single
-// lock's does (see hold.Gate).
+// RedLock): a hold.Tracker, as a single lock's handle has, tracks its
+// holds (the turn its calls take, its count of re-entries, Lost, the
+// contexts of a hold, and the gate that keeps the goroutines sharing the
+// handle out of each other's holds), and its parts' holds keep each hold:
+// it is lost once too few of them still hold it (see watch).
 type compound struct {
-	turn chan struct{} // one call at a time, from its start to its reply
-	gate *hold.Gate    // kept by the current hold until it is released or lost
-
-	mu     sync.Mutex
-	count  int           // hold count: re-entries are counted here
-	lost   chan struct{} // the latest hold's (see Lost)
-	stop   chan struct{} // closed when the latest hold is released
-	what   string        // names the handle in errors and its contexts' causes (errs.Tag)
-	scoped hold.Scopes   // the current hold's contexts
+	t    *hold.Tracker
+	what string // names the handle in errors and its contexts' causes (errs.Tag)
 }
 
 func newCompound(what string) compound {
-	return compound{turn: make(chan struct{}, 1), gate: hold.NewGate(), lost: make(chan struct{}), what: what}
+	t := hold.New()
+	t.Names(what)
+	return compound{t: t, what: what}
 }
 
 // start begins an acquire: it checks with check, passes the gate (a ctx
 // from the current hold's Context re-enters it; any other acquire waits
 // for the handle's hold to end, or with block unset finds it held:
-// wait.ErrBusy), waits for the handle's turn and reports whether it
+// wait.ErrBusy), takes the handle's turn and reports whether it
 // re-entered, having counted the re-entry. Unless err is set, the caller
-// calls e.Exit and give when done.
-func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e hold.Entry, err error) {
+// calls e.Exit and op.Stop when done.
+func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e hold.Entry, op *hold.Op, err error) {
 	if err := check(ctx); err != nil {
 		if invalid == nil { // a closed Client, a done ctx: say what did not happen too
 			err = errs.Both(errs.ErrNotAcquired, err)
 		}
-		return false, hold.Entry{}, err
+		return false, hold.Entry{}, nil, err
 	}
-	c.mu.Lock()
-	var held any
-	if c.count > 0 && !hold.Closed(c.lost) {
-		held = c.lost
+	if e, err = c.t.Enter(ctx, block); err != nil {
+		return false, hold.Entry{}, nil, err
 	}
-	c.mu.Unlock()
-	if e, err = c.gate.Enter(ctx, held, block); err != nil {
-		return false, hold.Entry{}, err
+	op = c.t.Op()
+	b, err := op.Start(ctx) // fails for a re-entry of a hold that has ended
+	if err == nil && e.Reentry() {
+		err = c.t.Took(b, b.Token, c.t.Count()+1, hold.Lease{})
 	}
-	if err := c.take(ctx); err != nil {
+	if err != nil {
+		op.Stop()
 		e.Exit()
-		return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
+		return false, hold.Entry{}, nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case e.Reentry() && c.count > 0 && c.lost == held && !hold.Closed(c.lost):
-		c.count++
-		return true, e, nil
-	case e.Reentry(): // the hold it re-enters ended meanwhile, and its ctx with it
-		c.give()
-		if err := ctx.Err(); err != nil {
-			return false, hold.Entry{}, errs.Both(errs.ErrNotAcquired, err)
-		}
-		return false, hold.Entry{}, errs.LostAcquire("%s: the hold this acquire re-entered has ended", c.what)
-	}
-	c.count = 0 // a hold left is lost: acquire afresh
-	return false, e, nil
+	return e.Reentry(), e, op, nil
 }
 
-// held records a fresh hold by parts: its Lost closes once fewer than need
-// of them still hold (a part's hold lost or ended by its Client's Close;
-// with closedIsLost, also a part whose Client closed while it kept a fixed
-// lease). Without closedIsLost, a part that keeps a fixed lease past its
-// Client's Close is still watched: its Lost closes when that lease ends.
-// The contexts of the hold then end with ErrClosed if the part that tipped
-// it ended with its Client's Close, ErrLeaseLost otherwise. One goroutine
-// per hold watches them; it ends then, at the hold's release, or when no
-// part of a closed Client holds any more.
-func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) {
-	lost, stop := make(chan struct{}), make(chan struct{})
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
+// held records a fresh hold by parts, kept until fewer than need of them
+// still hold it (see watch).
+func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) error {
+	if err := c.t.Took(hold.Belief{}, 0, 1, hold.Lease{Since: time.Now()}); err != nil {
+		return err
+	}
+	c.watch(parts, need, closedIsLost)
+	return nil
+}
+
+// watch ends the current hold as lost once fewer than need of parts still
+// hold it: a part's hold lost, or ended by its Client's Close (with
+// closedIsLost, also a part whose Client closed while it keeps a fixed
+// lease; without, such a part counts until that lease ends). The hold's
+// contexts then end with ErrClosed if the part that tipped it ended with
+// its Client's Close, ErrLeaseLost otherwise. Each part is watched through
+// a Context of its hold derived from the compound hold's, so that nothing
+// of it is left once either ends; with closedIsLost, one goroutine per
+// part also waits for its Client's Close, until the hold ends.
+func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
+	hctx, _ := c.t.Context(context.Background(), c.what) // cancelled when the hold ends
+	lost := c.t.Lost()
+	var left atomic.Int64 // parts that may still go before the hold is lost
+	left.Store(int64(len(parts) - need + 1))
 	for _, m := range parts {
-		cases = append(cases,
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.Lost())},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.h.S.Wait(0).Done)})
-	}
-	c.mu.Lock()
-	c.count, c.lost, c.stop = 1, lost, stop
-	c.gate.Keep(true) // the slot of the acquire that took it, in its turn
-	c.mu.Unlock()
-	go func() {
-		alive, open := len(parts), len(parts)
-		outlived := make([]bool, len(parts)) // a part's fixed lease outlived its Client's Close
-		quiet := reflect.ValueOf((<-chan struct{})(nil))
-		for {
-			i, _, _ := reflect.Select(cases)
-			if i == 0 {
-				return
-			}
-			k := (i - 1) / 2
-			closed := (i-1)%2 == 1
-			m := parts[k]
-			if closed && !closedIsLost && !hold.Closed(m.Lost()) && m.h.Hold.Count() > 0 {
-				// Close ends a part's watched hold before its done closes:
-				// this one keeps a fixed lease, whose timer closes its Lost.
-				cases[2+2*k].Chan = quiet
-				outlived[k] = true
-				continue
-			}
-			cases[1+2*k].Chan, cases[2+2*k].Chan = quiet, quiet // the part's two cases go quiet
-			if !closed || closedIsLost || hold.Closed(m.Lost()) {
-				if alive--; alive < need {
-					cause := fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, c.what)
-					if m.h.S.Err() != nil && !outlived[k] {
-						cause = fmt.Errorf("%w: %s: the hold is no longer kept", errs.ErrClosed, c.what)
-					}
-					c.mu.Lock()
-					close(lost)
-					if c.lost == lost && c.count > 0 { // still the current hold, not released
-						c.endScopedLocked(cause)
-						c.gate.End()
-					}
-					c.mu.Unlock()
-					return
+		var once sync.Once
+		gone := func(closed bool) {
+			once.Do(func() {
+				if left.Add(-1) == 0 {
+					c.t.EndIf(lost, closed)
 				}
-			}
-			if closed || outlived[k] {
-				if open--; open == 0 {
-					return
-				}
-			}
+			})
 		}
-	}()
+		partLost := m.Lost()
+		pctx, cancel := m.Context(hctx)
+		context.AfterFunc(pctx, func() {
+			defer cancel()
+			cause := context.Cause(pctx)
+			switch {
+			case hctx.Err() != nil: // the compound hold ended first
+			case errors.Is(cause, errs.ErrClosed):
+				gone(true)
+			case errors.Is(cause, errs.ErrLeaseLost):
+				gone(false)
+			case hold.Closed(partLost): // lost before it was watched
+				gone(m.h.S.Err() != nil)
+			} // otherwise released
+		})
+		if closedIsLost {
+			done := m.h.S.Wait(0).Done
+			go func() {
+				select {
+				case <-done:
+					gone(true)
+				case <-hctx.Done():
+				}
+			}()
+		}
+	}
 }
 
-// release begins an Unlock: it reports notHeld for a handle that holds
-// nothing (at once, not after an acquire under way), and counts a
-// re-entry's release. For the last hold it returns last, its Lost channel
-// and the handle's turn: the caller releases the parts, calls ended, and
-// gives the turn back.
-func (c *compound) release(ctx context.Context, notHeld error) (last bool, lost <-chan struct{}, err error) {
-	c.mu.Lock()
-	count := c.count
-	c.mu.Unlock()
-	if count == 0 {
-		return false, nil, notHeld
+// release begins an Unlock (see Tracker.StartRelease): it reports
+// ErrNotHeld for a handle that holds nothing and lost nothing (at once,
+// not after an acquire under way), and counts a re-entry's release. For
+// the last hold, or one that was lost, it returns last in the handle's
+// turn: the caller releases the parts and calls ended.
+func (c *compound) release(ctx context.Context) (last bool, err error) {
+	if c.t.Count() == 0 && c.t.LostHold() == nil {
+		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what)
 	}
-	if err := c.take(ctx); err != nil {
-		return false, nil, err
+	if _, err := c.t.StartRelease(ctx, c.what); err != nil {
+		return false, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.count {
-	case 0:
-		c.give()
-		return false, nil, notHeld
-	case 1:
-		return true, c.lost, nil
+	if n := c.t.Count(); n > 1 {
+		return false, c.t.EndRelease(n-1, nil, c.what)
 	}
-	c.count--
-	c.give()
-	return false, nil, nil
+	return true, nil
 }
 
-// ended records the release of the last hold's parts: the hold ends, unless
-// some part's release failed (all is false): the handle then still holds
-// it, so that Unlock again releases what is left. lost says the release
-// found the hold lost: its contexts get that cause.
+// ended records the release of the last hold's parts and gives the turn
+// back: the hold ends, unless some part's release failed (all is false):
+// the handle then still holds it, so that Unlock again releases what is
+// left. lost says the release found the hold lost: it ends lost.
 func (c *compound) ended(all, lost bool) {
 	if !all {
+		_ = c.t.EndRelease(0, errPartsLeft, c.what)
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.count = 0
-	close(c.stop)
-	c.gate.End()
-	if lost || hold.Closed(c.lost) {
-		c.endScopedLocked(fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, c.what))
-	} else {
-		c.endScopedLocked(fmt.Errorf("%w: %s: released", errs.ErrNotHeld, c.what))
+	if lost {
+		c.t.EndIf(c.t.Lost(), false)
 	}
+	_ = c.t.EndRelease(0, nil, c.what) // the caller says what became of the hold
 }
+
+// errPartsLeft is the failure ended records when a part's release failed.
+var errPartsLeft = errors.New("rlock: some parts are still held")
 
 // Context returns a copy of parent that is cancelled when the current hold
 // ends: lost (ErrLeaseLost) or released (ErrNotHeld), at once with
 // ErrNotHeld when the handle holds nothing or its hold was lost.
 func (c *compound) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.count == 0 || hold.Closed(c.lost) {
-		return hold.Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what))
-	}
-	return c.scoped.Add(c.gate.Mark(parent, c.lost), &c.mu, c.what)
-}
-
-// endScopedLocked cancels the current hold's contexts with cause; the
-// caller holds mu.
-func (c *compound) endScopedLocked(cause error) {
-	c.scoped.End(func(string) error { return cause })
+	return c.t.Context(parent, c.what)
 }
 
 // extend gives the holds of the parts that held returns (read in the
@@ -218,15 +171,15 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 	if err := check(ctx); err != nil {
 		return err
 	}
-	if err := c.take(ctx); err != nil {
+	if err := c.t.Take(ctx); err != nil {
 		return err
 	}
-	defer c.give()
+	defer c.t.Give()
 	switch {
+	case c.t.LostHold() != nil:
+		return errs.Lost("%s: the hold was lost before this call", c.what)
 	case !c.holding():
 		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what)
-	case hold.Closed(c.Lost()):
-		return errs.Lost("%s: the hold was lost before this call", c.what)
 	}
 	parts := held()
 	errList := make([]error, len(parts))
@@ -282,28 +235,20 @@ func releaseFully(ctx context.Context, m *Mutex, wasHeld bool) (lost bool, err e
 const maxReleases = 8
 
 // holding reports whether the handle holds.
-func (c *compound) holding() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.count > 0
-}
+func (c *compound) holding() bool { return c.t.Count() > 0 }
 
-// Lost returns the latest hold's channel (see held).
-func (c *compound) Lost() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lost
-}
+// Lost returns the latest hold's channel (see watch).
+func (c *compound) Lost() <-chan struct{} { return c.t.Lost() }
 
 // sweep releases, in the handle's turn, the holds that parts' handles have
 // while the compound holds nothing: left by a release that failed while an
 // acquire gave back what it took. It reports the parts it could not
 // release.
 func (c *compound) sweep(ctx context.Context, parts []*Mutex) []*Mutex {
-	if err := c.take(ctx); err != nil {
+	if err := c.t.Take(ctx); err != nil {
 		return nil
 	}
-	defer c.give()
+	defer c.t.Give()
 	if c.holding() {
 		return nil
 	}
@@ -351,15 +296,3 @@ func releaseContext(ctx context.Context, ms []*Mutex) (context.Context, context.
 	}
 	return longest.h.S.ReleaseContext(ctx)
 }
-
-// take waits for the handle's turn, bounded by ctx.
-func (c *compound) take(ctx context.Context) error {
-	select {
-	case c.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for another call on this handle: %w", ctx.Err())
-	}
-}
-
-func (c *compound) give() { <-c.turn }

@@ -136,3 +136,30 @@ func TestMultiLostReplyLeavesNothingForNextLock(t *testing.T) {
 		assert.False(t, m.Exists("rc:{a}:lock") || m.Exists("rc:{b}:lock"))
 	})
 }
+
+// Once a re-entered MultiMutex's Lost has closed, Unlock reports the loss
+// at once, as a single lock's does (see Lost at redcoord.Locker), and
+// releases the names not lost: the re-entry's Unlock is not a nil that
+// leaves them held, and the hold holds nothing any more.
+func TestMultiReenteredLossUnlock(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		mm := rlock.NewMulti(c, []string{"a", "b"})
+		require.NoError(t, mm.Lock(ctx))
+		hctx, cancel := mm.Context(ctx)
+		defer cancel()
+		require.NoError(t, mm.Lock(hctx), "a re-entry")
+		_, err := rlock.New(c, "a").ForceUnlock(ctx)
+		require.NoError(t, err)
+		time.Sleep(c.LeaseTTL())
+		require.True(t, locktest.IsClosed(mm.Lost()))
+		assert.Nil(t, mm.Tokens(), "a lost hold is not held")
+		err = mm.Unlock(ctx)
+		assert.ErrorIs(t, err, redcoord.ErrLeaseLost)
+		assert.False(t, m.Exists("rc:{b}:lock"), "the name not lost is released")
+		assert.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrLeaseLost, "until a fresh hold")
+		require.NoError(t, mm.Lock(ctx))
+		require.NoError(t, mm.Unlock(ctx))
+		assert.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrNotHeld)
+	})
+}

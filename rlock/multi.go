@@ -171,11 +171,11 @@ func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	reentered, e, err := mm.c.start(ctx, mm.check, mm.err, block)
+	reentered, e, op, err := mm.c.start(ctx, mm.check, mm.err, block)
 	if err != nil {
 		return err
 	}
-	defer mm.c.give()
+	defer op.Stop()
 	defer e.Exit()
 	if reentered {
 		return nil
@@ -198,8 +198,9 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 			}
 		}
 		if err == nil {
-			mm.c.held(mm.ms, len(mm.ms), false)
-			return nil
+			if err = mm.c.held(mm.ms, len(mm.ms), false); err == nil {
+				return nil
+			}
 		}
 		// Give back what was taken, latest first. A release that fails
 		// leaves its hold with its name's handle, renewed: the next Lock
@@ -355,15 +356,13 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	}
 	ctx, cancel := releaseContext(ctx, mm.ms)
 	defer cancel()
-	notHeld := fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, mm.c.what)
-	last, _, err := mm.c.release(ctx, notHeld)
+	last, err := mm.c.release(ctx)
 	if errors.Is(err, errs.ErrNotHeld) {
 		mm.c.sweep(ctx, mm.ms)
 	}
 	if err != nil || !last {
 		return mm.named(err)
 	}
-	defer mm.c.give()
 	var failed, lost []string
 	var errList []error
 	for i := len(mm.ms) - 1; i >= 0; i-- {

@@ -166,11 +166,11 @@ func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	reentered, e, err := rl.c.start(ctx, rl.check, rl.err, block)
+	reentered, e, op, err := rl.c.start(ctx, rl.check, rl.err, block)
 	if err != nil {
 		return err
 	}
-	defer rl.c.give()
+	defer op.Stop()
 	defer e.Exit()
 	if reentered {
 		return nil
@@ -223,7 +223,7 @@ func (rl *RedLock) lease(fixed time.Duration) time.Duration {
 }
 
 // held records a fresh hold by the servers of granted, of lease length.
-func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
+func (rl *RedLock) held(granted []*Mutex, length time.Duration) error {
 	var token uint64
 	for _, m := range granted {
 		token = max(token, m.Token())
@@ -231,7 +231,7 @@ func (rl *RedLock) held(granted []*Mutex, length time.Duration) {
 	rl.mu.Lock()
 	rl.grants, rl.length, rl.token = granted, length, token
 	rl.mu.Unlock()
-	rl.c.held(granted, rl.quorum, true)
+	return rl.c.held(granted, rl.quorum, true)
 }
 
 // Unlock releases one hold; the last releases the lock on every server
@@ -250,15 +250,14 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	}
 	ctx, cancel := releaseContext(ctx, rl.ms)
 	defer cancel()
-	notHeld := fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, rl.c.what)
-	last, lost, err := rl.c.release(ctx, notHeld)
+	last, err := rl.c.release(ctx)
 	if errors.Is(err, errs.ErrNotHeld) {
 		rl.sweep(ctx)
 	}
 	if err != nil || !last {
 		return rl.named(err)
 	}
-	defer rl.c.give()
+	lost := rl.c.Lost()
 	rl.mu.Lock()
 	grants := rl.grants
 	rl.mu.Unlock()

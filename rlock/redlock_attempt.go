@@ -98,14 +98,18 @@ collect:
 
 	validity := length - time.Since(start) - drift(length)
 	if len(granted) >= rl.quorum && validity > 0 {
-		rl.held(granted, length)
-		return true, false, nil
+		if err = rl.held(granted, length); err == nil {
+			return true, false, nil
+		}
 	}
 	for _, m := range release(granted) {
 		rl.retire(m)
 		rl.keepStale(m)
 	}
-	if ctx.Err() != nil {
+	switch {
+	case err != nil:
+		return false, false, err
+	case ctx.Err() != nil:
 		return false, false, fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, ctx.Err())
 	}
 	if len(failed) > len(rl.ms)-rl.quorum {
@@ -187,10 +191,10 @@ func (rl *RedLock) settle(ctx context.Context) {
 // sweep settles, in the handle's turn, what earlier attempts left while the
 // RedLock holds nothing.
 func (rl *RedLock) sweep(ctx context.Context) {
-	if rl.c.take(ctx) != nil {
+	if rl.c.t.Take(ctx) != nil {
 		return
 	}
-	defer rl.c.give()
+	defer rl.c.t.Give()
 	if !rl.c.holding() {
 		rl.settle(ctx)
 	}

@@ -14,9 +14,10 @@
 //     FIFO queue of rfairlock and relection (Fair).
 //   - hold.go: a handle's view of one of its holds (Tracker: count,
 //     fencing token, the watchdog lease or fixed-lease timer, the channel
-//     that reports the hold lost), which the locks keep one of and an
-//     expirable semaphore keeps one of per permit, and the turn that
-//     serialises its requests (Op); release.go, extend.go, lost.go,
+//     that reports the hold lost), which the locks keep one of, an
+//     expirable semaphore one per permit, and a compound handle
+//     (MultiMutex, RedLock) one whose hold its parts keep (see EndIf), and
+//     the turn that serialises its requests (Op); release.go, extend.go, lost.go,
 //     forced.go, scopes.go: what records a release, an Extend, a loss, a
 //     forced unlock, and the contexts scoped to a hold; gate.go: the Gate
 //     that keeps the goroutines sharing a handle out of each other's holds

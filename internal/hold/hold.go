@@ -68,6 +68,7 @@ type Tracker struct {
 	// observe hears the holds' releases and losses, as kind and name.
 	observe    obs.Func
 	kind, name string
+	tag        string // names the handle in errors; "" for errs.Tag(kind, name)
 	// notices lists the current hold as held (listed), so that a forced
 	// unlock's message ends it at once (see core.Notices); nil: none.
 	notices *core.Notices
@@ -82,6 +83,23 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.observe, t.kind, t.name = f, kind, name
+}
+
+// Names has the Tracker name its handle in errors with tag (see errs.Tag,
+// errs.TagNames) rather than by the kind and name Observe gives it: a
+// handle over several locks' holds. Call it before the first acquire.
+func (t *Tracker) Names(tag string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tag = tag
+}
+
+// taggedLocked names the handle in errors; the caller holds mu.
+func (t *Tracker) taggedLocked() string {
+	if t.tag != "" {
+		return t.tag
+	}
+	return errs.Tag(t.kind, t.name)
 }
 
 // emitLocked reports the end of the current hold to the observer, if any,
@@ -112,8 +130,15 @@ func (t *Tracker) Enter(ctx context.Context, block bool) (Entry, error) {
 	return t.gate.Enter(ctx, held, block)
 }
 
-// take waits for the handle's turn, bounded by ctx; what names the call in
-// the error.
+// Take waits for the handle's turn, bounded by ctx, for a call that is
+// neither an acquire (Op) nor a release (StartRelease), such as a
+// compound's Extend; Give gives it back.
+func (t *Tracker) Take(ctx context.Context) error { return t.take(ctx) }
+
+// Give gives back the turn that Take took.
+func (t *Tracker) Give() { t.give() }
+
+// take waits for the handle's turn, bounded by ctx.
 func (t *Tracker) take(ctx context.Context) error {
 	select {
 	case t.turn <- struct{}{}:
@@ -164,7 +189,7 @@ func (o *Op) Start(ctx context.Context) (Belief, error) {
 		if err := ctx.Err(); err != nil {
 			return Belief{}, errs.Both(errs.ErrNotAcquired, err)
 		}
-		return Belief{}, errs.LostAcquire("%s %q: the hold this acquire re-entered has ended", o.t.kind, o.t.name)
+		return Belief{}, errs.LostAcquire("%s: the hold this acquire re-entered has ended", o.t.taggedLocked())
 	}
 	arg := o.t.arg
 	if arg == nil {

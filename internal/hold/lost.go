@@ -75,3 +75,20 @@ func (t *Tracker) stopTimersLocked() {
 		t.bound = nil
 	}
 }
+
+// EndIf ends the hold whose Lost channel is lost, if it is still the
+// current one, as a lease that finds it gone does: lost, or with closed
+// no longer kept once the Client is closed (see closedLocked). It is how
+// the caller that keeps a hold (see Lease) reports its end: a compound
+// hold, once too few of its parts still hold.
+func (t *Tracker) EndIf(lost <-chan struct{}, closed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.lost != lost || t.count == 0:
+	case closed:
+		t.closedLocked()
+	default:
+		t.lostLocked()
+	}
+}

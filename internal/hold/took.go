@@ -108,8 +108,10 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 	return sent, nil
 }
 
-// Lease says how a fresh hold is kept: renewed by w with r (Fixed == 0), or
-// expiring after Fixed.
+// Lease says how a fresh hold is kept: renewed by Watchdog with Renewal
+// (Fixed == 0), or expiring after Fixed. With neither, the caller keeps it
+// and reports its end with EndIf: a compound hold (MultiMutex, RedLock),
+// which its parts' holds keep.
 type Lease struct {
 	Watchdog *lease.Watchdog
 	Renewal  lease.Renewal
@@ -138,14 +140,14 @@ func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 // ErrLeaseLost, and the caller gives the re-entry back. A fresh hold
 // replaces the current one, which is then lost, and is kept as l says: the
 // watchdog watches it (and the Client's Close ends it, see closedLocked),
-// or a timer marks it lost when its fixed lease ends. Otherwise it fails
-// only when the watchdog is closed.
+// a timer marks it lost when its fixed lease ends, or the caller reports
+// its end (EndIf). Otherwise it fails only when the watchdog is closed.
 func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if Reentry(b, count) {
 		if t.count == 0 || t.token != b.Token {
-			return errs.LostAcquire("%s %q: the hold this acquire re-entered was lost before its reply came", t.kind, t.name)
+			return errs.LostAcquire("%s: the hold this acquire re-entered was lost before its reply came", t.taggedLocked())
 		}
 		t.count = count
 		return nil
@@ -174,12 +176,12 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	if !t.gate.Keep(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
-		return errs.LostAcquire("%s %q: the hold this acquire re-entered was gone, and another call on the handle acquires", t.kind, t.name)
+		return errs.LostAcquire("%s: the hold this acquire re-entered was gone, and another call on the handle acquires", t.taggedLocked())
 	}
 	if l.Fixed > 0 {
 		// Lost closes when the lease may end in Redis, as the watchdog's do.
 		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
-	} else {
+	} else if l.Watchdog != nil {
 		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
 		if err != nil {
 			t.gate.End()

@@ -13,19 +13,18 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// Mutex is what rlock.Mutex and rfairlock.Mutex have in common.
+// Mutex is a lock handle as BadInput and Basics call it: a
+// redcoord.Locker with a fixed lease, a forced unlock, the reads of the
+// lock's state, and its hold's owner and fencing token.
 type Mutex interface {
-	Lock(ctx context.Context) error
+	redcoord.Locker
+	Owner() string
+	Token() uint64
 	LockWithLease(ctx context.Context, lease time.Duration) error
-	TryLock(ctx context.Context) (bool, error)
-	Unlock(ctx context.Context) error
 	ForceUnlock(ctx context.Context) (bool, error)
 	IsLocked(ctx context.Context) (bool, error)
 	HoldCount(ctx context.Context) (int64, error)
 	Holder(ctx context.Context) (redcoord.Holder, bool, error)
-	Token() uint64
-	Lost() <-chan struct{}
-	Owner() string
 }
 
 // BadInput checks, against both servers, that bad input is reported by every

@@ -91,7 +91,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // fails leaves the hold to end with its lease: see "Releases" in package
 // redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.h.Lock.Release))
+	return m.named(m.h.Unlock(ctx, m.h.ReleaseLock))
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -106,7 +108,13 @@ func (m *RWMutex) Extend(ctx context.Context, lease time.Duration) error {
 // one registered waiting writer, or, when no writer waits, every waiting
 // reader.
 func (m *RWMutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.rw.Unlock))
+	return m.named(m.h.Unlock(ctx, m.unlock))
+}
+
+// unlock is the write side's release script (a hold.Release): it names the
+// handle's write hold by its token (see hold.Handle.ReleaseLock).
+func (m *RWMutex) unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return m.rw.Unlock(ctx, rdb, req, all, m.h.Hold.Named())
 }
 
 // RLock blocks until the handle holds a read lock or ctx is done. Readers

@@ -351,18 +351,37 @@ local function was_released(key, req)
   return done_has(key, 'r', req)
 end
 
+-- request_seq returns the sequence number request id req ends with
+-- ("<owner>:<seq>", see internal/hold), nil if it has none.
+local function request_seq(req)
+  local seq = string.match(req, ':(%d+)$')
+  return seq and tonumber(seq)
+end
+
 -- release_hold is how every lock's release (lock_release, fair_release,
 -- rw_unlock) by request req starts: it drops one hold of the lock hash key
 -- (all of them if all is "1"), whose fields c and r are count and last;
--- mine says whether the hold is the one the release names (its owner's;
--- for the fair lock, of the token the handle has). It returns the
--- script's reply when the release ends here: 0, the hold is gone and req
--- released it to zero before (a retry, recognised by the Client's request
--- markers marks: see mark_released); -1, not held; the count, when req was
--- applied already (a retry); the count left after one hold of several. It
--- returns nil when the last hold goes, having written nothing: the script
--- then checks the keys it will write, marks req released
--- (mark_released), deletes the hash and wakes whoever waits.
+-- mine says whether the hold is the one the release names: its owner's,
+-- with the token the handle released (its current hold's, or the one it
+-- lost). It returns the script's reply when the release ends here: 0, the
+-- hold is gone and req released it to zero before (a retry, recognised by
+-- the Client's request markers marks: see mark_released); -1, not held;
+-- the count, when req was applied already (a retry) or is stale (below);
+-- the count left after one hold of several. It returns nil when the last
+-- hold goes, having written nothing: the script then checks the keys it
+-- will write, marks req released (mark_released), deletes the hash and
+-- wakes whoever waits.
+--
+-- A copy of a release that reaches Redis late (go-redis sent it again
+-- after the first try failed, and the first arrives after all) must not
+-- drop a hold taken since. A hold of another token is not the one it
+-- names: a copy of a release to zero finds its marker and replies 0 as a
+-- retry would, whatever hold the owner has taken since. Within one hold
+-- (re-entries), a handle sends the requests that write r one at a time, in
+-- its turn, and numbers them in that order (a re-entry takes its number in
+-- the turn it is sent in): a request numbered below the hold's last one
+-- is a stale copy of one the handle has done with, never the request its
+-- caller waits for, and changes nothing.
 local function release_hold(key, marks, req, all, mine, count, last)
   if not mine then
     if was_released(marks, req) then
@@ -371,6 +390,10 @@ local function release_hold(key, marks, req, all, mine, count, last)
     return -1
   end
   if last == req then
+    return tonumber(count)
+  end
+  local seq, last_seq = request_seq(req), last and request_seq(last)
+  if seq and last_seq and seq < last_seq then
     return tonumber(count)
   end
   local c = tonumber(count) - 1

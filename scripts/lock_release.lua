@@ -6,15 +6,19 @@
 -- ARGV[5] owner   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
 --         lost, which nobody renews any more); "0": one
+-- ARGV[8] token of the hold the handle releases: its current one, or the
+--         one it lost (a hold of another token is not the handle's: see
+--         release_hold)
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner.
 -- A retried request that was already applied replies as the first run did:
 -- the Client's markers remember a release to zero for a while
 -- (mark_released), so a retry still recognises it after other owners have
 -- taken and released the lock.
 local req = ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 check_kind(KEYS[1], h[1], KIND)
-local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], h[2] == ARGV[5], h[3], h[4])
+local mine = h[2] == ARGV[5] and h[5] == ARGV[8]
+local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], mine, h[3], h[4])
 if reply then
   return reply
 end

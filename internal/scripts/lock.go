@@ -194,10 +194,12 @@ func acquired(v any) (Acquired, error) {
 	return Acquired{OK: true, Token: uint64(second), Count: count}, nil
 }
 
-// Release drops one hold (every hold of the owner if all) and returns the
-// remaining count; -1: not held.
-func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all))
+// Release drops one hold (every hold of the owner if all) of the owner's
+// hold whose token is named (TokenArg) and returns the remaining count;
+// -1: not held (a hold of the owner with another token is left alone: a
+// late copy of a release must not drop a hold taken since).
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
+	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all), named)
 	return decode(v, err, integer)
 }
 

@@ -27,7 +27,7 @@ func TestReleaseMarkersDroppedNowAndThen(t *testing.T) {
 		a, err := l.Acquire(ctx, rdb, acq, NoToken, NewLease(time.Hour, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, a.OK)
-		n, err := l.Release(ctx, rdb, rel, false)
+		n, err := l.Release(ctx, rdb, rel, false, TokenArg(believed(t, ctx, rdb, l)))
 		require.NoError(t, err)
 		require.Zero(t, n)
 	}
@@ -38,7 +38,7 @@ func TestReleaseMarkersDroppedNowAndThen(t *testing.T) {
 	cycle(MarkerTTL/2, 9, "3", "4") // keeps the key alive past 2's time
 	cycle(MarkerTTL+time.Second, 9, "5", "6")
 	assert.True(t, marked("2"), "dropped with no purge")
-	n, err := l.Release(ctx, rdb, "2", false)
+	n, err := l.Release(ctx, rdb, "2", false, TokenArg(believed(t, ctx, rdb, l)))
 	require.NoError(t, err)
 	assert.Zero(t, n, "a retry of 2 while its marker stays")
 

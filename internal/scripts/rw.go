@@ -156,10 +156,11 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 	return decode(v, err, integer)
 }
 
-// Unlock drops one write hold (every write hold of the owner if all) and
-// returns the remaining count; -1: not held.
-func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all))
+// Unlock drops one write hold (every write hold of the owner if all) of
+// the owner's write hold whose token is named (TokenArg), as Lock.Release,
+// and returns the remaining count; -1: not held.
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
+	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all), named)
 	return decode(v, err, integer)
 }
 

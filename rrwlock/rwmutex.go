@@ -228,11 +228,16 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	defer stopHeartbeat()
 
+	tried := false
 	try := func(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
 		}
+		if !tried && held.Held {
+			req = h.Renumber(req) // in the turn (see hold.Base.Renumber)
+		}
+		tried = true
 		defer func() {
 			if err != nil || !att.Acquired {
 				op.Stop()

@@ -317,13 +317,17 @@ end
 -- 16) first drops the markers whose time has passed: a marker kept past
 -- its time is harmless (a request id is never reused, and the key expires
 -- with its last marker), and the drop is a command of its own on every
--- release to zero otherwise.
+-- release to zero otherwise. Every marker of a Client's key lives ttl
+-- (MarkerTTL, one value for every script), so the one set now lives
+-- longest: the key is made to expire with it, without reading its TTL
+-- first (done_mark's outlive).
 local function mark_request(key, what, req, ttl)
   local now = now_ms()
   if tonumber(server_time()[2]) % 16 == 0 then
     done_purge(key, now)
   end
-  done_mark(key, what, req, now, ttl)
+  redis.call('ZADD', key, now + ttl, what .. ':' .. req)
+  redis.call('PEXPIRE', key, ttl)
 end
 
 -- mark_left records in the Client's request markers that request req was
@@ -351,11 +355,13 @@ local function was_released(key, req)
   return done_has(key, 'r', req)
 end
 
--- request_seq returns the sequence number request id req ends with
--- ("<owner>:<seq>", see internal/hold), nil if it has none.
-local function request_seq(req)
-  local seq = string.match(req, ':(%d+)$')
-  return seq and tonumber(seq)
+-- numbered_below reports whether request id req is numbered below request
+-- id last of the same owner: "<owner>:<seq>" (see internal/hold), seq a
+-- decimal without leading zeros, so that the shorter id, or of two as long
+-- the lesser string, has the lesser number. An empty last ('' once a leave
+-- undid a re-entry) is below every id.
+local function numbered_below(req, last)
+  return #req < #last or (#req == #last and req < last)
 end
 
 -- release_hold is how every lock's release (lock_release, fair_release,
@@ -392,8 +398,7 @@ local function release_hold(key, marks, req, all, mine, count, last)
   if last == req then
     return tonumber(count)
   end
-  local seq, last_seq = request_seq(req), last and request_seq(last)
-  if seq and last_seq and seq < last_seq then
+  if last and numbered_below(req, last) then
     return tonumber(count)
   end
   local c = tonumber(count) - 1

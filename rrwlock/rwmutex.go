@@ -32,6 +32,8 @@ type RWMutex struct {
 	read *hold.Tracker // the read holds
 	rw   scripts.RW    // zero when h.Err is set
 	wch  string        // the Client's writers' channel for the name, where its writers are woken
+	// unlock is the write side's release script (see writeRelease), bound once.
+	unlock hold.Release
 }
 
 // New returns a handle on the read-write lock named name. It does no I/O; a
@@ -40,6 +42,7 @@ type RWMutex struct {
 func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &RWMutex{h: h, read: hold.New()}
+	m.unlock = m.writeRelease
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
 			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value}.Prepared(h.S.Config.TTL)
@@ -111,9 +114,9 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 	return m.named(m.h.Unlock(ctx, m.unlock))
 }
 
-// unlock is the write side's release script (a hold.Release): it names the
-// handle's write hold by its token (see hold.Handle.ReleaseLock).
-func (m *RWMutex) unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+// writeRelease is the write side's release script (a hold.Release): it
+// names the handle's write hold by its token (see hold.Handle.ReleaseLock).
+func (m *RWMutex) writeRelease(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	return m.rw.Unlock(ctx, rdb, req, all, m.h.Hold.Named())
 }
 
@@ -228,16 +231,12 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	defer stopHeartbeat()
 
-	tried := false
 	try := func(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
 			return got, wait.Attempt{}, err
 		}
-		if !tried && held.Held {
-			req = h.Renumber(req) // in the turn (see hold.Base.Renumber)
-		}
-		tried = true
+		req := op.Request(&h.Base, req, held.Held)
 		defer func() {
 			if err != nil || !att.Acquired {
 				op.Stop()
@@ -268,7 +267,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
-		_, err := m.rw.Leave(ctx, h.S.RDB, req, true)
+		_, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), true)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}

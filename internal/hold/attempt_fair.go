@@ -67,7 +67,6 @@ type fairAttempt struct {
 	hb    *lease.Heartbeat // the queue entry's heartbeat, made when a try first queues req
 	sent  time.Time        // when the last try that did not acquire was sent,
 	at    int64            // and the server's clock (ms) when it ran
-	tried bool             // a try was sent
 }
 
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
@@ -97,10 +96,7 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 		}
 		// The grant is gone already: try.
 	}
-	if !a.tried && held.Held {
-		a.req = h.Renumber(a.req) // in the turn (see Base.Renumber)
-	}
-	a.tried = true
+	a.req = a.op.Request(&h.Base, a.req, held.Held)
 	now := time.Now()
 	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, h.TTL())
 	// A fresh hold is 0 old. An older first hold was granted by a release

@@ -62,7 +62,6 @@ type lockAttempt struct {
 	// dropped: the last try sent took the lock and dropped the Client's
 	// registration (no other local waiter then).
 	dropped bool
-	tried   bool // a try was sent
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
@@ -72,10 +71,7 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 	if err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
-	if !a.tried && held.Held {
-		a.req = a.h.Renumber(a.req) // in the turn (see Base.Renumber)
-	}
-	a.tried = true
+	a.req = a.op.Request(&a.h.Base, a.req, held.Held)
 	sent := time.Now()
 	reg := a.reg
 	switch {

@@ -20,3 +20,25 @@ func TestRenumber(t *testing.T) {
 	assert.Equal(t, "c:7:2", release)
 	assert.Equal(t, "c:7:3", b.Renumber(req), "a release numbered since: renumbered above it")
 }
+
+// An acquire's tries all send the id its first try sent: a re-entry's
+// first try renumbers it if the handle numbered another request since, a
+// fresh acquire's keeps it (its waiter is known by it).
+func TestOpRequest(t *testing.T) {
+	b := &Base{Owner: "c:7"}
+	tr := New()
+	reentry := tr.Op()
+	req := b.NextRequest()
+	assert.Equal(t, req, reentry.Sent(req), "nothing sent yet")
+	b.NextRequest() // a release of the hold, sent first
+	sent := reentry.Request(b, req, true)
+	assert.Equal(t, "c:7:3", sent)
+	b.NextRequest()
+	assert.Equal(t, sent, reentry.Request(b, req, true), "a later try sends the same")
+	assert.Equal(t, sent, reentry.Sent(req))
+
+	fresh := tr.Op()
+	req = b.NextRequest()
+	b.NextRequest()
+	assert.Equal(t, req, fresh.Request(b, req, false))
+}

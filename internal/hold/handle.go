@@ -22,7 +22,10 @@ type Handle struct {
 	Value   string        // stored with its holds, for Holder
 	Hold    *Tracker
 	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
-	tag     string        // the lock as errors name it (see Named), made once
+	// ReleaseLock is the release of a hold of the lock hash (see
+	// releaseLock), bound once.
+	ReleaseLock Release
+	tag         string // the lock as errors name it (see Named), made once
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
@@ -31,6 +34,7 @@ type Handle struct {
 // unnamed; the caller names any keys of its own with Key only if Err is nil.
 func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
 	h := &Handle{Hold: New()}
+	h.ReleaseLock = h.releaseLock
 	if !h.Init(c, name) {
 		return h
 	}

@@ -42,11 +42,11 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 	return t.EndRelease(n, err, what)
 }
 
-// ReleaseLock is the release of a handle on a lock hash (a Release, for
-// Unlock): it drops one hold of the handle's, every one if all, naming the
-// hold by its token (Tracker.Named), so that a late copy of it does not
+// releaseLock is the release of a handle on a lock hash (Handle.ReleaseLock,
+// for Unlock): it drops one hold of the handle's, every one if all, naming
+// the hold by its token (Tracker.Named), so that a late copy of it does not
 // drop a hold the handle took since.
-func (h *Handle) ReleaseLock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+func (h *Handle) releaseLock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
 	return h.Lock.Release(ctx, rdb, req, all, h.Hold.Named())
 }
 

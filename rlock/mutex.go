@@ -27,12 +27,15 @@ type Mutex struct {
 
 	h  *hold.Handle
 	ch string // the Client's channel for the name, where its waiters are woken
+	// release is the release script (see releaseScript), bound once.
+	release hold.Release
 }
 
 // New returns a handle on the lock named name. It does no I/O; a bad name or
 // option is reported by every method of the handle, as ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	m := &Mutex{h: hold.NewHandle(c, name, kind, opts)}
+	m.release = m.releaseScript
 	if m.h.Err == nil {
 		m.ch = m.h.S.ClientChannel(name)
 	}
@@ -98,13 +101,16 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.named(m.h.Unlock(ctx, m.release))
 }
 
-// release is the release script. A release to zero whose next waiter is
-// in this Client hands the wake to it here instead of by a message (see
-// hold.Handle.HandOn). A release that failed may have been applied, its
-// reply lost with such a wake: one of this Client's waiters is woken, in
-// case (a spurious wake costs a try, a lost one a poll).
-func (m *Mutex) release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all)
+// releaseScript is the release script (a hold.Release, bound once as
+// release): it names the hold by its token (hold.Tracker.Named), so that a
+// late copy of it does not drop a hold the handle took since. A release to
+// zero whose next waiter is in this Client hands the wake to it here
+// instead of by a message (see hold.Handle.HandOn). A release that failed
+// may have been applied, its reply lost with such a wake: one of this
+// Client's waiters is woken, in case (a spurious wake costs a try, a lost
+// one a poll).
+func (m *Mutex) releaseScript(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all, m.h.Hold.Named())
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		wake = hub.One()
 	}

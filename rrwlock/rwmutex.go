@@ -34,6 +34,8 @@ type RWMutex struct {
 	read *hold.Tracker // the read holds
 	rw   scripts.RW    // zero when h.Err is set
 	wch  string        // the Client's writers' channel for the name, where its writers are woken
+	// unlock is the write side's release script (see writeRelease), bound once.
+	unlock hold.Release
 }
 
 // New returns a handle on the read-write lock named name. It does no I/O; a
@@ -42,6 +44,7 @@ type RWMutex struct {
 func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &RWMutex{h: h, read: hold.New()}
+	m.unlock = m.writeRelease
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
 			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value}.Prepared(h.S.Config.TTL)
@@ -113,10 +116,12 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 	return m.named(m.h.Unlock(ctx, m.unlock))
 }
 
-// unlock is the write release script; a wake it leaves for a writer of
-// this Client is handed on here, as rlock's release does.
-func (m *RWMutex) unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	n, wake, err := m.rw.Unlock(ctx, rdb, req, all)
+// writeRelease is the write side's release script (a hold.Release): it
+// names the handle's write hold by its token (hold.Tracker.Named), as
+// rlock's release does; a wake it leaves for a writer of this Client is
+// handed on here, as rlock's release does.
+func (m *RWMutex) writeRelease(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	n, wake, err := m.rw.Unlock(ctx, rdb, req, all, m.h.Hold.Named())
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		wake = hub.One() // its reply may have carried one (see rlock)
 	}
@@ -240,6 +245,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		if err != nil {
 			return got, wait.Attempt{}, err
 		}
+		req := op.Request(&h.Base, req, held.Held)
 		defer func() {
 			if err != nil || !att.Acquired {
 				op.Stop()
@@ -270,7 +276,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
-		_, wake, err := m.rw.Leave(ctx, h.S.RDB, req, true)
+		_, wake, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), true)
 		h.HandOn(m.wch, wake)
 		return err
 	}

@@ -327,13 +327,17 @@ end
 -- 16) first drops the markers whose time has passed: a marker kept past
 -- its time is harmless (a request id is never reused, and the key expires
 -- with its last marker), and the drop is a command of its own on every
--- release to zero otherwise.
+-- release to zero otherwise. Every marker of a Client's key lives ttl
+-- (MarkerTTL, one value for every script), so the one set now lives
+-- longest: the key is made to expire with it, without reading its TTL
+-- first (done_mark's outlive).
 local function mark_request(key, what, req, ttl)
   local now = now_ms()
   if tonumber(server_time()[2]) % 16 == 0 then
     done_purge(key, now)
   end
-  done_mark(key, what, req, now, ttl)
+  redis.call('ZADD', key, now + ttl, what .. ':' .. req)
+  redis.call('PEXPIRE', key, ttl)
 end
 
 -- mark_left records in the Client's request markers that request req was
@@ -361,18 +365,39 @@ local function was_released(key, req)
   return done_has(key, 'r', req)
 end
 
+-- numbered_below reports whether request id req is numbered below request
+-- id last of the same owner: "<owner>:<seq>" (see internal/hold), seq a
+-- decimal without leading zeros, so that the shorter id, or of two as long
+-- the lesser string, has the lesser number. An empty last ('' once a leave
+-- undid a re-entry) is below every id.
+local function numbered_below(req, last)
+  return #req < #last or (#req == #last and req < last)
+end
+
 -- release_hold is how every lock's release (lock_release, fair_release,
 -- rw_unlock) by request req starts: it drops one hold of the lock hash key
 -- (all of them if all is "1"), whose fields c and r are count and last;
--- mine says whether the hold is the one the release names (its owner's;
--- for the fair lock, of the token the handle has). It returns the
--- script's reply when the release ends here: 0, the hold is gone and req
--- released it to zero before (a retry, recognised by the Client's request
--- markers marks: see mark_released); -1, not held; the count, when req was
--- applied already (a retry); the count left after one hold of several. It
--- returns nil when the last hold goes, having written nothing: the script
--- then checks the keys it will write, marks req released
--- (mark_released), deletes the hash and wakes whoever waits.
+-- mine says whether the hold is the one the release names: its owner's,
+-- with the token the handle released (its current hold's, or the one it
+-- lost). It returns the script's reply when the release ends here: 0, the
+-- hold is gone and req released it to zero before (a retry, recognised by
+-- the Client's request markers marks: see mark_released); -1, not held;
+-- the count, when req was applied already (a retry) or is stale (below);
+-- the count left after one hold of several. It returns nil when the last
+-- hold goes, having written nothing: the script then checks the keys it
+-- will write, marks req released (mark_released), deletes the hash and
+-- wakes whoever waits.
+--
+-- A copy of a release that reaches Redis late (go-redis sent it again
+-- after the first try failed, and the first arrives after all) must not
+-- drop a hold taken since. A hold of another token is not the one it
+-- names: a copy of a release to zero finds its marker and replies 0 as a
+-- retry would, whatever hold the owner has taken since. Within one hold
+-- (re-entries), a handle sends the requests that write r one at a time, in
+-- its turn, and numbers them in that order (a re-entry takes its number in
+-- the turn it is sent in): a request numbered below the hold's last one
+-- is a stale copy of one the handle has done with, never the request its
+-- caller waits for, and changes nothing.
 local function release_hold(key, marks, req, all, mine, count, last)
   if not mine then
     if was_released(marks, req) then
@@ -381,6 +406,9 @@ local function release_hold(key, marks, req, all, mine, count, last)
     return -1
   end
   if last == req then
+    return tonumber(count)
+  end
+  if last and numbered_below(req, last) then
     return tonumber(count)
   end
   local c = tonumber(count) - 1

@@ -6,6 +6,9 @@
 -- ARGV[5] owner   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
 --         lost, which nobody renews any more); "0": one
+-- ARGV[8] token of the hold the handle releases: its current one, or the
+--         one it lost (a hold of another token is not the handle's: see
+--         release_hold)
 -- Reply: the owner's remaining hold count (0: released); -1 not held by owner;
 --        {0, msg} released, and the waiter to wake is registered by the
 --        request's own Client: msg is the message its client channel
@@ -19,9 +22,10 @@
 -- carried it, so its Client wakes one of its waiters (a spurious wake
 -- costs a try, a lost one a poll).
 local req = ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r')
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 check_kind(KEYS[1], h[1], KIND)
-local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], h[2] == ARGV[5], h[3], h[4])
+local mine = h[2] == ARGV[5] and h[5] == ARGV[8]
+local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], mine, h[3], h[4])
 if reply == 0 then
   return {0, '1'}
 elseif reply then

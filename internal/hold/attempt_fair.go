@@ -96,6 +96,7 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 		}
 		// The grant is gone already: try.
 	}
+	a.req = a.op.Request(&h.Base, a.req, held.Held)
 	now := time.Now()
 	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, h.TTL())
 	// A fresh hold is 0 old. An older first hold was granted by a release

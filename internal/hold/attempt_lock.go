@@ -72,6 +72,7 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 	if err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
+	a.req = a.op.Request(&a.h.Base, a.req, held.Held)
 	sent := time.Now()
 	reg := a.reg
 	switch {

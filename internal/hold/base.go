@@ -3,6 +3,7 @@ package hold
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,22 @@ func (b *Base) NextRequest() string {
 	var buf [96]byte
 	id := append(append(buf[:0], b.Owner...), ':')
 	return string(strconv.AppendUint(id, b.req.Add(1), 10))
+}
+
+// Renumber returns req, an id NextRequest made for an acquire that has sent
+// nothing yet, or a fresh id if NextRequest made another since. A re-entry
+// calls it in the turn it sends its first try in: the requests that change
+// a hold are then numbered in the order they reach it, which the release
+// scripts rely on to tell a late copy of an earlier release, numbered
+// below the hold's last request, from a live one (see release_hold in
+// scripts/lib.lua). A re-entry numbered before a release of the hold that
+// took the turn first would otherwise be numbered below it.
+func (b *Base) Renumber(req string) string {
+	i := strings.LastIndexByte(req, ':')
+	if seq, err := strconv.ParseUint(req[i+1:], 10, 64); err == nil && seq == b.req.Load() {
+		return req
+	}
+	return b.NextRequest()
 }
 
 // TTL is the Client's lease TTL: the lease of a hold the watchdog renews,

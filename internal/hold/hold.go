@@ -166,8 +166,10 @@ type Belief struct {
 // turn until its reply is recorded (Took), and the acquire ends with Stop,
 // which does nothing when the turn was already given back.
 type Op struct {
-	t    *Tracker
-	held bool
+	t     *Tracker
+	held  bool
+	tried bool   // a try was sent, with request id req
+	req   string // see Request
 }
 
 // Op returns an acquire's Op, holding no turn yet.
@@ -196,6 +198,29 @@ func (o *Op) Start(ctx context.Context) (Belief, error) {
 		arg = scripts.NoToken
 	}
 	return Belief{Held: o.t.count > 0, Token: o.t.token, Arg: arg}, nil
+}
+
+// Request returns the request id a try of the acquire sends, in the turn
+// Start took: req, the id the acquire was given, or, for the first try of
+// a re-entry, a fresh one if the handle numbered another request since
+// (see Base.Renumber). The tries after the first send what it sent.
+func (o *Op) Request(b *Base, req string, reentry bool) string {
+	if !o.tried {
+		o.tried, o.req = true, req
+		if reentry {
+			o.req = b.Renumber(req)
+		}
+	}
+	return o.req
+}
+
+// Sent returns the request id the acquire's tries sent (see Request); req
+// if none was sent.
+func (o *Op) Sent(req string) string {
+	if o.tried {
+		return o.req
+	}
+	return req
 }
 
 // Stop gives the turn back, if held.

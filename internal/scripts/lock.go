@@ -203,12 +203,15 @@ func acquired(v any) (Acquired, error) {
 	return Acquired{OK: true, Token: uint64(second), Count: count}, nil
 }
 
-// Release drops one hold (every hold of the owner if all) and returns the
-// remaining count; -1: not held. wake, when not "", is the message a
-// release to zero left for the releasing Client's own channel instead of
-// publishing it (see Handed): the caller delivers it to its waiters.
-func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (n int64, wake string, err error) {
-	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all))
+// Release drops one hold (every hold of the owner if all) of the owner's
+// hold whose token is named (TokenArg) and returns the remaining count;
+// -1: not held (a hold of the owner with another token is left alone: a
+// late copy of a release must not drop a hold taken since). wake, when not
+// "", is the message a release to zero left for the releasing Client's own
+// channel instead of publishing it (see Handed): the caller delivers it to
+// its waiters.
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (n int64, wake string, err error) {
+	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
 }

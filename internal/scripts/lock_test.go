@@ -165,7 +165,7 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	case "acquire":
 		got, err = l.Acquire(ctx, rdb, s.req, TokenArg(believed(t, ctx, rdb, l)), NewLease(time.Minute, []byte("meta")), NoRegistry)
 	case "release":
-		got, _, err = l.Release(ctx, rdb, s.req, false)
+		got, _, err = l.Release(ctx, rdb, s.req, false, TokenArg(believed(t, ctx, rdb, l)))
 	case "leave":
 		got, _, err = l.Leave(ctx, rdb, s.req, false)
 	case "force":
@@ -231,7 +231,7 @@ func TestLockWrongType(t *testing.T) {
 				if name == "string at fence" {
 					return // the lock hash itself is fine for the other scripts
 				}
-				_, _, err = l.Release(ctx, rdb, "2", false)
+				_, _, err = l.Release(ctx, rdb, "2", false, NoToken)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "release: %v", err)
 				_, _, err = l.Leave(ctx, rdb, "1", false)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "leave: %v", err)
@@ -277,7 +277,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		assert.Equal(t, 1, n, "still held")
 		assert.Greater(t, rdb.PTTL(ctx, l.Hash).Val(), 9*time.Second, "the late renewal left the fixed lease alone")
 
-		_, _, err = l.Release(ctx, rdb, "a:2", true)
+		_, _, err = l.Release(ctx, rdb, "a:2", true, TokenArg(believed(t, ctx, rdb, l)))
 		require.NoError(t, err)
 		got, err = l.Acquire(ctx, rdb, "a:3", NoToken, NewLease(time.Second, nil), NoRegistry)
 		require.NoError(t, err)

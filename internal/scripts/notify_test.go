@@ -42,7 +42,7 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 			busy, err := w.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 			require.NoError(t, err)
 			require.False(t, busy.OK)
-			n, _, err := l.Release(ctx, rdb, "ca:1:2", false)
+			n, _, err := l.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, l)))
 			require.NoError(t, err)
 			assert.Equal(t, int64(0), n)
 			msg, err := ps.ReceiveMessage(ctx)

@@ -35,7 +35,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			b, err := l.Acquire(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			fresh(t, a, b)
-			n, _, err := l.Release(ctx, rdb, "a:3", false)
+			n, _, err := l.Release(ctx, rdb, "a:3", false, TokenArg(believed(t, ctx, rdb, l)))
 			require.NoError(t, err)
 			assert.Zero(t, n, "one release frees it")
 
@@ -73,7 +73,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			b, _, err := rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
 			require.NoError(t, err)
 			fresh(t, a, b)
-			n, _, err := rw.Unlock(ctx, rdb, "a:3", false)
+			n, _, err := rw.Unlock(ctx, rdb, "a:3", false, TokenArg(believed(t, ctx, rdb, rw.Lock)))
 			require.NoError(t, err)
 			assert.Zero(t, n)
 
@@ -110,7 +110,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			require.NoError(t, err)
 			_, err = l.Acquire(ctx, rdb, "a:2", TokenArg(a.Token), NewLease(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
-			n, _, err := l.Release(ctx, rdb, "a:3", true)
+			n, _, err := l.Release(ctx, rdb, "a:3", true, TokenArg(believed(t, ctx, rdb, l)))
 			require.NoError(t, err)
 			assert.Zero(t, n, "every hold of the owner dropped at once")
 			assert.Zero(t, rdb.Exists(ctx, l.Hash).Val())

@@ -54,7 +54,7 @@ func TestWaiterRegistry(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"cb", "cc"}, waiters())
 
-		n, _, err := a.Release(ctx, rdb, "ca:1:2", false)
+		n, _, err := a.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, a)))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		assert.Equal(t, "t:{n}:ch:cb 1", next(), "the first registered, on its client's channel")
@@ -81,7 +81,7 @@ func TestWaiterRegistry(t *testing.T) {
 		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
 		assert.Equal(t, []string{"cb"}, waiters(), "a forced unlock keeps the registrations, one per Client")
 
-		n, _, err = a.Release(ctx, rdb, "ca:1:4", false)
+		n, _, err = a.Release(ctx, rdb, "ca:1:4", false, TokenArg(believed(t, ctx, rdb, a)))
 		require.NoError(t, err)
 		assert.Equal(t, int64(-1), n)
 		require.NoError(t, ps.Ping(ctx))
@@ -115,7 +115,7 @@ func TestWaiterRegistryDead(t *testing.T) {
 	defer func() { _ = ps.Close() }()
 	_, err = ps.Receive(ctx)
 	require.NoError(t, err)
-	_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
+	_, _, err = a.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, a)))
 	require.NoError(t, err)
 	assert.Zero(t, rdb.Exists(ctx, a.Waiters).Val(), "the dead registration is dropped")
 	select {
@@ -138,7 +138,7 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		before := dump(t, rdb)
 		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a busy try that registers")
-		_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
+		_, _, err = a.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, a)))
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
 		_, _, err = a.Leave(ctx, rdb, "ca:1:1", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
@@ -264,7 +264,7 @@ func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // c's deadline comes after b's
 		_, err = c.Acquire(ctx, rdb, "cc:1:1", TokenArg(0), lease, Register)
 		require.NoError(t, err)
-		_, _, err = a.Release(ctx, rdb, "ca:1:2", false)
+		_, _, err = a.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, a)))
 		require.NoError(t, err)
 		msg, err := ps.ReceiveMessage(ctx)
 		require.NoError(t, err)

@@ -159,11 +159,12 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 	return decode(v, err, integer)
 }
 
-// Unlock drops one write hold (every write hold of the owner if all) and
-// returns the remaining count; -1: not held. wake is a waiting writer's
-// wake for the caller's own Client, as Lock.Release's.
-func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (n int64, wake string, err error) {
-	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all))
+// Unlock drops one write hold (every write hold of the owner if all) of
+// the owner's write hold whose token is named (TokenArg), as Lock.Release,
+// and returns the remaining count; -1: not held. wake is a waiting
+// writer's wake for the caller's own Client, as Lock.Release's.
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (n int64, wake string, err error) {
+	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
 }

@@ -185,7 +185,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "runlock":
 		got, err = rw.RUnlock(ctx, rdb, req, false)
 	case "unlock":
-		got, _, err = rw.Unlock(ctx, rdb, req, false)
+		got, _, err = rw.Unlock(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, rw.Lock)))
 	case "leaver", "leavew":
 		got, _, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
 	case "renewr", "beat":
@@ -319,7 +319,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		assert.Equal(t, int64(1), renewed)
 		assert.Equal(t, []string{"y:1", "x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "x renewed last")
 
-		n, _, err := h.Unlock(ctx, rdb, "h:2", false)
+		n, _, err := h.Unlock(ctx, rdb, "h:2", false, TokenArg(believed(t, ctx, rdb, h.Lock)))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs := receiveAll(t, rdb, sub, "t:{n}:end")
@@ -350,7 +350,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		assert.False(t, left)
 		assert.Empty(t, receiveAll(t, rdb, sub, "t:{n}:end"), "x holds the lock: the last waiting writer's leave wakes nobody")
 		assert.Zero(t, rdb.Exists(ctx, h.Writers, h.WriterWaiters).Val())
-		n, _, err = x.Unlock(ctx, rdb, "x:2", false)
+		n, _, err = x.Unlock(ctx, rdb, "x:2", false, TokenArg(believed(t, ctx, rdb, x.Lock)))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")

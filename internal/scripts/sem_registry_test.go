@@ -12,10 +12,11 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// A request leaves the semaphore's waiter registry when it takes its
-// permits, whatever its mode, when a SemUnregister try finds them taken,
-// and when it leaves, whether or not its caller saw a try register it (a
-// registering try whose reply was lost).
+// A request's Client leaves the semaphore's waiter registry when the
+// request takes its permits for the Client's last blocked acquire, when a
+// SemUnregister try finds them taken, and when its last blocked acquire
+// leaves, whether or not its caller saw a try register it (a registering
+// try whose reply was lost).
 func TestSemRegistryLeft(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -33,8 +34,8 @@ func TestSemRegistryLeft(t *testing.T) {
 		require.True(t, try("h:1", SemTry))
 
 		require.False(t, try("b:1", SemRegister))
-		assert.Equal(t, []string{"b:1 1 60000"}, waiters())
-		_, err = s.Leave(ctx, rdb, "b:1", 1, false, time.Minute)
+		assert.Equal(t, []string{"b"}, waiters())
+		_, err = s.Leave(ctx, rdb, "b:1", 1, false, time.Minute, 0)
 		require.NoError(t, err)
 		assert.Empty(t, waiters(), "a leave unregisters")
 
@@ -45,8 +46,8 @@ func TestSemRegistryLeft(t *testing.T) {
 		_, err = s.Release(ctx, rdb, "h:2", 1)
 		require.NoError(t, err)
 		deadline := float64(time.Now().Add(time.Hour).UnixMilli())
-		require.NoError(t, rdb.ZAdd(ctx, s.Waiters, redis.Z{Score: deadline, Member: "d:1 1 60000"}).Err())
-		require.True(t, try("d:1", SemTry))
-		assert.Empty(t, waiters(), "a request that takes its permits leaves, whatever its mode")
+		require.NoError(t, rdb.ZAdd(ctx, s.Waiters, redis.Z{Score: deadline, Member: "d"}).Err())
+		require.True(t, try("d:1", SemRegister))
+		assert.Empty(t, waiters(), "a request that takes its permits for its Client's last waiter unregisters it")
 	})
 }

@@ -293,9 +293,22 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	}
 	ctx, cancel := s.h.S.ReleaseContext(ctx)
 	defer cancel()
-	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n)
+	// While acquires of this Client wait on the name, the release hands
+	// its permits to those that fit here, and the script wakes other
+	// Clients only with what this Client's fewest leaves.
+	local := s.h.S.Woken() && s.h.S.Waits.Waiting(s.sem.Waiters)
+	self := ""
+	if local {
+		self = s.h.S.ID
+	}
+	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		return s.named(s.h.explain(err))
+	}
+	if local {
+		if hb, herr := s.h.S.Hub(); herr == nil && hb != nil {
+			hb.WakeFree(s.clientCh, n)
+		}
 	}
 	return s.named(core.ReleaseErr(err))
 }

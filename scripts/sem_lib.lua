@@ -148,9 +148,11 @@ local SEM_SCAN_BATCH = 16
 -- when it was woken (see package hub); the Client counts for its fewest
 -- only, so the next Client is woken with what that leaves. It leaves the
 -- registry: its next try registers it again, unless that try takes
--- permits for the Client's last local waiter. registered is the
+-- permits for the Client's last local waiter. The releasing Client (self,
+-- "" for none) hands its permits on to its own waiters: it counts for its
+-- fewest, stays registered and gets no message. registered is the
 -- registry's size (sem_check_keys): 0 wakes nobody.
-local function sem_wake(avail, queued, budget, registered)
+local function sem_wake(avail, queued, budget, registered, self)
   if avail <= 0 or budget <= 0 or queued or registered == 0 then
     return
   end
@@ -173,7 +175,9 @@ local function sem_wake(avail, queued, budget, registered)
         if least and least <= avail and (least <= budget or #woken == 0) then
           local k = math.max(least, math.min(avail, budget))
           avail, budget = avail - least, budget - least
-          woken[#woken + 1] = {m, k}
+          if m ~= self then
+            woken[#woken + 1] = {m, k}
+          end
           if avail <= 0 or budget <= 0 then
             break
           end
@@ -195,15 +199,16 @@ end
 -- sem_settle stores avail after serving the queue, and wakes the registered
 -- waiters who fit in what is left, freed permits' worth of them (see
 -- sem_wake); all that is left, when the queue had held it back until now.
--- queue_length and registered are what sem_check_keys returned.
-local function sem_settle(now, avail, freed, queue_length, registered)
+-- queue_length and registered are what sem_check_keys returned; self is
+-- as for sem_wake.
+local function sem_settle(now, avail, freed, queue_length, registered, self)
   local queued
   avail, queued = sem_serve(now, avail)
   redis.call('HSET', KEYS[1], 'a', avail)
   if queue_length > 0 and not queued then
     freed = avail
   end
-  sem_wake(avail, queued, freed, registered)
+  sem_wake(avail, queued, freed, registered, self)
   return avail
 end
 

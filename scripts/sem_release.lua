@@ -3,6 +3,9 @@
 -- up to n permits' worth (see sem_wake in sem_lib.lua).
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
+-- ARGV[7] the releasing Client's id when it hands the permits on to its
+--         own blocked acquires of the name ("": it has none): it is not
+--         woken, and counts for its fewest (see sem_wake)
 -- Reply: {1, available}  released (now, or by an earlier copy of this request)
 --        {-1, available, total}  more than is held: available + n > total;
 --                        nothing changed
@@ -23,4 +26,4 @@ if avail + n > total then
   return {-1, avail, total}
 end
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
-return {1, sem_settle(now, avail + n, n, queue_length, registered)}
+return {1, sem_settle(now, avail + n, n, queue_length, registered, ARGV[7])}

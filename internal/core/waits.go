@@ -44,6 +44,14 @@ func (w *Waits) Enter(key string) *Wait {
 	return wt
 }
 
+// Waiting reports whether any acquire of the Client waits on the
+// registry key.
+func (w *Waits) Waiting(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.m[key] != nil
+}
+
 // Others reports whether other acquires of the Client wait on the
 // registry besides the caller's.
 func (wt *Wait) Others() bool {

@@ -177,8 +177,10 @@ func ParseSemGrant(payload string) bool { return payload == "granted" }
 // Release returns n permits under the request id req and reports how many
 // are available after it. A release that would make available exceed the
 // total (more released than acquired) is ErrNotHeld and changes nothing.
-func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64) (int64, error) {
-	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n)...)
+// self, when not "", is the releasing Client's id: it hands the permits on
+// to its own blocked acquires, and the script wakes no one for them.
+func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64, self string) (int64, error) {
+	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n, self)...)
 	return decode(v, err, func(v any) (int64, error) { return semReleased(v, n) })
 }
 

@@ -429,7 +429,7 @@ func TestSemRegistersLargeRequests(t *testing.T) {
 		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), renewed, "the heartbeat finds the registration")
-		_, err = s.Release(ctx, rdb, "h:2", 1)
+		_, err = s.Release(ctx, rdb, "h:2", 1, "")
 		require.NoError(t, err)
 		msgs := receiveAll(t, rdb, sub, s.Channel)
 		require.Len(t, msgs, 1)

@@ -43,7 +43,7 @@ func TestSemRegistryLeft(t *testing.T) {
 		require.False(t, try("c:1", SemUnregister))
 		assert.Empty(t, waiters(), "SemUnregister drops the registration of a busy try")
 
-		_, err = s.Release(ctx, rdb, "h:2", 1)
+		_, err = s.Release(ctx, rdb, "h:2", 1, "")
 		require.NoError(t, err)
 		deadline := float64(time.Now().Add(time.Hour).UnixMilli())
 		require.NoError(t, rdb.ZAdd(ctx, s.Waiters, redis.Z{Score: deadline, Member: "d"}).Err())

@@ -262,25 +262,52 @@ func (s *Semaphore) registered(wt core.Sized, since time.Time) error {
 	})
 }
 
+// handOn wakes this Client's blocked acquires of the name after its
+// release r of n permits: as a message "n:<Own>" would, when the script
+// counted the Client among the registered ones; otherwise (its
+// registration was woken and its waiter's try is on the way) those that
+// fit in n beyond what waiters already woken here ask for.
+func (s *Semaphore) handOn(r scripts.SemReleased, n int64) {
+	hb, err := s.h.S.Hub()
+	if err != nil || hb == nil {
+		return
+	}
+	if r.Own > 0 {
+		hb.WakeN(s.clientCh, r.Own)
+		return
+	}
+	hb.WakeFree(s.clientCh, n)
+}
+
 // exit ends an acquire's part in its Client's blocked acquires of the
 // name. When its try or its leave took the Client out of the registry
 // (dropped) while other blocked acquires of the Client came in meanwhile
 // (they joined without a try), it wakes the longest-waiting of them, whose
-// try registers the Client again.
+// try registers the Client again. The last one, when its own try or leave
+// did not drop the registration, drops it.
 func (s *Semaphore) exit(wt core.Sized, dropped bool) {
-	if !wt.Exit() || !dropped {
-		return
-	}
-	if hb, err := s.h.S.Hub(); err == nil && hb != nil {
-		hb.WakeOne(s.clientCh)
+	others, beating := wt.Exit()
+	switch {
+	case others && dropped:
+		if hb, err := s.h.S.Hub(); err == nil && hb != nil {
+			hb.WakeOne(s.clientCh)
+		}
+	case !others && !dropped && beating:
+		// Tries of two acquires crossed: each kept the registration for
+		// the other, and the last one's reply came first. The Client
+		// leaves the registry, under a request id of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+		defer cancel()
+		_, _ = s.sem.Leave(ctx, s.h.S.RDB, s.h.NextRequest(), 1, false, s.h.TTL(), 0)
 	}
 }
 
 // Release returns n permits (at least 1), in one round trip. They go to the
 // fair queue's first waiters that they satisfy, inside the same script, and
-// then wake registered waiters whose requests fit in what is available, up
-// to the n permits freed, each in its own process: a release of 1 wakes one
-// waiter of 1, not all of them, and a release of 5 wakes five. Releasing more than is held
+// then to waiters whose requests fit in what is available, up to the n
+// permits freed: this Client's own, woken here, then other registered
+// Clients', each woken in its own process (see "Acquire and release" in
+// the package documentation). Releasing more than is held
 // (available would exceed the total) is ErrNotHeld and changes nothing. A
 // Release that go-redis retries after a lost reply is applied once, and a
 // done ctx does not stop it (see "Releases" in package redcoord).
@@ -301,14 +328,12 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if local {
 		self = s.h.S.ID
 	}
-	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
+	r, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		return s.named(s.h.explain(err))
 	}
 	if local {
-		if hb, herr := s.h.S.Hub(); herr == nil && hb != nil {
-			hb.WakeFree(s.clientCh, n)
-		}
+		s.handOn(r, n)
 	}
 	return s.named(core.ReleaseErr(err))
 }

@@ -150,19 +150,20 @@ local SEM_SCAN_BATCH = 16
 -- registry: its next try registers it again, unless that try takes
 -- permits for the Client's last local waiter. The releasing Client (self,
 -- "" for none) hands its permits on to its own waiters: it counts for its
--- fewest, stays registered and gets no message. registered is the
+-- fewest, stays registered and gets no message; sem_wake returns the K its
+-- message would have said (0: it was not counted). registered is the
 -- registry's size (sem_check_keys): 0 wakes nobody.
 local function sem_wake(avail, queued, budget, registered, self)
   if avail <= 0 or budget <= 0 or queued or registered == 0 then
-    return
+    return 0
   end
   local now = now_ms()
   sem_drop_dead(now)
   local floor = fresh_floor(KEYS[6], now)
   if not floor then
-    return
+    return 0
   end
-  local woken = {}
+  local woken, own = {}, 0
   -- pass wakes the Clients with deadlines from lo to hi (lo excluded
   -- when open) that fit, in order, while permits are left
   local function pass(lo, hi)
@@ -177,6 +178,8 @@ local function sem_wake(avail, queued, budget, registered, self)
           avail, budget = avail - least, budget - least
           if m ~= self then
             woken[#woken + 1] = {m, k}
+          else
+            own = k
           end
           if avail <= 0 or budget <= 0 then
             break
@@ -194,13 +197,14 @@ local function sem_wake(avail, queued, budget, registered, self)
     sem_unregister(w[1])
     notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))
   end
+  return own
 end
 
 -- sem_settle stores avail after serving the queue, and wakes the registered
 -- waiters who fit in what is left, freed permits' worth of them (see
 -- sem_wake); all that is left, when the queue had held it back until now.
 -- queue_length and registered are what sem_check_keys returned; self is
--- as for sem_wake.
+-- as for sem_wake, whose reply it returns after avail.
 local function sem_settle(now, avail, freed, queue_length, registered, self)
   local queued
   avail, queued = sem_serve(now, avail)
@@ -208,8 +212,7 @@ local function sem_settle(now, avail, freed, queue_length, registered, self)
   if queue_length > 0 and not queued then
     freed = avail
   end
-  sem_wake(avail, queued, freed, registered, self)
-  return avail
+  return avail, sem_wake(avail, queued, freed, registered, self)
 end
 
 -- sem_keep makes the queue's keys outlive the latest heartbeat deadline, ms

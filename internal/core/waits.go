@@ -142,12 +142,16 @@ func (s Sized) Least() int64 {
 	return least
 }
 
-// Exit counts the acquire out, as Wait.Exit does.
-func (s Sized) Exit() (others bool) {
+// Exit counts the acquire out, as Wait.Exit does. For the last one,
+// beating reports whether a try had registered the Client (its heartbeat
+// ran): unless that acquire's own try or leave took the registration
+// away, a try of another that answered later may have left it behind.
+func (s Sized) Exit() (others, beating bool) {
 	s.w.mu.Lock()
 	if s.sizes[s.n]--; s.sizes[s.n] <= 0 {
 		delete(s.sizes, s.n)
 	}
+	beating = s.beat != nil
 	s.w.mu.Unlock()
-	return s.Wait.Exit()
+	return s.Wait.Exit(), beating
 }

@@ -158,6 +158,19 @@ func (h *Hub) WakeOne(channel string) {
 	}
 }
 
+// WakeN wakes waiters of channel as the message "n:K" (N(k)) would,
+// without a message: for a caller that would have sent it to itself.
+func (h *Hub) WakeN(channel string, k int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if t := h.topics[channel]; t != nil {
+		t.wakeN(k)
+	}
+}
+
 // WakeFree is for a caller that knows n permits are free here: the
 // waiters of channel with a pending wake will try for their weights'
 // worth of them; with what is left it wakes the waiters that fit,

@@ -178,27 +178,37 @@ func ParseSemGrant(payload string) bool { return payload == "granted" }
 // are available after it. A release that would make available exceed the
 // total (more released than acquired) is ErrNotHeld and changes nothing.
 // self, when not "", is the releasing Client's id: it hands the permits on
-// to its own blocked acquires, and the script wakes no one for them.
-func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64, self string) (int64, error) {
+// to its own blocked acquires, and the script wakes no one for them; Own
+// is then what a wake of it would have said ("n:<Own>"), 0 when the
+// registry does not count it (not registered, or nothing fits).
+func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64, self string) (SemReleased, error) {
 	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n, self)...)
-	return decode(v, err, func(v any) (int64, error) { return semReleased(v, n) })
+	return decode(v, err, func(v any) (SemReleased, error) { return semReleased(v, n) })
+}
+
+// SemReleased is the reply of a release.
+type SemReleased struct {
+	Available int64 // permits available after it
+	Own       int64 // the permits handed on to the releasing Client's waiters (see Release)
 }
 
 // semReleased decodes a release's reply for n permits.
-func semReleased(v any, n int64) (int64, error) {
+func semReleased(v any, n int64) (SemReleased, error) {
 	r, err := ints(v, 1)
 	switch {
 	case err != nil:
-		return 0, err
+		return SemReleased{}, err
+	case r[0] == 1 && len(r) > 2:
+		return SemReleased{Available: r[1], Own: r[2]}, nil
 	case r[0] == 1 && len(r) > 1:
-		return r[1], nil
+		return SemReleased{Available: r[1]}, nil
 	case r[0] == -1 && len(r) > 2:
-		return 0, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
+		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
 			errs.ErrNotHeld, n, r[1]+n, r[2])
 	case r[0] == -2:
-		return 0, errs.ErrNotSet
+		return SemReleased{}, errs.ErrNotSet
 	}
-	return 0, errUnexpected(v)
+	return SemReleased{}, errUnexpected(v)
 }
 
 // SemUnregistered is the others of a Leave of an acquire that did not

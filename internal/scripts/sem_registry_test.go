@@ -51,3 +51,42 @@ func TestSemRegistryLeft(t *testing.T) {
 		assert.Empty(t, waiters(), "a request that takes its permits for its Client's last waiter unregisters it")
 	})
 }
+
+// A release by a registered Client that hands its permits to its own
+// waiters (self) sends it nothing, leaves it registered and counts its
+// fewest: other Clients are woken only with what that leaves.
+func TestSemReleaseBySelf(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		s := testSem()
+		sub := rdb.PSubscribe(ctx, s.Channel+"*")
+		defer sub.Close()
+		_, err := sub.Receive(ctx)
+		require.NoError(t, err)
+		_, err = s.Set(ctx, rdb, "h:0", SetTotal, 3)
+		require.NoError(t, err)
+		_, err = s.Acquire(ctx, rdb, "h:1", 3, SemTry, time.Minute)
+		require.NoError(t, err)
+		for _, req := range []string{"u:1", "v:1"} {
+			_, err := s.Acquire(ctx, rdb, req, 1, SemRegister, time.Minute)
+			require.NoError(t, err)
+		}
+		require.Equal(t, []string{"u", "v"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+
+		r, err := s.Release(ctx, rdb, "u:2", 1, "u")
+		require.NoError(t, err)
+		assert.Equal(t, SemReleased{Available: 1, Own: 1}, r, "u hands 1 on to its own")
+		assert.Empty(t, receiveAll(t, rdb, sub, s.Channel), "the permit is u's own waiters'")
+		assert.Equal(t, []string{"u", "v"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+
+		r, err = s.Release(ctx, rdb, "u:3", 2, "u")
+		require.NoError(t, err)
+		assert.Equal(t, SemReleased{Available: 3, Own: 2}, r)
+		msgs := receiveAll(t, rdb, sub, s.Channel)
+		require.Len(t, msgs, 1)
+		assert.Equal(t, s.Channel+":v", msgs[0].Channel)
+		assert.Equal(t, "n:1", msgs[0].Payload, "v gets what u's fewest leaves of the 2 freed")
+		assert.Equal(t, []string{"u"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+	})
+}

@@ -233,7 +233,8 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		w := map[string]SemWait{"acquire": SemQueue, "tryacq": SemTry, "register": SemRegister}[st.op]
 		return s.Acquire(ctx, rdb, st.req, st.n, w, time.Minute)
 	case "release":
-		return s.Release(ctx, rdb, st.req, st.n, "")
+		r, err := s.Release(ctx, rdb, st.req, st.n, "")
+		return r.Available, err
 	case "leave", "unregister":
 		others := int64(SemUnregistered)
 		if st.op == "unregister" {

@@ -286,19 +286,16 @@ func (s *Semaphore) handOn(r scripts.SemReleased, n int64) {
 // try registers the Client again. The last one, when its own try or leave
 // did not drop the registration, drops it.
 func (s *Semaphore) exit(wt core.Sized, dropped bool) {
-	others, beating := wt.Exit()
-	switch {
-	case others && dropped:
-		if hb, err := s.h.S.Hub(); err == nil && hb != nil {
-			hb.WakeOne(s.clientCh)
-		}
-	case !others && !dropped && beating:
-		// Tries of two acquires crossed: each kept the registration for
-		// the other, and the last one's reply came first. The Client
-		// leaves the registry, under a request id of its own.
+	// The Client leaves the registry under a request id of its own.
+	drop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
 		defer cancel()
 		_, _ = s.sem.Leave(ctx, s.h.S.RDB, s.h.NextRequest(), 1, false, s.h.TTL(), 0)
+	}
+	if wt.Exit(dropped, drop) && dropped {
+		if hb, err := s.h.S.Hub(); err == nil && hb != nil {
+			hb.WakeOne(s.clientCh)
+		}
 	}
 }
 

@@ -142,16 +142,32 @@ func (s Sized) Least() int64 {
 	return least
 }
 
-// Exit counts the acquire out, as Wait.Exit does. For the last one,
-// beating reports whether a try had registered the Client (its heartbeat
-// ran): unless that acquire's own try or leave took the registration
-// away, a try of another that answered later may have left it behind.
-func (s Sized) Exit() (others, beating bool) {
+// Exit counts the acquire out, as Wait.Exit does, and reports whether
+// others remain. The last one, when a try had registered the Client (its
+// heartbeat ran) and this acquire's own try or leave did not take the
+// registration away (dropped), calls drop to take it away: a try of
+// another acquire that answered later may have left it behind. The
+// Client's waits are held meanwhile, so that a new acquire's try cannot
+// register in between and have its registration dropped; this happens
+// only when two acquires' tries crossed.
+func (s Sized) Exit(dropped bool, drop func()) (others bool) {
 	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
 	if s.sizes[s.n]--; s.sizes[s.n] <= 0 {
 		delete(s.sizes, s.n)
 	}
-	beating = s.beat != nil
-	s.w.mu.Unlock()
-	return s.Wait.Exit(), beating
+	wt := s.Wait
+	wt.n--
+	if wt.n > 0 {
+		return true
+	}
+	delete(wt.w.m, wt.key)
+	if wt.beat != nil {
+		wt.beat.Stop()
+		wt.beat = nil
+		if !dropped {
+			drop()
+		}
+	}
+	return false
 }

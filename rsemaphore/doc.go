@@ -30,34 +30,38 @@
 // Acquire(ctx, n) takes n permits all at once or none: it never holds some
 // while waiting for the rest, so two large requests cannot deadlock each
 // other. A free semaphore costs one round trip. A waiter sleeps on the
-// Client's pub/sub Hub, and its failed try registers it in Redis (a sorted
-// set of waiting requests and what each asks for), kept alive by the
-// Client's watchdog. A release then wakes, inside its own script, the
-// registered waiters whose requests fit in what is available, skipping one
-// that is too large for a smaller one behind it, up to the permits it freed:
-// one message per woken waiter, sent on its own Client's channel, which only
-// that process hears. A release of 1 wakes one waiter of 1 in the whole
-// deployment, not one in each process, and a release of 5 wakes five. A
-// woken waiter leaves the registry and registers again if its next try
-// loses the permits to a newcomer. A request that takes its permits, or
-// whose Acquire fails or gives up, leaves the registry, even when a reply
-// was lost on the way; so does a wait whose subscription is not confirmed
-// in time, which then polls. A waiter woken just as its context ended
-// passes the wake on to the next.
+// Client's pub/sub Hub. A Client registers in Redis once per name, however
+// many of its Acquires wait (a sorted set of waiting Clients, with the
+// fewest permits one of their Acquires asks for), kept alive by one
+// heartbeat of the Client's watchdog; its waiters queue locally, and an
+// Acquire no smaller than those already waiting joins them without a round
+// trip (a smaller one tries first, which tells Redis its size; TryAcquire
+// always tries). A release then wakes, inside its own script, the
+// registered Clients with a request that fits in what is available,
+// skipping one whose requests are all too large, up to the permits it
+// freed: one message per woken Client, sent on its own channel, which only
+// that process hears, and which wakes its local waiters that fit. A release
+// of 1 wakes one waiter of 1 in the whole deployment, not one in each
+// process. A release by a Client whose own Acquires wait hands its permits
+// to them without a message. A woken Client leaves the registry and its
+// waiter's next try registers it again, unless that try took the permits
+// for the Client's last waiter; the last one to fail or give up takes the
+// registration away, even when a reply was lost on the way; so does a wait
+// whose subscription is not confirmed in time, which then polls. A waiter
+// woken just as its context ended passes the wake on to the next.
 //
 // Live waiters are woken before dead ones. The watchdog renews a
-// registration every TTL/3 (WithLeaseTTL, 30s by default); one renewed
-// within the last half TTL is fresh, and a release wakes fresh waiters
-// first, the one registered longest ago first, and stale ones only with
-// the permits left over, the longest unrenewed first. A process that dies
-// with k blocked acquires so costs the live waiters nothing: its
-// registrations are stale half a TTL after its last renewal (until then a
-// wake may still reach it, and that waiter's timer covers it) and are
-// dropped at their deadline, one TTL after it. A release reads the 64
-// registrations registered longest ago and, if permits are left, every
-// other request that fits, smallest first, from a second sorted set by
-// size: no number of requests too large hides one that fits, and a release
-// reads only what it can wake, the stale ones it passes over and 64 more.
+// registration every TTL/3 (WithLeaseTTL, 30s by default); one whose
+// deadline is in the later half of the time from now to the latest
+// deadline is fresh, and a release wakes fresh Clients first, the one
+// renewed longest ago first, and stale ones only with the permits left
+// over, the longest unrenewed first. A process that dies with blocked
+// acquires so costs the live waiters nothing: its one registration is
+// stale half a TTL after its last renewal (until then a wake may still
+// reach it, and that waiter's timer covers it) and is dropped at its
+// deadline, one TTL after it. A release reads the registry in that order
+// until its permits are spent, one entry per waiting Client: no number of
+// Clients whose requests are too large hides one that fits.
 // Every wait is also bounded by a timer (the poll interval, 1s by
 // default), so a lost message costs at most one interval.
 //

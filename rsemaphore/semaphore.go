@@ -119,11 +119,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	req := h.NextRequest()
 	ttl := h.TTL()
 	// A blocking acquire waits in the fair queue (WithFair), which grants
-	// permits in order, or in the waiter registry, so that a release whose
-	// permits fit wakes this request in its own process; a Client that
-	// polls registers nothing.
+	// permits in order, or through the waiter registry, where its Client
+	// is registered once for all its blocked acquires of the name (see
+	// core.Waits), so that a release whose permits fit one of them wakes
+	// this Client; a Client that polls registers nothing.
 	mode := scripts.SemTry
-	var hb *lease.Heartbeat
+	var hb *lease.Heartbeat // the fair queue entry's
+	var wt *core.Sized      // the Client's blocked acquires of the name, when it registers
 	switch {
 	case block && !h.opts.fair && !h.S.Woken():
 		mode = scripts.SemPoll
@@ -131,13 +133,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
 		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		defer hb.Stop()
 	case block && h.S.Woken():
 		mode = scripts.SemRegister
-		script, keys, args := s.sem.Beat(req, n, ttl)
-		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	}
-	if hb != nil {
-		defer hb.Stop()
+		w := h.S.Waits.EnterSized(s.sem.Waiters, n)
+		wt = &w
 	}
 	queue := mode == scripts.SemQueue
 	// granted confirms permits that a release granted to req (see
@@ -149,10 +149,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			return scripts.Touch(ctx, w, s.sem.Permits, "k", kind)
 		})
 	}
-	queued := false     // req joined the queue: a release may grant it permits
-	registered := false // a try that registers req was sent: a release may have woken it
-	sent := false       // a try of req was sent
-	untouched := false  // the only try sent was refused (see Acquire): nothing to undo
+	queued := false    // req joined the queue: a release may grant it permits
+	sent := false      // a try of req was sent
+	untouched := false // the only try sent was refused (see Acquire): nothing to undo
+	// dropped: the last try sent took permits, or the leave ran, for the
+	// Client's last blocked acquire of the name, and so took the Client out
+	// of the registry
+	dropped := false
+	if wt != nil {
+		defer func() { s.exit(*wt, dropped) }()
+	}
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
 	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
@@ -163,20 +169,30 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			}
 		}
 		now := time.Now()
-		w := mode
-		if mode == scripts.SemRegister && wake.Polling {
-			// Its wait cannot hear a wake: a registration would only spend
-			// a release's wake, so the one an earlier try made goes.
-			w = scripts.SemUnregister
-			hb.Stop()
+		w, others := mode, int64(0)
+		if wt != nil {
+			others = wt.Least()
+			w = scripts.SemRegister.Behind(others)
+			if wake.Polling {
+				// Its wait cannot hear a wake: a registration would only
+				// spend a release's wake, so the one the Client has goes.
+				w = scripts.SemUnregister
+			}
 		}
-		// Applied or not (its reply may be lost), the try may have
-		// registered req: the leave after a failed wait unregisters it.
-		registered = registered || w == scripts.SemRegister
 		first := !sent
 		sent = true
 		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, w, ttl)
 		untouched = first && scripts.IsSemMixed(err)
+		register := wt != nil && !wake.Polling
+		if wt != nil && wake.Polling && err == nil {
+			wt.Dropped()
+		}
+		dropped = err == nil && a.OK && register && others == 0
+		if register && err == nil && (!a.OK || others > 0) {
+			if err := s.registered(*wt, now); err != nil {
+				return struct{}{}, wait.Attempt{}, err
+			}
+		}
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
 		// confirms them.
@@ -186,7 +202,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 				ok, err = granted(ctx)
 			}
 			if ok && hb != nil {
-				hb.Stop() // the script unregistered req, or the queue served it
+				hb.Stop() // the queue served it
 			}
 			return struct{}{}, wait.Attempt{Acquired: ok}, err
 		}
@@ -196,8 +212,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if err != nil {
 			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
-		if queue || w == scripts.SemRegister {
-			queued = queue
+		if queue {
+			queued = true
 			if err := hb.Watch(now); err != nil {
 				return struct{}{}, wait.Attempt{}, err
 			}
@@ -211,22 +227,84 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if untouched {
 			return nil
 		}
+		others := int64(scripts.SemUnregistered)
+		if wt != nil {
+			others = wt.Least()
+			dropped = others == 0
+		}
 		return untilSent(ctx, func(ctx context.Context) error {
-			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, registered, ttl)
+			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, wt != nil, ttl, others)
 			return err
 		})
 	}
-	// Grants and wakes are targeted at the request, on this Client's channel.
-	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, ID: req, Once: !block, Weight: n}
+	// A fair request's grant is targeted at it, on this Client's channel;
+	// a release wakes a registered Client's waiters that fit on that
+	// channel, and an Acquire no smaller than the Client's other blocked
+	// ones joins them without a try.
+	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, Once: !block, Weight: n}
+	if queue {
+		spec.ID = req
+	}
+	if wt != nil {
+		least := wt.Least()
+		spec.Early, spec.Join = true, least > 0 && n >= least
+	}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
 	return err
 }
 
+// registered records that a try sent at since registered the Client: one
+// heartbeat renews the registration while its blocked acquires wait.
+func (s *Semaphore) registered(wt core.Sized, since time.Time) error {
+	return wt.Registered(since, func() *lease.Heartbeat {
+		script, keys, args := s.sem.Beat(s.h.S.ID, s.h.TTL())
+		return lease.NewHeartbeat(s.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+	})
+}
+
+// handOn wakes this Client's blocked acquires of the name after its
+// release r of n permits: as a message "n:<Own>" would, when the script
+// counted the Client among the registered ones; otherwise (its
+// registration was woken and its waiter's try is on the way) those that
+// fit in n beyond what waiters already woken here ask for.
+func (s *Semaphore) handOn(r scripts.SemReleased, n int64) {
+	hb, err := s.h.S.Hub()
+	if err != nil || hb == nil {
+		return
+	}
+	if r.Own > 0 {
+		hb.WakeN(s.clientCh, r.Own)
+		return
+	}
+	hb.WakeFree(s.clientCh, n)
+}
+
+// exit ends an acquire's part in its Client's blocked acquires of the
+// name. When its try or its leave took the Client out of the registry
+// (dropped) while other blocked acquires of the Client came in meanwhile
+// (they joined without a try), it wakes the longest-waiting of them, whose
+// try registers the Client again. The last one, when its own try or leave
+// did not drop the registration, drops it.
+func (s *Semaphore) exit(wt core.Sized, dropped bool) {
+	// The Client leaves the registry under a request id of its own.
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+		defer cancel()
+		_, _ = s.sem.Leave(ctx, s.h.S.RDB, s.h.NextRequest(), 1, false, s.h.TTL(), 0)
+	}
+	if wt.Exit(dropped, drop) && dropped {
+		if hb, err := s.h.S.Hub(); err == nil && hb != nil {
+			hb.WakeOne(s.clientCh)
+		}
+	}
+}
+
 // Release returns n permits (at least 1), in one round trip. They go to the
 // fair queue's first waiters that they satisfy, inside the same script, and
-// then wake registered waiters whose requests fit in what is available, up
-// to the n permits freed, each in its own process: a release of 1 wakes one
-// waiter of 1, not all of them, and a release of 5 wakes five. Releasing more than is held
+// then to waiters whose requests fit in what is available, up to the n
+// permits freed: this Client's own, woken here, then other registered
+// Clients', each woken in its own process (see "Acquire and release" in
+// the package documentation). Releasing more than is held
 // (available would exceed the total) is ErrNotHeld and changes nothing. A
 // Release that go-redis retries after a lost reply is applied once, and a
 // done ctx does not stop it (see "Releases" in package redcoord).
@@ -239,9 +317,20 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	}
 	ctx, cancel := s.h.S.ReleaseContext(ctx)
 	defer cancel()
-	_, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n)
+	// While acquires of this Client wait on the name, the release hands
+	// its permits to those that fit here, and the script wakes other
+	// Clients only with what this Client's fewest leaves.
+	local := s.h.S.Woken() && s.h.S.Waits.Waiting(s.sem.Waiters)
+	self := ""
+	if local {
+		self = s.h.S.ID
+	}
+	r, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		return s.named(s.h.explain(err))
+	}
+	if local {
+		s.handOn(r, n)
 	}
 	return s.named(core.ReleaseErr(err))
 }

@@ -173,12 +173,12 @@ end
 -- P:{N}:waiters, rrwlock's writers, the semaphores'), so that a release
 -- wakes one of them, or as many as it can serve, each in its own process,
 -- instead of every process that waits on the name. A member is a request
--- id, "<client>:<handle>:<seq>" (a semaphore's adds " <n>"), or, in
--- rlock's registry, where a Client registers once per name and queues its
--- own waiters, the client id alone; its client's channel is the name's
--- channel followed by ":<client>", in the name's slot. wake_one and
--- wake_all below serve the locks; the semaphores wake from their own
--- (sem_lib.lua, xsem_lib.lua).
+-- id, "<client>:<handle>:<seq>" (the expirable semaphore's adds " <ttl>"),
+-- or, in rlock's and the counting semaphore's registries, where a Client
+-- registers once per name and queues its own waiters, the client id
+-- alone; its client's channel is the name's channel followed by
+-- ":<client>", in the name's slot. wake_one and wake_all below serve the
+-- locks; the semaphores wake from their own (sem_lib.lua, xsem_lib.lua).
 
 -- client_channel returns the channel of the client that sent request req.
 local function client_channel(channel, req)
@@ -206,6 +206,17 @@ local function unregister(key, req, waiting)
   if waiting > 0 then
     redis.call('ZREM', key, req)
   end
+end
+
+-- fresh_floor returns the deadline from which a registration of the
+-- registry key is fresh at now: the middle of the time from now to the
+-- latest deadline (see wake_one); nil when the registry is empty.
+local function fresh_floor(key, now)
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if not latest then
+    return nil
+  end
+  return math.floor((now + tonumber(latest)) / 2)
 end
 
 -- wake_one wakes one registered request, after dropping the dead ones
@@ -242,11 +253,10 @@ local function wake_one(key, waiting, cmd, channel, own)
   end
   local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
-  if not latest then
+  local fresh = fresh_floor(key, now)
+  if not fresh then
     return
   end
-  local fresh = math.floor((now + tonumber(latest)) / 2)
   local first = redis.call('ZRANGEBYSCORE', key, fresh, '+inf', 'LIMIT', 0, 1)[1]
   redis.call('ZREM', key, first)
   local msg = '1'

@@ -3,17 +3,19 @@
 -- heartbeat.
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
--- ARGV[7] "1": queue if not acquired (a fair Acquire); "r": register in
---         the waiter registry if not acquired (an unfair Acquire woken by
---         pub/sub); "u": leave the registry even if not acquired (such an
---         Acquire whose wait polls: it could not hear a wake); "p": an
---         unfair Acquire whose wait polls from the start: neither; "0":
---         neither (a TryAcquire). Whatever it says, a request that takes
---         its permits leaves the registry: an earlier try of it may have
---         registered it, or an earlier copy of this request whose reply
---         was lost.
+-- ARGV[7] "1": queue if not acquired (a fair Acquire); "r": register the
+--         request's Client in the waiter registry (see client_of) if not
+--         acquired, or if acquired while other local waiters of the
+--         Client remain (ARGV[9]), and unregister it if acquired for its
+--         last one (an unfair Acquire woken by pub/sub); "u": unregister
+--         the Client even if not acquired (such an Acquire whose wait
+--         polls: it could not hear a wake); "p": an unfair Acquire whose
+--         wait polls from the start: neither; "0": neither (a
+--         TryAcquire). "p" and "0" leave the registry be.
 -- ARGV[8] heartbeat (ms): how long the queue entry or registration lives
 --         without renewal
+-- ARGV[9] with "r": the fewest permits the Client's other blocked
+--         acquires of the name ask for; "0": it has none
 -- Fair and unfair acquires do not wait on one name at once: a fair
 -- Acquire ("1") while a live unfair waiter is registered, or an unfair one
 -- ("r", "u", "p") while a live fair waiter is queued, is refused.
@@ -65,12 +67,17 @@ end
 if avail ~= tonumber(h[2]) then
   redis.call('HSET', KEYS[1], 'a', avail)
 end
-local enqueue = not took and ARGV[7] == '1'
--- its registration; n and ttl as sent (Lua's '..' writes 1e+14 for a large number)
-local member = req .. ' ' .. ARGV[6] .. ' ' .. ARGV[8]
-if ARGV[7] == 'r' and not took then
-  sem_register(member, ARGV[6], tonumber(ARGV[8]))
-elseif registered > 0 and (took or ARGV[7] == 'u') then
+local enqueue = not took and mode == '1'
+local member, others = client_of(req), tonumber(ARGV[9]) or 0
+if mode == 'r' and (not took or others > 0) then
+  -- the fewest the Client still waits for, as sent (Lua's '..' writes
+  -- 1e+14 for a large number)
+  local least = ARGV[6]
+  if took or (others > 0 and others < n) then
+    least = ARGV[9]
+  end
+  sem_register(member, least, tonumber(ARGV[8]))
+elseif registered > 0 and (mode == 'u' or (mode == 'r' and took)) then
   sem_unregister(member)
 end
 if queue_length > 0 and not queued and not enqueue then

@@ -4,11 +4,18 @@
 -- from now on.
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n, what it asked for
--- ARGV[7] "1": a try that registers the request in the waiter registry
---         was sent (its reply may have been lost); if the request is not
---         registered, a release woke it since, and the wake goes on to
---         other registered waiters that fit
+-- ARGV[7] "1": the request waited through the waiter registry, where its
+--         Client is registered (see client_of) by a try of it or of
+--         another local waiter (a try's reply may have been lost); if the
+--         Client leaves the registry (ARGV[9]) and is not registered, a
+--         release woke it since, and the wake goes on to other registered
+--         Clients that fit
 -- ARGV[8] heartbeat (ms), as the acquire's tries sent it
+-- ARGV[9] "0": this was the Client's last blocked acquire of the name,
+--         and the Client leaves the registry; "-": the registry is left
+--         be (a fair acquire); otherwise the fewest permits the Client's
+--         other blocked acquires ask for, which its registration (if any)
+--         says from now on
 -- Reply: 1 permits were given back; 0 there was nothing to give back
 local req, n = ARGV[5], tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'k', 'a')
@@ -22,8 +29,14 @@ done_mark(KEYS[5], 'x', req, now, MARK_TTL)
 local took = done_has(KEYS[5], 'a', req)
 local head = sem_live_head(now)
 sem_forget(req)
-local unregistered = registered > 0 and sem_unregister(req .. ' ' .. ARGV[6] .. ' ' .. ARGV[8]) -- as sem_acquire wrote it
-local woken = ARGV[7] == '1' and not unregistered
+local member, last = client_of(req), ARGV[9] == '0'
+local unregistered = false
+if registered > 0 and last then
+  unregistered = sem_unregister(member)
+elseif registered > 0 and ARGV[9] ~= '-' then
+  redis.call('ZADD', KEYS[7], 'XX', ARGV[9], member)
+end
+local woken = ARGV[7] == '1' and last and not unregistered
 if not h[1] then
   return 0
 end

@@ -12,12 +12,14 @@
 --   KEYS[3] alive: a zset, request id -> heartbeat deadline (server time, ms)
 --   KEYS[4] waiting: a hash, request id -> permits it asks for
 --   KEYS[5] done: request markers (see lib.lua)
---   KEYS[6] waiters: the registry of blocked unfair acquires (see lib.lua),
---           a zset: "<request id> <n> <ttl>" -> heartbeat deadline
---           (server time, ms); n is what the request asks for, ttl how
---           long (ms) each renewal keeps it, its Client's lease TTL
---   KEYS[7] sizes: the same members as waiters, each scored by its n, so
---           that a release reads only the waiters that fit
+--   KEYS[6] waiters: the registry of the Clients whose unfair acquires
+--           are blocked (see lib.lua), a zset: client id -> heartbeat
+--           deadline (server time, ms). A Client registers once per name,
+--           however many of its acquires wait: they wait in a local queue,
+--           and a wake of the Client wakes those of them that fit
+--   KEYS[7] sizes: the same members, each scored by the fewest permits
+--           one of that Client's blocked acquires asks for, so that a
+--           release wakes only Clients with a request that fits
 --   ARGV[1..4] as in lib.lua
 -- The queue, alive and waiting keys always hold the same request ids. While
 -- the queue has a live waiter, permits go to it first: a release grants
@@ -81,26 +83,16 @@ local function sem_serve(now, avail)
   end
 end
 
--- An unfair waiter's registration is fresh while its last renewal is at
--- most half its TTL old: the watchdog renews it every TTL/3, and the other
--- sixth is slack for the tick's round trip. A dead process's
--- registrations stop being fresh half a TTL after its last tick, and
--- lapse at their deadline, a TTL after it. deadline is the registration's
--- score, ttl the last field of its member.
-local function sem_fresh(deadline, ttl, now)
-  return deadline - now > ttl / 2
-end
-
--- sem_register records the registration m, for n permits (a decimal
--- string, as sent), as waiting for ms more.
-local function sem_register(m, n, ms)
+-- sem_register records the Client m as waiting for ms more, the fewest
+-- permits its blocked acquires ask for being least (a decimal string, as
+-- sent).
+local function sem_register(m, least, ms)
   register(KEYS[6], m, ms)
-  redis.call('ZADD', KEYS[7], n, m)
+  redis.call('ZADD', KEYS[7], least, m)
   outlive(KEYS[7], ms)
 end
 
--- sem_unregister removes the registration m and reports whether it was
--- there.
+-- sem_unregister removes the Client m and reports whether it was there.
 local function sem_unregister(m)
   redis.call('ZREM', KEYS[7], m)
   return redis.call('ZREM', KEYS[6], m) == 1
@@ -117,114 +109,110 @@ local function sem_drop_dead(now)
   end
 end
 
--- SEM_SCAN_BATCH is how many registrations sem_wake reads per call.
-local SEM_SCAN_BATCH = 64
+-- sem_score reads a zset score as Redis replies it (false: none). A
+-- score in exponent form ("2e+14", as miniredis writes a large one) is
+-- read too, where Lua's tonumber may not.
+local function sem_score(s)
+  if not s then
+    return nil
+  end
+  local m, e = string.match(s, '^([%d.]+)e%+?(%d+)$')
+  if m then
+    return tonumber(m) * 10 ^ tonumber(e)
+  end
+  return tonumber(s)
+end
 
--- sem_wake wakes registered unfair waiters whose requests fit in avail,
--- unless a live fair waiter still has the first claim on it (queued). It
--- wakes at most budget permits' worth (what the caller freed: permits
--- freed earlier already woke someone, who is on the way), but always one
--- that fits, so that a request larger than budget is not stranded.
+-- SEM_SCAN_BATCH is how many registrations sem_wake reads per command.
+local SEM_SCAN_BATCH = 16
+
+-- sem_wake wakes registered Clients with a blocked acquire that fits in
+-- avail, unless a live fair waiter still has the first claim on it
+-- (queued). It wakes at most budget permits' worth (what the caller freed:
+-- permits freed earlier already woke someone, who is on the way), but
+-- always one Client that fits, so that a request larger than budget is not
+-- stranded.
 --
--- Whom: the fresh registrations (sem_fresh) first, and only with what is
--- left the stale ones, the longest unrenewed first, so that a dead
--- process's registrations do not take live waiters' wakes, and a live
--- waiter whose renewals are late is still woken when no fresh one fits.
--- It reads the SEM_SCAN_BATCH registered longest ago first (the registry's
--- order); if permits are left and the registry holds more, it reads on in
--- the sizes key, smallest request first, only the requests that fit, so
--- that no number of larger requests hides one that fits. Its cost, O(log)
--- each, is one read of the registry, the registrations it wakes, the
--- stale ones it passes over (a process that stopped renewing: they lapse
--- within a TTL) and the dead ones it drops, once each.
+-- Whom: the fresh registrations (see fresh_floor in lib.lua) first, and
+-- only with what is left the stale ones, each in the order of their
+-- deadlines (the longest unrenewed first), so that a dead process's
+-- registration does not take live waiters' wakes, and a live Client whose
+-- renewals are late is still woken when no fresh one fits. It reads the
+-- registry in that order until the permits are spent or the registry is
+-- read, and wakes every Client whose fewest (its sizes score) fits in what
+-- is left: no number of Clients that do not fit hides one that does. Its
+-- cost, O(log) each, is the registrations it reads, one per Client.
 --
--- Each woken waiter gets one message, targeted at its request on its
--- client's channel ("@<req> "), which only its process hears, and leaves
--- the registry: it registers again if its next try fails. registered is
--- the registry's size (sem_check_keys): 0 wakes nobody.
-local function sem_wake(avail, queued, budget, registered)
+-- A woken Client gets "n:K" on its client channel, which only its process
+-- hears: its Hub wakes its local waiters that fit in K, the permits left
+-- when it was woken (see package hub); the Client counts for its fewest
+-- only, so the next Client is woken with what that leaves. It leaves the
+-- registry: its next try registers it again, unless that try takes
+-- permits for the Client's last local waiter. The releasing Client (self,
+-- "" for none) hands its permits on to its own waiters: it counts for its
+-- fewest, stays registered and gets no message; sem_wake returns the K its
+-- message would have said (0: it was not counted). registered is the
+-- registry's size (sem_check_keys): 0 wakes nobody.
+local function sem_wake(avail, queued, budget, registered, self)
   if avail <= 0 or budget <= 0 or queued or registered == 0 then
-    return
+    return 0
   end
   local now = now_ms()
   sem_drop_dead(now)
-  local woken, stale, seen, gone = {}, {}, {}, {}
-  -- consider wakes the registration m, for n permits, if it is fresh and
-  -- fits, and keeps it for later if it is stale and fits
-  local function consider(m, n, deadline)
-    seen[m] = true
-    local ttl = tonumber(string.match(m, ' (%d+)$'))
-    if n > avail then
-      return
-    elseif ttl and sem_fresh(deadline, ttl, now) then
-      if n <= budget or #woken == 0 then
-        avail, budget = avail - n, budget - n
-        woken[#woken + 1] = m
-      end
-    else
-      stale[#stale + 1] = {deadline, m, n}
-    end
+  local floor = fresh_floor(KEYS[6], now)
+  if not floor then
+    return 0
   end
-  local ms = redis.call('ZRANGE', KEYS[6], 0, SEM_SCAN_BATCH - 1, 'WITHSCORES')
-  for i = 1, #ms, 2 do
-    if avail <= 0 or budget <= 0 then
-      break
-    end
-    consider(ms[i], tonumber(string.match(ms[i], ' (%d+) %d+$')) or math.huge, tonumber(ms[i + 1]))
-  end
-  local rank = #ms < 2 * SEM_SCAN_BATCH and -1 or 0 -- -1: the registry was read whole
-  while rank >= 0 and avail > 0 and budget > 0 do
-    local batch = redis.call('ZRANGE', KEYS[7], rank, rank + SEM_SCAN_BATCH - 1, 'WITHSCORES')
-    rank = #batch < 2 * SEM_SCAN_BATCH and -1 or rank + SEM_SCAN_BATCH
-    for i = 1, #batch, 2 do
-      local m, n = batch[i], tonumber(batch[i + 1])
-      if n > avail or budget <= 0 then
-        rank = -1 -- sorted by n: nothing after it fits
-        break
-      end
-      if not seen[m] then
-        local deadline = tonumber(redis.call('ZSCORE', KEYS[6], m))
-        if deadline then
-          consider(m, n, deadline)
-        else
-          gone[#gone + 1] = m
+  local woken, own = {}, 0
+  -- pass wakes the Clients with deadlines from lo to hi (lo excluded
+  -- when open) that fit, in order, while permits are left
+  local function pass(lo, hi)
+    local offset = 0
+    while avail > 0 and budget > 0 do
+      local ms = redis.call('ZRANGEBYSCORE', KEYS[6], lo, hi, 'LIMIT', offset, SEM_SCAN_BATCH)
+      offset = offset + #ms
+      for _, m in ipairs(ms) do
+        local least = sem_score(redis.call('ZSCORE', KEYS[7], m))
+        if least and least <= avail and (least <= budget or #woken == 0) then
+          local k = math.max(least, math.min(avail, budget))
+          avail, budget = avail - least, budget - least
+          if m ~= self then
+            woken[#woken + 1] = {m, k}
+          else
+            own = k
+          end
+          if avail <= 0 or budget <= 0 then
+            break
+          end
         end
       end
+      if #ms < SEM_SCAN_BATCH then
+        break
+      end
     end
   end
-  table.sort(stale, function(a, b) return a[1] < b[1] end)
-  for _, s in ipairs(stale) do
-    if avail <= 0 or budget <= 0 then
-      break
-    end
-    if s[3] <= avail and (s[3] <= budget or #woken == 0) then
-      avail, budget = avail - s[3], budget - s[3]
-      woken[#woken + 1] = s[2]
-    end
+  pass(floor, '+inf')
+  pass('-inf', '(' .. floor)
+  for _, w in ipairs(woken) do
+    sem_unregister(w[1])
+    notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))
   end
-  for _, m in ipairs(gone) do
-    redis.call('ZREM', KEYS[7], m)
-  end
-  for _, m in ipairs(woken) do
-    sem_unregister(m)
-    local req = string.match(m, '^(%S+)')
-    notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ')
-  end
+  return own
 end
 
 -- sem_settle stores avail after serving the queue, and wakes the registered
 -- waiters who fit in what is left, freed permits' worth of them (see
 -- sem_wake); all that is left, when the queue had held it back until now.
--- queue_length and registered are what sem_check_keys returned.
-local function sem_settle(now, avail, freed, queue_length, registered)
+-- queue_length and registered are what sem_check_keys returned; self is
+-- as for sem_wake, whose reply it returns after avail.
+local function sem_settle(now, avail, freed, queue_length, registered, self)
   local queued
   avail, queued = sem_serve(now, avail)
   redis.call('HSET', KEYS[1], 'a', avail)
   if queue_length > 0 and not queued then
     freed = avail
   end
-  sem_wake(avail, queued, freed, registered)
-  return avail
+  return avail, sem_wake(avail, queued, freed, registered, self)
 end
 
 -- sem_keep makes the queue's keys outlive the latest heartbeat deadline, ms

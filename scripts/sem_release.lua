@@ -3,7 +3,13 @@
 -- up to n permits' worth (see sem_wake in sem_lib.lua).
 -- KEYS, ARGV[1..4] as in sem_lib.lua
 -- ARGV[5] request id   ARGV[6] n (>= 1)
--- Reply: {1, available}  released (now, or by an earlier copy of this request)
+-- ARGV[7] the releasing Client's id when it hands the permits on to its
+--         own blocked acquires of the name ("": it has none): it is not
+--         woken, and counts for its fewest (see sem_wake)
+-- Reply: {1, available, own}  released (now, or by an earlier copy of this
+--                        request, then without own); own: the permits
+--                        the releasing Client (ARGV[7]) hands on to its
+--                        own waiters, as "n:<own>" would (0: none)
 --        {-1, available, total}  more than is held: available + n > total;
 --                        nothing changed
 --        {-2}            the permits were never set
@@ -23,4 +29,5 @@ if avail + n > total then
   return {-1, avail, total}
 end
 done_mark(KEYS[5], 'r', req, now, MARK_TTL)
-return {1, sem_settle(now, avail + n, n, queue_length, registered)}
+local left, own = sem_settle(now, avail + n, n, queue_length, registered, ARGV[7])
+return {1, left, own}

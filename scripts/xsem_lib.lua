@@ -58,9 +58,8 @@ local function xsem_keep(ms)
 end
 
 -- xsem_fresh reports whether the registration m, whose heartbeat deadline
--- is deadline, was renewed within the last half of its TTL, as sem_fresh
--- does for Semaphore's (see sem_lib.lua): the watchdog renews a live
--- waiter's every TTL/3.
+-- is deadline, was renewed within the last half of its TTL (ttl, the last
+-- field of m): the watchdog renews a live waiter's every TTL/3.
 local function xsem_fresh(m, deadline, now)
   local ttl = tonumber(string.match(m, ' (%d+)$'))
   return ttl ~= nil and deadline - now > ttl / 2

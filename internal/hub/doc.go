@@ -43,7 +43,8 @@
 // changes nothing. "n:K" does the same for as many waiters as fit in K
 // permits: each waiter weighs what it asks for (Subscription.SetWeight, 1 by
 // default), and a waiter too heavy for what is left is skipped for a lighter
-// one behind it.
+// one behind it; when none fits (K >= 1), the longest-waiting one wakes all
+// the same, to find out by trying.
 // A reader release or a forced unlock publishes "*": any number of waiters
 // may proceed.
 //

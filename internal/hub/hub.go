@@ -158,6 +158,44 @@ func (h *Hub) WakeOne(channel string) {
 	}
 }
 
+// WakeN wakes waiters of channel as the message "n:K" (N(k)) would,
+// without a message: for a caller that would have sent it to itself.
+func (h *Hub) WakeN(channel string, k int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if t := h.topics[channel]; t != nil {
+		t.wakeN(k)
+	}
+}
+
+// WakeFree is for a caller that knows n permits are free here: the
+// waiters of channel with a pending wake will try for their weights'
+// worth of them; with what is left it wakes the waiters that fit,
+// longest-waiting first, as "n:K" would, without a message, and never one
+// that does not fit.
+func (h *Hub) WakeFree(channel string, n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	t := h.topics[channel]
+	if t == nil {
+		return
+	}
+	for _, s := range t.waiters {
+		if len(s.c) > 0 {
+			n -= s.weight
+		}
+	}
+	if n > 0 {
+		t.wake(n, true)
+	}
+}
+
 // Close closes the subscription connection, wakes every registered waiter
 // (and makes Wait return ErrClosed), and waits for the reader goroutine to
 // exit or ctx to end. Later Subscribe calls return ErrClosed; Subscriptions

@@ -50,15 +50,24 @@ func (t *topic) wakeAll() {
 // waiters of weight 1, or fewer heavier ones. A waiter too heavy for what is
 // left is skipped, not waited for: a lighter one behind it may fit. Waiters
 // that already have a pending wake are skipped too: waking them again would
-// coalesce into nothing.
-func (t *topic) wakeN(n int64) { t.wake(n, true) }
+// coalesce into nothing. When none fits (n >= 1), the longest-waiting one
+// without a pending wake is woken all the same: the sender judged that a
+// waiter here fits by what it last heard of them (a semaphore's Client
+// registration says the fewest its waiters ask for), which may be out of
+// date, and the waiter learns by trying, which tells the sender again.
+func (t *topic) wakeN(n int64) {
+	if !t.wake(n, true) && n >= 1 {
+		t.wake(1, false)
+	}
+}
 
 // wakeOne wakes the longest-waiting waiter that has no pending wake,
 // whatever its weight.
 func (t *topic) wakeOne() { t.wake(1, false) }
 
-// wake is wakeN; unweighed, every waiter weighs 1.
-func (t *topic) wake(n int64, weighed bool) {
+// wake wakes waiters without a pending wake while their weights fit in
+// n; unweighed, every waiter weighs 1. It reports whether it woke one.
+func (t *topic) wake(n int64, weighed bool) bool {
 	var woken []*Subscription
 	kept := 0
 	for _, s := range t.waiters {
@@ -75,4 +84,5 @@ func (t *topic) wake(n int64, weighed bool) {
 		kept++
 	}
 	copy(t.waiters[kept:], woken)
+	return len(woken) > 0
 }

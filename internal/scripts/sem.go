@@ -80,28 +80,42 @@ type SemAttempt struct {
 }
 
 // SemWait says what a semaphore acquire that does not take its permits
-// does: SemTry, SemQueue, SemRegister, SemUnregister or SemPoll. Whatever
-// it says, a request that takes its permits leaves the waiter registry.
-type SemWait struct{ arg string }
+// does: SemTry, SemQueue, SemRegister (SemRegister.Behind), SemUnregister
+// or SemPoll.
+type SemWait struct {
+	arg    string
+	others int64 // SemRegister: the fewest the Client's other waiters ask for; 0: none
+}
 
 var (
 	// SemTry neither queues nor registers: a TryAcquire, or a waiter that
 	// polls.
-	SemTry = SemWait{"0"}
+	SemTry = SemWait{arg: "0"}
 	// SemQueue joins the fair queue (once), which grants permits in order.
-	SemQueue = SemWait{"1"}
-	// SemRegister registers the request in the waiter registry, so that a
-	// release whose permits fit wakes it (see sem_wake in sem_lib.lua).
-	SemRegister = SemWait{"r"}
-	// SemUnregister removes the request from the waiter registry, whether
-	// it takes the permits or not: a waiter whose earlier try registered
-	// it, and whose wait can no longer hear a wake.
-	SemUnregister = SemWait{"u"}
+	SemQueue = SemWait{arg: "1"}
+	// SemRegister registers the request's Client in the waiter registry,
+	// so that a release whose permits fit wakes it (see sem_wake in
+	// sem_lib.lua), and unregisters it when the request takes its permits:
+	// the Client's only blocked acquire of the name (see Behind).
+	SemRegister = SemWait{arg: "r"}
+	// SemUnregister removes the request's Client from the waiter registry,
+	// whether it takes the permits or not: a waiter whose wait can no
+	// longer hear a wake.
+	SemUnregister = SemWait{arg: "u"}
 	// SemPoll neither queues nor registers: an unfair Acquire whose wait
 	// polls from the start. Unlike SemTry, it waits, and so is refused
 	// while fair waiters are queued (see Acquire).
-	SemPoll = SemWait{"p"}
+	SemPoll = SemWait{arg: "p"}
 )
+
+// Behind returns w (SemRegister) for a request whose Client has other
+// blocked acquires of the name, the fewest of them asking for least
+// permits (0: none): the Client stays registered when the request takes
+// its permits, for least at most.
+func (w SemWait) Behind(least int64) SemWait {
+	w.others = least
+	return w
+}
 
 // Acquire takes n permits for the request req, all or nothing, or finds
 // that req already has them (a retry, or a grant). When it does not, w says
@@ -112,7 +126,7 @@ var (
 // SemRegister, SemUnregister, SemPoll) while waiters of the other kind
 // wait is ErrInvalidArgument, naming its kind, and changes nothing.
 func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, w SemWait, heartbeat time.Duration) (SemAttempt, error) {
-	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, w.arg, heartbeat.Milliseconds())...)
+	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, w.arg, heartbeat.Milliseconds(), w.others)...)
 	return decode(v, err, func(v any) (SemAttempt, error) { return semAttempt(v, n) })
 }
 
@@ -163,40 +177,63 @@ func ParseSemGrant(payload string) bool { return payload == "granted" }
 // Release returns n permits under the request id req and reports how many
 // are available after it. A release that would make available exceed the
 // total (more released than acquired) is ErrNotHeld and changes nothing.
-func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64) (int64, error) {
-	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n)...)
-	return decode(v, err, func(v any) (int64, error) { return semReleased(v, n) })
+// self, when not "", is the releasing Client's id: it hands the permits on
+// to its own blocked acquires, and the script wakes no one for them; Own
+// is then what a wake of it would have said ("n:<Own>"), 0 when the
+// registry does not count it (not registered, or nothing fits).
+func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int64, self string) (SemReleased, error) {
+	v, err := semRelease.Run(ctx, rdb, s.keys(), s.args(req, n, self)...)
+	return decode(v, err, func(v any) (SemReleased, error) { return semReleased(v, n) })
+}
+
+// SemReleased is the reply of a release.
+type SemReleased struct {
+	Available int64 // permits available after it
+	Own       int64 // the permits handed on to the releasing Client's waiters (see Release)
 }
 
 // semReleased decodes a release's reply for n permits.
-func semReleased(v any, n int64) (int64, error) {
+func semReleased(v any, n int64) (SemReleased, error) {
 	r, err := ints(v, 1)
 	switch {
 	case err != nil:
-		return 0, err
+		return SemReleased{}, err
+	case r[0] == 1 && len(r) > 2:
+		return SemReleased{Available: r[1], Own: r[2]}, nil
 	case r[0] == 1 && len(r) > 1:
-		return r[1], nil
+		return SemReleased{Available: r[1]}, nil
 	case r[0] == -1 && len(r) > 2:
-		return 0, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
+		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
 			errs.ErrNotHeld, n, r[1]+n, r[2])
 	case r[0] == -2:
-		return 0, errs.ErrNotSet
+		return SemReleased{}, errs.ErrNotSet
 	}
-	return 0, errUnexpected(v)
+	return SemReleased{}, errUnexpected(v)
 }
+
+// SemUnregistered is the others of a Leave of an acquire that did not
+// wait through the waiter registry (WithFair, polling, TryAcquire): it
+// leaves the registry be.
+const SemUnregistered = -1
 
 // Leave undoes what the acquire request req (for n permits) did: its queue
 // entry or registration, or the permits it took or was granted. registered
-// says a try of req that registers it (SemRegister) was sent, applied or
-// not: a registration found gone was then woken, and the wake is passed
-// on. heartbeat is what the tries of req sent. It reports whether permits
-// were given back.
-func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration) (bool, error) {
+// says the request waited through the waiter registry (SemRegister): a
+// registration found gone was then woken, and the wake is passed on.
+// others is the fewest permits its Client's other blocked acquires of the
+// name ask for, which the registration says from now on; 0 (none) takes
+// the Client out of the registry; SemUnregistered leaves it be. heartbeat is
+// what the tries of req sent. It reports whether permits were given back.
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration, others int64) (bool, error) {
 	reg := "0"
 	if registered {
 		reg = "1"
 	}
-	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg, heartbeat.Milliseconds())...)
+	least := strconv.FormatInt(others, 10)
+	if others < 0 {
+		least = "-"
+	}
+	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg, heartbeat.Milliseconds(), least)...)
 	if err != nil {
 		return false, err
 	}
@@ -210,13 +247,12 @@ func (s Sem) Heartbeat(req string, heartbeat time.Duration) (*redis.Script, []st
 	return semHeartbeat.Script, s.keys(), s.args(req, heartbeat.Milliseconds())
 }
 
-// Beat returns the watchdog's renewal of request req's registration (for n
-// permits) in the waiter registry for ttl more: the script, its keys and its
+// Beat returns the watchdog's renewal of the Client client's registration
+// in the waiter registry for ttl more: the script, its keys and its
 // arguments. It replies 0 once the registration is gone (woken, lapsed,
 // left or taken).
-func (s Sem) Beat(req string, n int64, ttl time.Duration) (*redis.Script, []string, []any) {
-	ms := ttl.Milliseconds()
-	return semBeat.Script, s.keys(), s.args(req+" "+strconv.FormatInt(n, 10)+" "+strconv.FormatInt(ms, 10), ms)
+func (s Sem) Beat(client string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return semBeat.Script, s.keys(), s.args(client, ttl.Milliseconds())
 }
 
 // The modes of Set.

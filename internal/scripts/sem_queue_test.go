@@ -177,11 +177,12 @@ func TestSemShrunkBelowQueued(t *testing.T) {
 }
 
 // What release, set and leave publish, and on which channel: a grant
-// ("@<req> granted") to each fair grantee, then a wake ("@<req> ") to each
-// registered unfair waiter that fits in what is left, when no live fair
-// waiter is queued; each on its client's channel only (the request id's
-// first part: "b" for b:1). A message is written "<client> <payload>", and
-// waiters is what the registry keeps after the steps.
+// ("@<req> granted") to each fair grantee, then a wake ("n:K", K the
+// permits left then) to each registered Client whose fewest fits in what
+// is left, when no live fair waiter is queued; each on its client's
+// channel only (the request id's first part: "b" for b:1). A message is
+// written "<client> <payload>", and waiters is what the registry keeps
+// after the steps (client ids).
 func TestSemPublish(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -192,15 +193,15 @@ func TestSemPublish(t *testing.T) {
 		{"release wakes the registered that fit, oldest first, past one too large", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, took(0)}, {"register", "u:1", 2, refused(0)},
 			{"register", "v:1", 3, refused(0)}, {"register", "w:1", 1, refused(0)}, {"release", "r:1", 3, int64(3)},
-		}, []string{"u @u:1 ", "w @w:1 "}, []string{"v:1 3 60000"}},
+		}, []string{"u n:3", "w n:1"}, []string{"v"}},
 		{"set and add wake the registered that fit", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"set", "", 2, nil}, {"add", "", 1, nil},
-		}, []string{"u @u:1 ", "v @v:1 "}, nil},
+		}, []string{"u n:1", "v n:1"}, nil},
 		{"a shrink wakes every process with a waiter, once", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 1, nil}, {"register", "u:2", 2, nil},
 			{"set", "", 2, nil},
-		}, []string{"u *"}, []string{"u:1 1 60000", "u:2 2 60000"}},
+		}, []string{"u *"}, []string{"u"}},
 		{"a shrink wakes every process with a fair waiter, once", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"acquire", "b:1", 1, refused(0)},
 			{"acquire", "b:2", 2, refused(0)}, {"acquire", "c:1", 1, refused(0)}, {"set", "", 2, nil},
@@ -223,36 +224,36 @@ func TestSemPublish(t *testing.T) {
 		{"a fair waiter beside a live registration is refused", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 1, refused(0)},
 			{"acquire", "b:1", 3, errs.ErrInvalidArgument}, {"release", "r:1", 2, nil},
-		}, []string{"u @u:1 "}, nil},
+		}, []string{"u n:2"}, nil},
 		{"release past a dead fair waiter", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"kill", "b:1", 0, nil},
 			{"register", "u:1", 1, refused(0)}, {"release", "r:1", 1, nil},
-		}, []string{"u @u:1 "}, nil},
+		}, []string{"u n:1"}, nil},
 		{"a dead registration is dropped, not woken", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"killreg", "u:1", 1, nil}, {"release", "r:1", 1, nil},
-		}, []string{"v @v:1 "}, nil},
+		}, []string{"v n:1"}, nil},
 		{"a dead registration does not refuse a fair waiter", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 3, nil}, {"register", "u:1", 2, refused(0)},
 			{"killreg", "u:1", 2, nil}, {"acquire", "b:1", 3, refused(0)}, {"release", "r:1", 3, nil},
-		}, []string{"b @b:1 granted"}, []string{"u:1 2 60000"}},
+		}, []string{"b @b:1 granted"}, []string{"u"}},
 		{"a woken waiter leaves the registry, and passes the wake on if it gives up", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"release", "r:1", 1, nil}, {"rbeat", "u:1", 1, int64(0)}, {"rbeat", "v:1", 1, int64(1)},
 			{"unregister", "u:1", 1, false},
-		}, []string{"u @u:1 ", "v @v:1 "}, nil},
+		}, []string{"u n:1", "v n:1"}, nil},
 		{"a registered waiter that gives up before any wake passes nothing on", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"register", "u:1", 1, nil}, {"register", "v:1", 1, nil},
 			{"unregister", "u:1", 1, false},
-		}, nil, []string{"v:1 1 60000"}},
+		}, nil, []string{"v"}},
 		{"a woken waiter that takes the permits is unregistered", []semStep{
 			{"try", "", 2, nil}, {"tryacq", "a:1", 2, nil}, {"register", "u:1", 1, nil},
 			{"release", "r:1", 1, nil}, {"register", "v:1", 2, refused(1)}, {"register", "u:1", 1, took(0)},
-		}, []string{"u @u:1 "}, []string{"v:1 2 60000"}},
+		}, []string{"u n:1"}, []string{"v"}},
 		{"leave of a granted request wakes the registered", []semStep{
 			{"try", "", 1, nil}, {"tryacq", "a:1", 1, nil}, {"acquire", "b:1", 1, nil}, {"release", "r:1", 1, nil},
 			{"register", "u:1", 1, refused(0)}, {"leave", "b:1", 1, true},
-		}, []string{"b @b:1 granted", "u @u:1 "}, nil},
+		}, []string{"b @b:1 granted", "u n:1"}, nil},
 		{"leave of the head grants the next", []semStep{
 			{"try", "", 3, nil}, {"tryacq", "a:1", 2, nil}, {"acquire", "b:1", 2, nil},
 			{"acquire", "c:1", 1, nil}, {"leave", "b:1", 2, nil},
@@ -401,9 +402,9 @@ func elapse(t *testing.T, srv *redistest.Server, rdb *redis.Client, d time.Durat
 	srv.Mini.SetTime(now.Add(d))
 }
 
-// A registration names what it asks for as Go sent it, also past 10^14,
-// where Lua would write a number as 2e+14: the heartbeat renews it, and a
-// release that frees enough wakes it.
+// A registration keeps what its Client asks for as Go sent it, also past
+// 10^14, where Lua would write a number as 2e+14: the heartbeat renews
+// it, and a release that frees enough wakes it.
 func TestSemRegistersLargeRequests(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -422,17 +423,18 @@ func TestSemRegistersLargeRequests(t *testing.T) {
 		a, err = s.Acquire(ctx, rdb, "c:1", total, SemRegister, time.Minute)
 		require.NoError(t, err)
 		require.False(t, a.OK)
-		assert.Equal(t, []string{"c:1 200000000000000 60000"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
-		script, keys, args := s.Beat("c:1", total, time.Minute)
+		assert.Equal(t, []string{"c"}, rdb.ZRange(ctx, s.Waiters, 0, -1).Val())
+		assert.Equal(t, []redis.Z{{Score: total, Member: "c"}}, rdb.ZRangeWithScores(ctx, s.Sizes, 0, -1).Val())
+		script, keys, args := s.Beat("c", time.Minute)
 		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), renewed, "the heartbeat finds the registration")
-		_, err = s.Release(ctx, rdb, "h:2", 1)
+		_, err = s.Release(ctx, rdb, "h:2", 1, "")
 		require.NoError(t, err)
 		msgs := receiveAll(t, rdb, sub, s.Channel)
 		require.Len(t, msgs, 1)
 		assert.Equal(t, s.Channel+":c", msgs[0].Channel)
-		assert.Equal(t, "@c:1 ", msgs[0].Payload)
+		assert.Equal(t, "n:200000000000000", msgs[0].Payload)
 	})
 }
 

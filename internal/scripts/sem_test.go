@@ -233,9 +233,14 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		w := map[string]SemWait{"acquire": SemQueue, "tryacq": SemTry, "register": SemRegister}[st.op]
 		return s.Acquire(ctx, rdb, st.req, st.n, w, time.Minute)
 	case "release":
-		return s.Release(ctx, rdb, st.req, st.n)
+		r, err := s.Release(ctx, rdb, st.req, st.n, "")
+		return r.Available, err
 	case "leave", "unregister":
-		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister", time.Minute)
+		others := int64(SemUnregistered)
+		if st.op == "unregister" {
+			others = 0
+		}
+		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister", time.Minute, others)
 	case "beat":
 		script, keys, args := s.Heartbeat(st.req, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
@@ -246,10 +251,10 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 	case "kill":
 		return nil, rdb.ZAddXX(ctx, s.Alive, redis.Z{Score: 1, Member: st.req}).Err()
 	case "rbeat":
-		script, keys, args := s.Beat(st.req, st.n, time.Minute)
+		script, keys, args := s.Beat(clientOf(st.req), time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()
 	case "killreg":
-		return nil, rdb.ZAddXX(ctx, s.Waiters, redis.Z{Score: 1, Member: fmt.Sprintf("%s %d 60000", st.req, st.n)}).Err()
+		return nil, rdb.ZAddXX(ctx, s.Waiters, redis.Z{Score: 1, Member: clientOf(st.req)}).Err()
 	}
 	return nil, fmt.Errorf("unknown op %q", st.op)
 }
@@ -280,4 +285,11 @@ func TestParseSemGrant(t *testing.T) {
 	for _, payload := range []string{"", "grant", "granted ", "@a:1 granted", "n:1", "1", "*"} {
 		assert.False(t, ParseSemGrant(payload), payload)
 	}
+}
+
+// clientOf returns the client id a request id starts with: its Client's
+// member in the semaphore's waiter registry.
+func clientOf(req string) string {
+	client, _, _ := strings.Cut(req, ":")
+	return client
 }

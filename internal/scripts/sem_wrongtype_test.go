@@ -67,8 +67,8 @@ func TestSemWrongType(t *testing.T) {
 						_, err := s.Acquire(ctx, rdb, "a:1", 1, SemRegister, time.Minute)
 						return err
 					},
-					"release": func() error { _, err := s.Release(ctx, rdb, "r:1", 1); return err },
-					"leave":   func() error { _, err := s.Leave(ctx, rdb, "b:1", 1, true, time.Minute); return err },
+					"release": func() error { _, err := s.Release(ctx, rdb, "r:1", 1, ""); return err },
+					"leave":   func() error { _, err := s.Leave(ctx, rdb, "b:1", 1, true, time.Minute, 0); return err },
 					"try":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
 					"set":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
 					"add":     func() error { _, err := s.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },

@@ -70,7 +70,8 @@ type Spec struct {
 	// behind them without trying first (untargeted waits only).
 	Join bool
 	// Early: the channel is this Client's own, on which releases wake the
-	// Client's waiters one at a time (rlock's registration per Client):
+	// Client's waiters (rlock's and the unfair semaphore's registration
+	// per Client):
 	// like a targeted wait, the wait registers with the Hub before its
 	// first try when the channel is confirmed already, so that a wake sent
 	// after the try registered the Client reaches it, and skips steps 2
@@ -242,8 +243,9 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 	}
 	// Step 3, unless another waiter here was already subscribed: a release
 	// in the window woke that one (targeted messages, weighed waits and
-	// broadcasts excepted).
-	if tried && (sub == nil || !sub.Shared() || s.ID != "" || s.Weight > 0 || s.Broadcast) {
+	// broadcasts excepted; an Early weighed wait joins only behind a
+	// waiter as light, which such a wake fits too).
+	if tried && (sub == nil || !sub.Shared() || s.ID != "" || (s.Weight > 0 && !s.Early) || s.Broadcast) {
 		if res.Got, a, err = try(ctx, s, t, Wake{Polling: polling}, r); err != nil || a.Acquired {
 			return res, settle(ctx, cfg, s, t, err)
 		}

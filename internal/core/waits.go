@@ -22,6 +22,9 @@ type Wait struct {
 	key  string
 	n    int              // acquires in flight; guarded by w.mu
 	beat *lease.Heartbeat // the registration's, once a try registered it; guarded by w.mu
+	// registered: a try registered the Client, and no try or leave of
+	// its has dropped the registration since; guarded by w.mu.
+	registered bool
 }
 
 // Enter counts one more blocked acquire on the registry key.
@@ -49,20 +52,36 @@ func (wt *Wait) Others() bool {
 }
 
 // Exit counts one blocked acquire less and reports whether others remain.
-// The last one stops the registration's heartbeat.
-func (wt *Wait) Exit() (others bool) {
+// The last one stops the registration's heartbeat; stale says the
+// registration may outlive it (a try registered the Client and nothing
+// dropped it since: its other waiters left meanwhile).
+func (wt *Wait) Exit() (others, stale bool) {
 	wt.w.mu.Lock()
 	defer wt.w.mu.Unlock()
 	wt.n--
 	if wt.n > 0 {
-		return true
+		return true, false
 	}
 	delete(wt.w.m, wt.key)
 	if wt.beat != nil {
 		wt.beat.Stop()
 		wt.beat = nil
 	}
-	return false
+	return false, wt.registered
+}
+
+// Dropped records that a try or leave dropped the Client's registration.
+func (wt *Wait) Dropped() {
+	wt.w.mu.Lock()
+	defer wt.w.mu.Unlock()
+	wt.registered = false
+}
+
+// Waiting reports whether acquires of the Client wait on the registry key.
+func (w *Waits) Waiting(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.m[key] != nil
 }
 
 // Registered records that a try sent at since registered the Client:
@@ -74,6 +93,7 @@ func (wt *Wait) Registered(since time.Time, beat func() *lease.Heartbeat) error 
 	if wt.n == 0 {
 		return nil
 	}
+	wt.registered = true
 	if wt.beat == nil {
 		wt.beat = beat()
 	}

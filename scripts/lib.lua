@@ -208,6 +208,19 @@ local function unregister(key, req, waiting)
   end
 end
 
+-- registry_taken settles the waiter registry key for a request of the
+-- Client member that holds the lock, by its mode (lock_acquire's ARGV[10]):
+-- 'k' keeps the Client registered for its other local waiters; 'r' and
+-- 'u' unregister it; any other mode leaves the registry be. ms is how long
+-- a registration lives; waiting is as unregister's.
+local function registry_taken(key, mode, member, ms, waiting)
+  if mode == 'k' then
+    register(key, member, ms)
+  elseif mode == 'r' or mode == 'u' then
+    unregister(key, member, waiting)
+  end
+end
+
 -- wake_one wakes one registered request, after dropping the dead ones
 -- (past their deadline): a message on its client's channel, which only
 -- that process hears: targeted at the request ("@<req> ", see

@@ -30,16 +30,8 @@ if readers + writers > 0 then
   redis.call('ZCARD', KEYS[6]) -- its type, before rw_purge writes
   registered = rw_purge(now, registered)
 end
--- taken settles the registry for a request that holds the write lock.
-local function taken()
-  if mode == 'k' then
-    register(KEYS[7], member, tonumber(ARGV[11]))
-  elseif mode == 'r' or mode == 'u' then
-    unregister(KEYS[7], member, registered)
-  end
-end
 if h[2] == owner and h[5] == req then
-  taken()
+  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[6], req) then
@@ -48,7 +40,7 @@ end
 if h[2] == owner and h[4] == ARGV[12] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
-  taken()
+  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), c}
 end
 if h[2] ~= owner then
@@ -81,5 +73,5 @@ redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
 end
-taken()
+registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
 return {1, tonumber(t), 1}

@@ -274,7 +274,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A new Lock where writers of this Client already wait queues behind
 	// them without a try; a holder re-enters at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0,
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && cw.Counted(),
 		Early: cw != nil}
 	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {

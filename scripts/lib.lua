@@ -242,16 +242,16 @@ end
 -- registry: it
 -- registers again if its next try fails, and a dead process is woken once
 -- at most. waiting is the registry's size, read before the script's first
--- write (its type checked then).
+-- write (its type checked then). It reports whether it woke one.
 local function wake_one(key, waiting, cmd, channel)
   if waiting == 0 then
-    return
+    return false
   end
   local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
   if not latest then
-    return
+    return false
   end
   local fresh = math.floor((now + tonumber(latest)) / 2)
   local first = redis.call('ZRANGEBYSCORE', key, fresh, '+inf', 'LIMIT', 0, 1)[1]
@@ -261,6 +261,7 @@ local function wake_one(key, waiting, cmd, channel)
     msg = '@' .. first .. ' '
   end
   notify(cmd, client_channel(channel, first), msg) -- a hint (see notify)
+  return true
 end
 
 -- tell_clients wakes every waiter ('*') of the clients that sent the

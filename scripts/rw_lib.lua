@@ -69,10 +69,11 @@ local function rw_hint(channel, msg)
 end
 
 -- rw_wake_writer wakes one registered waiting writer, in its own Client (see
--- wake_one in lib.lua), and returns registered less the one woken.
+-- wake_one in lib.lua), and returns registered less the one woken, and
+-- whether it woke one.
 local function rw_wake_writer(registered)
-  wake_one(KEYS[7], registered, PUBLISH, WCH)
-  return math.max(0, registered - 1)
+  local woke = wake_one(KEYS[7], registered, PUBLISH, WCH)
+  return math.max(0, registered - 1), woke
 end
 
 -- rw_token is the last fencing token handed out: what a read hold reports (0
@@ -150,12 +151,14 @@ local function rw_purge(now, registered)
 end
 
 -- rw_write_released wakes the waiters of a lock whose write hold just ended:
--- one registered Client's writer, and every reader unless writers wait
--- (they go first). writers is the number of waiting writers, when known;
--- registered is as above.
+-- one registered Client's writer when one is registered (writers go first:
+-- a Client's writers queued behind one that took the lock with others
+-- behind it are not in KEYS[5], its registration stands for them),
+-- otherwise every reader. writers is the number of waiting writers, when
+-- known; registered is as above.
 local function rw_write_released(writers, registered)
-  rw_wake_writer(registered)
-  if (writers or redis.call('ZCARD', KEYS[5])) == 0 then
+  local _, woke = rw_wake_writer(registered)
+  if not woke and (writers or redis.call('ZCARD', KEYS[5])) == 0 then
     rw_hint(CHANNEL, '*')
   end
 end

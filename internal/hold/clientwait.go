@@ -43,10 +43,10 @@ type Registrant interface {
 // when a try first registers the Client, and drops the registration when
 // it outlives every local waiter. It returns nil when the Client's waits
 // are not woken by pub/sub (they poll, and never register). The acquire
-// is counted at once when other acquires of the Client wait on registry
-// (it may join them without a try); otherwise when a try of its finds the
-// lock busy, or keeps the registration, so that an uncontended acquire
-// counts nothing.
+// is counted at once when other acquires of the Client wait on registry,
+// or on ch (it may join them without a try: see Counted); otherwise when a
+// try of its finds the lock busy, or keeps the registration, so that an
+// uncontended acquire counts nothing.
 func EnterClientWait(s *core.Session, registry, ch string, r Registrant) *ClientWait {
 	if !s.Woken() {
 		return nil
@@ -54,9 +54,17 @@ func EnterClientWait(s *core.Session, registry, ch string, r Registrant) *Client
 	c := &ClientWait{s: s, registry: registry, ch: ch, reg: r}
 	if s.Waits.Waiting(registry) {
 		c.wait = s.Waits.Enter(registry)
+	} else if hb, err := s.Hub(); err == nil && hb != nil && hb.Waiters(ch) > 0 {
+		c.wait = s.Waits.Enter(registry)
 	}
 	return c
 }
+
+// Counted reports whether the acquire is counted among its Client's
+// waiters already: only then may it join them without a try (wait.Spec's
+// Join), so that a try that takes the lock sees it and keeps the
+// registration, or wakes it.
+func (c *ClientWait) Counted() bool { return c != nil && c.wait != nil }
 
 // others reports whether other acquires of the Client wait on the
 // registry besides this one.

@@ -285,7 +285,8 @@ func TestRWWrongTypeRegistry(t *testing.T) {
 // ("w") waits without registering; the Client's heartbeat (Beat) renews
 // its registration until a wake takes it out. A writer that takes the lock
 // with other local writers behind it (Keep) keeps its Client registered,
-// and its release wakes that Client even though no writer is in KEYS[5].
+// and its release wakes that Client (not the readers) even though no
+// writer is in KEYS[5].
 func TestRWWakesOneWriter(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -361,12 +362,20 @@ func TestRWWakesOneWriter(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")
-		require.Len(t, msgs, 2, "x's waiting writers, and the readers (no writer holds them back)")
+		require.Len(t, msgs, 1, "x's waiting writers go first")
 		assert.Equal(t, "t:{n}:wch:x", msgs[0].Channel)
 		assert.Equal(t, "1", msgs[0].Payload)
-		assert.Equal(t, "t:{n}:ch", msgs[1].Channel)
-		assert.Equal(t, "*", msgs[1].Payload)
 		assert.Zero(t, rdb.Exists(ctx, h.Writers, h.WriterWaiters).Val())
+
+		_, _, err = h.Write(ctx, rdb, "h:3", TokenArg(0), lease, false, NoRegistry, time.Minute)
+		require.NoError(t, err)
+		n, err = h.Unlock(ctx, rdb, "h:4", false)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		msgs = receiveAll(t, rdb, sub, "t:{n}:end")
+		require.Len(t, msgs, 1, "no writer waits or is registered: the release wakes the readers")
+		assert.Equal(t, "t:{n}:ch", msgs[0].Channel)
+		assert.Equal(t, "*", msgs[0].Payload)
 	})
 }
 

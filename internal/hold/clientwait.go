@@ -21,7 +21,7 @@ import (
 type ClientWait struct {
 	s        *core.Session
 	registry string
-	ch       string // the Client's channel for the name, where its waiters are woken
+	ch       string     // the Client's channel for the name, where its waiters are woken
 	wait     *core.Wait // nil until the acquire is counted (see EnterClientWait)
 	reg      Registrant
 	exited   bool // counted out of wait already (by Keep)

@@ -7,8 +7,9 @@ import (
 	"github.com/redcoord/redcoord/internal/lease"
 )
 
-// Waits counts a Client's blocked acquires per waiter registry (rlock's,
-// one per name), so that they share one registration: the Client is
+// Waits counts a Client's blocked acquires per waiter registry (rlock's
+// and rrwlock's writers', one per name), so that they share one
+// registration: the Client is
 // registered by its id, once, while any of them waits, and one heartbeat
 // keeps that registration alive. Its zero value is ready to use.
 type Waits struct {

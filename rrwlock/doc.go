@@ -54,15 +54,21 @@
 //
 // # Notifications
 //
-// A writer's try that finds the lock busy also registers its request in a
-// wake registry in Redis (no extra round trip; its heartbeat keeps it). A
-// writer's last Unlock, or the last reader's RUnlock, wakes one registered
-// writer, the one registered or renewed longest ago: one message, on that
-// writer's own Client's channel, however many processes have writers
-// waiting. The woken writer leaves the registry; if a newcomer takes the lock
-// first, its next try registers it again, and if it gives up instead, its
-// leave passes the wake on to the next registered writer. A Client that
-// polls (redcoord.WithPolling) waits as a writer without registering.
+// A writer's try that finds the lock busy also registers its Client in a
+// wake registry in Redis (no extra round trip), once for all the Client's
+// writers waiting on the name; one heartbeat per Client and name keeps it.
+// A new Lock where writers of its Client already wait queues behind them
+// in its process, without a round trip (TryLock still tries). A writer's
+// last Unlock, or the last reader's RUnlock, wakes one registered Client,
+// the one registered or renewed longest ago: one message, on that Client's
+// own channel, however many processes have writers waiting; the Client
+// wakes its longest-waiting writer. The woken Client leaves the registry;
+// a writer that takes the lock with others of its Client behind it
+// registers it again, and if a newcomer takes the lock first, the woken
+// writer's next try does. A woken writer that gives up passes the wake to
+// the next writer of its Client, or, the last one, to the next registered
+// Client. A Client that polls (redcoord.WithPolling) waits as a writer
+// without registering.
 //
 // When no writer waits, a writer's last Unlock wakes every waiting reader,
 // with one message on the readers' channel of the name, which only the

@@ -230,8 +230,16 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	ttl := h.TTL()
 	req := h.NextRequest()
 	leaseArg := h.LeaseArg(fixed)
-	woken := block && h.S.Woken() // registered to be woken (see Unlock)
-	// The waiting writer's heartbeat, made when a try first registers it.
+	// A blocked writer whose Client is woken by pub/sub takes part in its
+	// Client's one registration in the writers' wake registry (see
+	// hold.ClientWait); a release wakes the Client's longest-waiting writer.
+	var cw *hold.ClientWait
+	if block {
+		cw = hold.EnterClientWait(h.S, m.rw.WriterWaiters, m.wch, writers{m})
+		defer cw.Exit()
+	}
+	// The waiting writer's heartbeat in KEYS[5] (which holds new readers
+	// back), made when a try first finds the lock busy.
 	var hb *lease.Heartbeat
 	stopHeartbeat := func() {
 		if hb != nil {
@@ -252,7 +260,8 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 			}
 		}()
 		now := time.Now()
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, woken && !w.Polling, ttl)
+		reg := cw.Mode(w)
+		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, reg, ttl)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		switch {
 		case err != nil:
@@ -260,12 +269,16 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		case upgrade:
 			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
 				errs.ErrNotAcquired, errs.ErrUpgrade)
-		case a.OK:
+		}
+		if err := cw.Sent(reg, now, a.OK); err != nil {
+			return got, wait.Attempt{}, err
+		}
+		if a.OK {
 			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
 		}
 		if block {
 			if hb == nil {
-				script, keys, args := m.rw.Renewal(true, req, ttl)
+				script, keys, args := m.rw.Renewal(true, ttl)
 				hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 			}
 			if err := hb.Watch(now); err != nil {
@@ -276,20 +289,39 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	}
 	leave := func(ctx context.Context) error {
 		stopHeartbeat()
-		_, wake, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), true)
+		_, wake, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), true, cw.Keep())
 		h.HandOn(m.wch, wake)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
-	// A release wakes one registered writer by its request, on its
-	// Client's channel.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, ID: req, Once: !block}
+	// A new Lock where writers of this Client already wait queues behind
+	// them without a try; a holder re-enters at once.
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && cw.Counted(),
+		Early: cw != nil}
 	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
 	if err != nil {
 		return err
 	}
 	stopHeartbeat()
 	return h.Took(ctx, r.Got, fixed, tries)
+}
+
+// writers is what the writers' per-Client registration needs of the
+// handle (see hold.ClientWait).
+type writers struct{ m *RWMutex }
+
+// Beat makes the heartbeat of the Client's registration.
+func (w writers) Beat() *lease.Heartbeat {
+	h := w.m.h
+	script, keys, args := w.m.rw.Beat(h.S.ID, h.TTL())
+	return lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+}
+
+// Drop takes the Client out of the registry, by a leave of a request never
+// sent.
+func (w writers) Drop(ctx context.Context) {
+	h := w.m.h
+	_, _, _ = w.m.rw.Leave(ctx, h.S.RDB, h.NextRequest(), true, false)
 }
 
 // readLock is RLock, RLockWithLease and TryRLock.
@@ -341,7 +373,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		_, _, err := m.rw.Leave(ctx, h.S.RDB, req, false)
+		_, _, err := m.rw.Leave(ctx, h.S.RDB, req, false, true)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
@@ -351,7 +383,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	if err != nil {
 		return err
 	}
-	script, keys, args := m.rw.Renewal(false, "", ttl)
+	script, keys, args := m.rw.Renewal(false, ttl)
 	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got, fixed, tries)
 }
 

@@ -185,7 +185,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		untouched = first && scripts.IsSemMixed(err)
 		register := wt != nil && !wake.Polling
 		if wt != nil && wake.Polling && err == nil {
-			wt.Dropped()
+			wt.Polling()
 		}
 		dropped = err == nil && a.OK && register && others == 0
 		if register && err == nil && (!a.OK || others > 0) {

@@ -219,6 +219,19 @@ local function fresh_floor(key, now)
   return math.floor((now + tonumber(latest)) / 2)
 end
 
+-- registry_taken settles the waiter registry key for a request of the
+-- Client member that holds the lock, by its mode (lock_acquire's ARGV[10]):
+-- 'k' keeps the Client registered for its other local waiters; 'r' and
+-- 'u' unregister it; any other mode leaves the registry be. ms is how long
+-- a registration lives; waiting is as unregister's.
+local function registry_taken(key, mode, member, ms, waiting)
+  if mode == 'k' then
+    register(key, member, ms)
+  elseif mode == 'r' or mode == 'u' then
+    unregister(key, member, waiting)
+  end
+end
+
 -- wake_one wakes one registered request, after dropping the dead ones
 -- (past their deadline): a message on its client's channel, which only
 -- that process hears: targeted at the request ("@<req> ", see
@@ -239,23 +252,24 @@ end
 -- costs a poll at most, as it did before.) The woken request leaves the
 -- registry: it registers again if its next try fails, and a dead process
 -- is woken once at most. waiting is the registry's size, read before the
--- script's first write (its type checked then).
+-- script's first write (its type checked then). It reports whether it
+-- woke one.
 --
 -- own, if given, is the client id of the request the script runs for
 -- (client_of). A registration of that Client is not published to: the
--- message is returned instead, for the script to put in its reply, and
--- the Client delivers it to its own waiters as if it had arrived (a
+-- message is returned too (true, msg), for the script to put in its reply,
+-- and the Client delivers it to its own waiters as if it had arrived (a
 -- release whose next waiter is in the releasing process hands on without
--- a message). wake_one returns nil when it published or woke no one.
+-- a message).
 local function wake_one(key, waiting, cmd, channel, own)
   if waiting == 0 then
-    return
+    return false
   end
   local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local fresh = fresh_floor(key, now)
   if not fresh then
-    return
+    return false
   end
   local first = redis.call('ZRANGEBYSCORE', key, fresh, '+inf', 'LIMIT', 0, 1)[1]
   redis.call('ZREM', key, first)
@@ -264,10 +278,10 @@ local function wake_one(key, waiting, cmd, channel, own)
     msg = '@' .. first .. ' '
   end
   if own and client_of(first) == own then
-    return msg
+    return true, msg
   end
   notify(cmd, client_channel(channel, first), msg) -- a hint (see notify)
-  return nil
+  return true
 end
 
 -- tell_clients wakes every waiter ('*') of the clients that sent the

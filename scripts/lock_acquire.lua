@@ -32,11 +32,7 @@ local mode, member = ARGV[10], client_of(req)
 local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
 -- taken settles the registry for a request that holds the lock.
 local function taken()
-  if mode == 'k' then
-    register(KEYS[4], member, tonumber(ARGV[11]))
-  elseif mode ~= '0' then
-    unregister(KEYS[4], member, waiting)
-  end
+  registry_taken(KEYS[4], mode, member, tonumber(ARGV[11]), waiting)
 end
 if h[2] and h[2] ~= owner then
   if (mode == 'r' or mode == 'k') and not was_left(KEYS[3], req) then

@@ -2,14 +2,17 @@
 -- it was applied (its reply lost), and stop waiting as a writer.
 -- KEYS, ARGV[1..6] as in rw_lib.lua
 -- ARGV[7] request id   ARGV[8] "r" or "w"
+-- ARGV[9] a writer's "1": its Client keeps its registration, and a wake it
+--         got goes to its other local waiters (it has some, or it never
+--         registered); "0": its last local waiter leaves
 -- req is marked left in KEYS[6] (mark_left) in every case, so that a late
 -- copy of the request is refused.
 -- Reply: 1 a hold was undone; 0 the request was not applied; {1 or 0, msg}
 --        the same, and the writer it woke is the request's own Client's:
 --        msg as in lock_release.
--- A writer that a release woke (it waited, and is no longer in the wake
--- registry) passes the wake on to the next registered writer, when the lock
--- is still free.
+-- A last local writer whose Client a release woke (it is no longer in the
+-- wake registry) passes the wake on to the next registered Client, when
+-- the lock is still free.
 local registered = rw_check_keys()
 local owner, req = ARGV[5], ARGV[7]
 mark_left(KEYS[6], req, MARK_TTL)
@@ -22,11 +25,17 @@ if ARGV[8] == 'w' then
     end
     return n
   end
-  local waited = redis.call('ZSCORE', KEYS[5], owner)
   rw_drop_writer(owner)
-  if waited and redis.call('ZREM', KEYS[7], req) == 0 and redis.call('EXISTS', KEYS[1]) == 0
-      and redis.call('ZCARD', KEYS[4]) == 0 then
-    registered, msg = rw_wake_writer(registered, own)
+  if ARGV[9] ~= '1' then
+    local removed = 0
+    if registered > 0 then
+      removed = redis.call('ZREM', KEYS[7], own)
+      registered = registered - removed
+    end
+    if removed == 0 and redis.call('EXISTS', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[4]) == 0 then
+      -- own's registration is gone: the wake goes to another Client
+      registered = rw_wake_writer(registered)
+    end
   end
   local h = redis.call('HMGET', KEYS[1], 'o', 'c', 'r')
   if h[1] ~= owner or h[3] ~= req then

@@ -13,8 +13,9 @@
 --   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline
 --   KEYS[6] the caller's Client's request markers (see lib.lua)
 --   KEYS[7] the waiting writers' wake registry (see lib.lua): a zset,
---           request id -> heartbeat deadline; a writer's failed try adds
---           its request, a wake removes it
+--           client id -> heartbeat deadline, one registration per Client
+--           for all its local waiting writers; a writer's failed try adds
+--           its Client, a wake removes it
 --   ARGV[1..4] as in lib.lua; ARGV[3] is the readers' channel
 --   ARGV[5] the owner acting (an rw_force's or rw_state's: the caller's,
 --           who need not hold)
@@ -22,8 +23,12 @@
 --           it followed by ":<client id>")
 -- Readers and read leases always hold the same owners. Every waiting writer
 -- is in KEYS[5] (which holds new readers back) until it takes the lock,
--- leaves or lapses; it is in KEYS[7] too until a release wakes it, and its
--- next failed try puts it back.
+-- leaves or lapses; its Client is in KEYS[7] too until a release wakes it,
+-- and the next failed try of one of its writers puts it back. A writer
+-- that takes the lock while other writers of its Client wait keeps the
+-- Client there: those writers (queued in their process without a try)
+-- may not be in KEYS[5], so a release wakes a registered Client whether or
+-- not KEYS[5] holds anyone.
 --
 -- Helpers that may wake a writer take registered, the wake registry's size
 -- as the script knows it (read by the check of the keys before the first
@@ -45,20 +50,17 @@ end
 -- rw_check_write_keys is the check of the keys for the write hold's
 -- acquire and release, which read the lock hash themselves (kind_seen:
 -- its 'k' field) and touch the fence only in next_token, whose first call
--- (a read) checks it, unless rw_purge may write first; likewise the wake
--- registry. It returns the number of read leases and of waiting writers,
--- and the size of the wake registry (0, unread, when nobody reads or
--- waits).
+-- (a read) checks it, unless rw_purge may write first. It returns the
+-- number of read leases and of waiting writers, and the size of the wake
+-- registry.
 local function rw_check_write_keys(kind_seen)
   check_kind(KEYS[1], kind_seen, KIND)
   read_hash(KEYS[3], KIND, 'k')
   local readers, writers = redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5])
-  local registered = 0
   if readers + writers > 0 then
     redis.call('HEXISTS', KEYS[2], 'n')
-    registered = redis.call('ZCARD', KEYS[7])
   end
-  return readers, writers, registered
+  return readers, writers, redis.call('ZCARD', KEYS[7])
 end
 
 -- rw_hint publishes msg on channel (see notify in lib.lua).
@@ -67,13 +69,13 @@ local function rw_hint(channel, msg)
 end
 
 -- rw_wake_writer wakes one registered waiting writer, in its own Client (see
--- wake_one in lib.lua), and returns registered less the one woken. own, if
--- given, is the client id of the request the script runs for: a writer of
--- that Client is not published to, and the message is returned second
--- (see wake_one), for the script's reply.
+-- wake_one in lib.lua), and returns registered less the one woken, whether
+-- it woke one, and, when own is given (the client id of the request the
+-- script runs for) and the writer woken is of that Client, the message,
+-- which was not published (see wake_one), for the script's reply.
 local function rw_wake_writer(registered, own)
-  local msg = wake_one(KEYS[7], registered, PUBLISH, WCH, own)
-  return math.max(0, registered - 1), msg
+  local woke, msg = wake_one(KEYS[7], registered, PUBLISH, WCH, own)
+  return math.max(0, registered - 1), woke, msg
 end
 
 -- rw_token is the last fencing token handed out: what a read hold reports (0
@@ -151,15 +153,16 @@ local function rw_purge(now, registered)
 end
 
 -- rw_write_released wakes the waiters of a lock whose write hold just ended:
--- one registered writer when writers wait (they go first), otherwise every
--- reader. writers is the number of waiting writers, when known;
--- registered is as above. own is as for rw_wake_writer, whose message
--- for own's Client it returns.
+-- one registered Client's writer when one is registered (writers go first:
+-- a Client's writers queued behind one that took the lock with others
+-- behind it are not in KEYS[5], its registration stands for them),
+-- otherwise every reader. writers is the number of waiting writers, when
+-- known; registered is as above. own is as for rw_wake_writer, whose
+-- message for own's Client it returns.
 local function rw_write_released(writers, registered, own)
-  if (writers or redis.call('ZCARD', KEYS[5])) > 0 then
-    local _, msg = rw_wake_writer(registered, own)
-    return msg
+  local _, woke, msg = rw_wake_writer(registered, own)
+  if not woke and (writers or redis.call('ZCARD', KEYS[5])) == 0 then
+    rw_hint(CHANNEL, '*')
   end
-  rw_hint(CHANNEL, '*')
-  return nil
+  return msg
 end

@@ -2,8 +2,14 @@
 -- KEYS, ARGV[1..6] as in rw_lib.lua
 -- ARGV[7] request id   ARGV[8] lease (ms)
 -- ARGV[9] holder metadata
--- ARGV[10] if busy: "1" wait as a writer and register req to be woken; "w"
---         wait as a writer only (a polling Client); "0" neither (TryLock)
+-- ARGV[10] "0": never wait (TryLock); otherwise wait as a writer if busy,
+--         and settle the wake registry, where the request's Client is
+--         registered by its client id (see client_of), as lock_acquire's
+--         modes do: "w" leave it be (a Client whose waits poll); "r"
+--         register the Client if busy, unregister it if the request takes
+--         the lock (its last local waiter); "k" register it either way
+--         (other local waiters remain); "u" unregister it either way (its
+--         waits poll)
 -- ARGV[11] heartbeat (ms)
 -- ARGV[12] token of the write hold the handle has ('0': none)
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or a retry
@@ -13,9 +19,10 @@
 --                           an upgrade, refused (it could deadlock)
 -- The owner re-enters only the write hold the handle knows (its token); an
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
--- that was left (a late copy) is refused. A registering writer that finds
--- the lock busy waits in KEYS[5] and in the wake registry, by its request.
+-- that was left (a late copy) is refused. A waiting writer that finds the
+-- lock busy waits in KEYS[5], by its owner.
 local owner, req = ARGV[5], ARGV[7]
+local mode, member = ARGV[10], client_of(req)
 local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
 local readers, writers, registered = rw_check_write_keys(h[1])
 local now = now_ms()
@@ -24,6 +31,7 @@ if readers + writers > 0 then
   registered = rw_purge(now, registered)
 end
 if h[2] == owner and h[5] == req then
+  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[6], req) then
@@ -32,6 +40,7 @@ end
 if h[2] == owner and h[4] == ARGV[12] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
+  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), c}
 end
 if h[2] ~= owner then
@@ -45,14 +54,13 @@ if h[2] ~= owner then
     wait = rw_first(KEYS[4], now)
   end
   if wait then
-    if ARGV[10] ~= '0' then
-      if readers + writers == 0 then
-        redis.call('ZCARD', KEYS[7]) -- its type, before the first write
-      end
+    if mode ~= '0' then
       redis.call('ZADD', KEYS[5], now + tonumber(ARGV[11]), owner)
       rw_keep(now)
-      if ARGV[10] == '1' then
-        register(KEYS[7], req, tonumber(ARGV[11]))
+      if mode == 'r' or mode == 'k' then
+        register(KEYS[7], member, tonumber(ARGV[11]))
+      elseif mode == 'u' then
+        unregister(KEYS[7], member, registered)
       end
     end
     return {0, wait}
@@ -65,7 +73,5 @@ redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
 end
-if registered > 0 then
-  redis.call('ZREM', KEYS[7], req)
-end
+registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
 return {1, tonumber(t), 1}

@@ -56,7 +56,7 @@ type Session struct {
 	Watchdog *lease.Watchdog
 	Notices  *Notices // ends holds that another Client forced out
 	// Waits are the Client's blocked acquires per waiter registry, which
-	// share one registration (rlock's; see internal/hold).
+	// share one registration (rlock's, rrwlock writers'; see hold.ClientWait).
 	Waits Waits
 
 	// Jitter draws a random duration in [0, n) for a back-off; nil: from

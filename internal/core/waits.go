@@ -7,11 +7,11 @@ import (
 	"github.com/redcoord/redcoord/internal/lease"
 )
 
-// Waits counts a Client's blocked acquires per waiter registry (rlock's
-// and the unfair semaphore's, one per name), so that they share one
-// registration: the Client is registered by its id, once, while any of
-// them waits, and one heartbeat keeps that registration alive. Its zero
-// value is ready to use.
+// Waits counts a Client's blocked acquires per waiter registry (rlock's,
+// rrwlock's writers' and the unfair semaphore's, one per name), so that
+// they share one registration: the Client is registered by its id, once,
+// while any of them waits, and one heartbeat keeps that registration
+// alive. Its zero value is ready to use.
 type Waits struct {
 	mu sync.Mutex
 	m  map[string]*Wait
@@ -23,6 +23,9 @@ type Wait struct {
 	key  string
 	n    int              // acquires in flight; guarded by w.mu
 	beat *lease.Heartbeat // the registration's, once a try registered it; guarded by w.mu
+	// registered: a try registered the Client, and no try or leave of
+	// its has dropped the registration since; guarded by w.mu.
+	registered bool
 	// sizes counts the acquires in flight by the permits each asks for
 	// (EnterSized); guarded by w.mu.
 	sizes map[int64]int
@@ -44,14 +47,6 @@ func (w *Waits) Enter(key string) *Wait {
 	return wt
 }
 
-// Waiting reports whether any acquire of the Client waits on the
-// registry key.
-func (w *Waits) Waiting(key string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.m[key] != nil
-}
-
 // Others reports whether other acquires of the Client wait on the
 // registry besides the caller's.
 func (wt *Wait) Others() bool {
@@ -61,20 +56,49 @@ func (wt *Wait) Others() bool {
 }
 
 // Exit counts one blocked acquire less and reports whether others remain.
-// The last one stops the registration's heartbeat.
-func (wt *Wait) Exit() (others bool) {
+// The last one stops the registration's heartbeat; stale says the
+// registration may outlive it (a try registered the Client and nothing
+// dropped it since: its other waiters left meanwhile).
+func (wt *Wait) Exit() (others, stale bool) {
 	wt.w.mu.Lock()
 	defer wt.w.mu.Unlock()
 	wt.n--
 	if wt.n > 0 {
-		return true
+		return true, false
 	}
 	delete(wt.w.m, wt.key)
 	if wt.beat != nil {
 		wt.beat.Stop()
 		wt.beat = nil
 	}
-	return false
+	return false, wt.registered
+}
+
+// Dropped records that a try or leave dropped the Client's registration.
+func (wt *Wait) Dropped() {
+	wt.w.mu.Lock()
+	defer wt.w.mu.Unlock()
+	wt.registered = false
+}
+
+// Polling records that a try took the Client out of the registry while
+// acquires still wait, their waits polling (they cannot hear a wake): the
+// heartbeat stops until a try registers the Client again.
+func (wt *Wait) Polling() {
+	wt.w.mu.Lock()
+	defer wt.w.mu.Unlock()
+	wt.registered = false
+	if wt.beat != nil {
+		wt.beat.Stop()
+		wt.beat = nil
+	}
+}
+
+// Waiting reports whether acquires of the Client wait on the registry key.
+func (w *Waits) Waiting(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.m[key] != nil
 }
 
 // Registered records that a try sent at since registered the Client:
@@ -86,22 +110,11 @@ func (wt *Wait) Registered(since time.Time, beat func() *lease.Heartbeat) error 
 	if wt.n == 0 {
 		return nil
 	}
+	wt.registered = true
 	if wt.beat == nil {
 		wt.beat = beat()
 	}
 	return wt.beat.Watch(since)
-}
-
-// Dropped records that a try took the Client out of the registry while
-// acquires still wait (their waits poll: they cannot hear a wake): the
-// heartbeat stops until a try registers the Client again.
-func (wt *Wait) Dropped() {
-	wt.w.mu.Lock()
-	defer wt.w.mu.Unlock()
-	if wt.beat != nil {
-		wt.beat.Stop()
-		wt.beat = nil
-	}
 }
 
 // Sized is one blocked acquire of n permits among its Client's waits on a

@@ -32,7 +32,7 @@ func TestAcquireOfAbsentLockReadsOnce(t *testing.T) {
 			return a.OK, err
 		},
 		"rw_write": func() (bool, error) {
-			a, _, err := testRW("a").Write(ctx, rdb, "a:1", NoToken, lease, false, false, time.Second)
+			a, _, err := testRW("a").Write(ctx, rdb, "a:1", NoToken, lease, false, NoRegistry, time.Second)
 			return a.OK, err
 		},
 	} {

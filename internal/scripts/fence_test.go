@@ -62,7 +62,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 			{"rw", testRW("").Lock.Fence, func(t *testing.T) uint64 {
 				owner++
 				w := testRW(strconv.Itoa(owner))
-				a, _, err := w.Write(ctx, rdb, w.Lock.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, false, time.Minute)
+				a, _, err := w.Write(ctx, rdb, w.Lock.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, w.Lock.Hash).Err())

@@ -61,7 +61,7 @@ func TestLateReleaseCopies(t *testing.T) {
 				rw := testRW("o")
 				return lateRelease{hash: rw.Lock.Hash,
 					acquire: func(req string, held uint64) (Acquired, error) {
-						a, _, err := rw.Write(ctx, rdb, req, TokenArg(held), lease, true, true, time.Minute)
+						a, _, err := rw.Write(ctx, rdb, req, TokenArg(held), lease, true, Register, time.Minute)
 						return a, err
 					},
 					release: func(req string, named uint64) (int64, error) {

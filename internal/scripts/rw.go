@@ -132,15 +132,16 @@ func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool
 
 // Write takes the write hold or re-enters the one whose token is held (0:
 // none); a busy lock registers the owner as a waiting writer with a
-// heartbeat of hb when wait is true, and req in the writers' wake registry
-// when register is true too (its Client is woken by pub/sub). Upgrade is
-// true when the owner holds read holds only.
+// heartbeat of hb when wait is true. reg says what the try does with the
+// writers' wake registry, where req's Client is registered (see Registry;
+// NoRegistry: a Client whose waits poll). Upgrade is true when the owner
+// holds read holds only.
 func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
-	wait, register bool, hb time.Duration) (a Acquired, upgrade bool, err error) {
+	wait bool, reg Registry, hb time.Duration) (a Acquired, upgrade bool, err error) {
 	w := flagFalse
 	switch {
-	case wait && register:
-		w = flagTrue
+	case wait && reg != NoRegistry:
+		w = reg.arg
 	case wait:
 		w = writerOnly
 	}
@@ -170,10 +171,12 @@ func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all boo
 }
 
 // Leave undoes the acquire request req if it was applied, and, for a writer,
-// stops waiting; Redis then refuses a copy of req that arrives later. wake
-// is as for Unlock: a writer's leave may pass a wake on, or free the lock.
-func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write bool) (undone bool, wake string, err error) {
-	v, err := rw.run(ctx, rdb, rwLeave, req, mode(write))
+// stops waiting; Redis then refuses a copy of req that arrives later. A
+// writer's Client leaves the wake registry unless keep (other local
+// writers wait, or it never registered). wake is as for Unlock: a writer's
+// leave may free the lock for a writer of its own Client.
+func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write, keep bool) (undone bool, wake string, err error) {
+	v, err := rw.run(ctx, rdb, rwLeave, req, mode(write), flag(keep))
 	if err != nil {
 		return false, "", err
 	}
@@ -193,10 +196,16 @@ func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 }
 
 // Renewal returns the watchdog's renewal of the owner's read hold (write
-// false) or of its heartbeat as a waiting writer whose blocked request is
-// req (write true). The script replies 1 (renewed) or 0 (gone).
-func (rw RW) Renewal(write bool, req string, ttl time.Duration) (*redis.Script, []string, []any) {
-	return rwRenew.Script, rw.keys(), rw.args(ttl.Milliseconds(), mode(write), req)
+// false) or of its heartbeat as a waiting writer (write true). The script
+// replies 1 (renewed) or 0 (gone).
+func (rw RW) Renewal(write bool, ttl time.Duration) (*redis.Script, []string, []any) {
+	return rwRenew.Script, rw.keys(), rw.args(ttl.Milliseconds(), mode(write))
+}
+
+// Beat returns the watchdog's renewal of Client client's registration in
+// the writers' wake registry, as Lock.Beat does for a lock's.
+func (rw RW) Beat(client string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{rw.WriterWaiters}, rw.Lock.args(client, ttl.Milliseconds())
 }
 
 // RExtend gives the owner's read hold a fixed lease of length from now,

@@ -177,7 +177,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "write", "trywrite":
 		var a Acquired
 		var upgrade bool
-		a, upgrade, err = rw.Write(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, rw.Lock)), NewLease(time.Minute, []byte("meta")), s.op == "write", true, time.Minute)
+		a, upgrade, err = rw.Write(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, rw.Lock)), NewLease(time.Minute, []byte("meta")), s.op == "write", Register, time.Minute)
 		got = a
 		if upgrade {
 			got = "upgrade"
@@ -187,9 +187,9 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "unlock":
 		got, _, err = rw.Unlock(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, rw.Lock)))
 	case "leaver", "leavew":
-		got, _, err = rw.Leave(ctx, rdb, req, s.op == "leavew")
+		got, _, err = rw.Leave(ctx, rdb, req, s.op == "leavew", false)
 	case "renewr", "beat":
-		script, keys, args := rw.Renewal(s.op == "beat", req, time.Minute)
+		script, keys, args := rw.Renewal(s.op == "beat", time.Minute)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
 	case "force":
 		got, err = rw.Force(ctx, rdb)
@@ -217,7 +217,7 @@ func TestRWWrongType(t *testing.T) {
 			rw := testRW("a")
 			_, err := rw.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
+			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			_, err = rw.RExtend(ctx, rdb, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
@@ -246,7 +246,7 @@ func TestRWWrongTypeLeft(t *testing.T) {
 			before := dump(t, rdb)
 			_, err := a.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "read, readers %v", readers)
-			_, _, err = a.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
+			_, _, err = a.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "write, readers %v", readers)
 			assert.Equal(t, before, dump(t, rdb), "keys changed, readers %v", readers)
 		}
@@ -265,25 +265,28 @@ func TestRWWrongTypeRegistry(t *testing.T) {
 			b := testRW("b")
 			var err error
 			if held == "write" {
-				_, _, err = b.Write(ctx, rdb, "b:1", TokenArg(0), NewLease(time.Minute, nil), false, false, time.Minute)
+				_, _, err = b.Write(ctx, rdb, "b:1", TokenArg(0), NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
 			} else {
 				_, err = b.Read(ctx, rdb, "b:1", false, time.Minute)
 			}
 			require.NoError(t, err)
 			require.NoError(t, rdb.Set(ctx, b.WriterWaiters, "x", 0).Err())
 			before := dump(t, rdb)
-			_, _, err = testRW("a").Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, true, time.Minute)
+			_, _, err = testRW("a").Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "a writer registering while %s is held", held)
 			assert.Equal(t, before, dump(t, rdb), "keys changed while %s is held", held)
 		}
 	})
 }
 
-// A release wakes one registered writer, oldest registration first, with
-// one message on its Client's channel; a woken writer that leaves while the
-// lock is free passes the wake on; a polling writer ("w") waits without
-// registering; a writer's heartbeat renews its registration until a wake
-// takes it out.
+// A release wakes one registered writer's Client, oldest registration
+// first, with "1" on its Client's channel; a woken Client's last writer
+// that leaves while the lock is free passes the wake on; a polling writer
+// ("w") waits without registering; the Client's heartbeat (Beat) renews
+// its registration until a wake takes it out. A writer that takes the lock
+// with other local writers behind it (Keep) keeps its Client registered,
+// and its release wakes that Client (not the readers) even though no
+// writer is in KEYS[5].
 func TestRWWakesOneWriter(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -294,14 +297,14 @@ func TestRWWakesOneWriter(t *testing.T) {
 		require.NoError(t, err)
 		lease := NewLease(time.Minute, nil)
 		h, x, y, p := testRW("h"), testRW("x"), testRW("y"), testRW("p")
-		_, _, err = h.Write(ctx, rdb, "h:1", TokenArg(0), lease, false, false, time.Minute)
+		_, _, err = h.Write(ctx, rdb, "h:1", TokenArg(0), lease, false, NoRegistry, time.Minute)
 		require.NoError(t, err)
 		for _, w := range []struct {
-			rw       RW
-			req      string
-			register bool
-		}{{x, "x:1", true}, {p, "p:1", false}, {y, "y:1", true}} {
-			a, _, err := w.rw.Write(ctx, rdb, w.req, TokenArg(0), lease, true, w.register, time.Minute)
+			rw  RW
+			req string
+			reg Registry
+		}{{x, "x:1", Register}, {p, "p:1", NoRegistry}, {y, "y:1", Register}} {
+			a, _, err := w.rw.Write(ctx, rdb, w.req, TokenArg(0), lease, true, w.reg, time.Minute)
 			require.NoError(t, err)
 			require.False(t, a.OK)
 			if srv.Real {
@@ -311,13 +314,13 @@ func TestRWWakesOneWriter(t *testing.T) {
 			}
 		}
 		assert.Equal(t, int64(3), rdb.ZCard(ctx, h.Writers).Val(), "every waiting writer holds readers back")
-		assert.Equal(t, []string{"x:1", "y:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "the polling writer is not registered")
+		assert.Equal(t, []string{"x", "y"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "the polling writer is not registered")
 
-		script, keys, args := x.Renewal(true, "x:1", time.Minute+time.Second)
+		script, keys, args := x.Beat("x", time.Minute+time.Second)
 		renewed, err := script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), renewed)
-		assert.Equal(t, []string{"y:1", "x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "x renewed last")
+		assert.Equal(t, []string{"y", "x"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "x renewed last")
 
 		n, _, err := h.Unlock(ctx, rdb, "h:2", false, TokenArg(believed(t, ctx, rdb, h.Lock)))
 		require.NoError(t, err)
@@ -325,36 +328,50 @@ func TestRWWakesOneWriter(t *testing.T) {
 		msgs := receiveAll(t, rdb, sub, "t:{n}:end")
 		require.Len(t, msgs, 1, "one writer woken")
 		assert.Equal(t, "t:{n}:wch:y", msgs[0].Channel)
-		assert.Equal(t, "@y:1 ", msgs[0].Payload)
-		assert.Equal(t, []string{"x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "the woken writer left the registry")
+		assert.Equal(t, "1", msgs[0].Payload)
+		assert.Equal(t, []string{"x"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "the woken Client left the registry")
 
-		script, keys, args = y.Renewal(true, "y:1", time.Hour)
+		script, keys, args = y.Beat("y", time.Hour)
+		renewed, err = script.Run(ctx, rdb, keys, args...).Int64()
+		require.NoError(t, err)
+		assert.Zero(t, renewed, "a heartbeat does not register a woken Client again")
+		script, keys, args = y.Renewal(true, time.Hour)
 		renewed, err = script.Run(ctx, rdb, keys, args...).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), renewed, "y still waits")
-		assert.Equal(t, []string{"x:1"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "a renewal does not register a woken writer again")
+		assert.Equal(t, []string{"x"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val())
 
-		left, _, err := y.Leave(ctx, rdb, "y:1", true)
+		left, _, err := y.Leave(ctx, rdb, "y:1", true, false)
 		require.NoError(t, err)
 		assert.False(t, left)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")
 		require.Len(t, msgs, 1, "the wake passed on")
 		assert.Equal(t, "t:{n}:wch:x", msgs[0].Channel)
-		assert.Equal(t, "@x:1 ", msgs[0].Payload)
+		assert.Equal(t, "1", msgs[0].Payload)
 
-		a, _, err := x.Write(ctx, rdb, "x:1", TokenArg(0), lease, true, true, time.Minute)
+		a, _, err := x.Write(ctx, rdb, "x:1", TokenArg(0), lease, true, Keep, time.Minute)
 		require.NoError(t, err)
 		assert.True(t, a.OK)
-		left, _, err = p.Leave(ctx, rdb, "p:1", true)
+		assert.Equal(t, []string{"x"}, rdb.ZRange(ctx, h.WriterWaiters, 0, -1).Val(), "other writers of x wait: x stays registered")
+		left, _, err = p.Leave(ctx, rdb, "p:1", true, true)
 		require.NoError(t, err)
 		assert.False(t, left)
 		assert.Empty(t, receiveAll(t, rdb, sub, "t:{n}:end"), "x holds the lock: the last waiting writer's leave wakes nobody")
+		assert.Zero(t, rdb.Exists(ctx, h.Writers).Val())
+		n, wake, err := x.Unlock(ctx, rdb, "x:2", false, TokenArg(believed(t, ctx, rdb, x.Lock)))
+		require.NoError(t, err)
+		require.Zero(t, n)
+		assert.Equal(t, "1", wake, "x's waiting writers go first, woken by x's own Client")
+		assert.Empty(t, receiveAll(t, rdb, sub, "t:{n}:end"), "nothing published: not even to the readers")
 		assert.Zero(t, rdb.Exists(ctx, h.Writers, h.WriterWaiters).Val())
-		n, _, err = x.Unlock(ctx, rdb, "x:2", false, TokenArg(believed(t, ctx, rdb, x.Lock)))
+
+		_, _, err = h.Write(ctx, rdb, "h:3", TokenArg(0), lease, false, NoRegistry, time.Minute)
+		require.NoError(t, err)
+		n, _, err = h.Unlock(ctx, rdb, "h:4", false, TokenArg(believed(t, ctx, rdb, h.Lock)))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		msgs = receiveAll(t, rdb, sub, "t:{n}:end")
-		require.Len(t, msgs, 1, "no writer waits: the release wakes the readers")
+		require.Len(t, msgs, 1, "no writer waits or is registered: the release wakes the readers")
 		assert.Equal(t, "t:{n}:ch", msgs[0].Channel)
 		assert.Equal(t, "*", msgs[0].Payload)
 	})
@@ -379,7 +396,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		renew := func(ttl time.Duration) int {
-			script, keys, args := rw.Renewal(false, "", ttl)
+			script, keys, args := rw.Renewal(false, ttl)
 			n, err := script.Run(ctx, rdb, keys, args...).Int()
 			require.NoError(t, err)
 			return n

@@ -1,0 +1,155 @@
+package hold
+
+import (
+	"context"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/lease"
+	"github.com/redcoord/redcoord/internal/scripts"
+	"github.com/redcoord/redcoord/internal/wait"
+)
+
+// ClientWait is one blocked acquire's part in its Client's one
+// registration in a waiter registry (rlock's, rrwlock's writers'): the
+// Client is registered by its id, once for all its local waiters of the
+// name (see core.Waits), and a release wakes its longest-waiting one. A
+// try that takes the lock drops the registration when no other local
+// waiter remains, and keeps it otherwise; a leave likewise. Its methods
+// accept a nil ClientWait: an acquire that never registers (a TryLock, or
+// a Client whose waits poll).
+type ClientWait struct {
+	s        *core.Session
+	registry string
+	ch       string     // the Client's channel for the name, where its waiters are woken
+	wait     *core.Wait // nil until the acquire is counted (see EnterClientWait)
+	reg      Registrant
+	exited   bool // counted out of wait already (by Keep)
+	// dropped: the last try or leave sent dropped the Client's
+	// registration (no other local waiter then).
+	dropped bool
+}
+
+// Registrant is what a ClientWait needs of its primitive.
+type Registrant interface {
+	// Beat makes the heartbeat of the Client's registration.
+	Beat() *lease.Heartbeat
+	// Drop takes the Client out of the registry, in one round trip.
+	Drop(ctx context.Context)
+}
+
+// EnterClientWait counts a blocked acquire among its Client's waiters on
+// registry, woken on channel ch; r makes the registration's heartbeat
+// when a try first registers the Client, and drops the registration when
+// it outlives every local waiter. It returns nil when the Client's waits
+// are not woken by pub/sub (they poll, and never register). The acquire
+// is counted at once when other acquires of the Client wait on registry,
+// or on ch (it may join them without a try: see Counted); otherwise when a
+// try of its finds the lock busy, or keeps the registration, so that an
+// uncontended acquire counts nothing.
+func EnterClientWait(s *core.Session, registry, ch string, r Registrant) *ClientWait {
+	if !s.Woken() {
+		return nil
+	}
+	c := &ClientWait{s: s, registry: registry, ch: ch, reg: r}
+	if s.Waits.Waiting(registry) {
+		c.wait = s.Waits.Enter(registry)
+	} else if hb, err := s.Hub(); err == nil && hb != nil && hb.Waiters(ch) > 0 {
+		c.wait = s.Waits.Enter(registry)
+	}
+	return c
+}
+
+// Counted reports whether the acquire is counted among its Client's
+// waiters already: only then may it join them without a try (wait.Spec's
+// Join), so that a try that takes the lock sees it and keeps the
+// registration, or wakes it.
+func (c *ClientWait) Counted() bool { return c != nil && c.wait != nil }
+
+// others reports whether other acquires of the Client wait on the
+// registry besides this one.
+func (c *ClientWait) others() bool {
+	if c.wait == nil {
+		return c.s.Waits.Waiting(c.registry)
+	}
+	return c.wait.Others()
+}
+
+// Mode returns the registry mode of the next try, woken by w.
+func (c *ClientWait) Mode(w wait.Wake) scripts.Registry {
+	switch {
+	case c == nil:
+		return scripts.NoRegistry
+	case w.Polling:
+		// Its wait cannot hear a wake: a registration would only spend a
+		// release's wake, so the one an earlier try made goes.
+		return scripts.Unregister
+	case c.others():
+		return scripts.Keep
+	}
+	return scripts.Register
+}
+
+// Sent records the reply of a try sent at sent with mode reg: acquired
+// is whether it took the lock. A try that registered the Client starts or
+// renews the registration's heartbeat.
+func (c *ClientWait) Sent(reg scripts.Registry, sent time.Time, acquired bool) error {
+	if c == nil {
+		return nil
+	}
+	c.dropped = acquired && reg == scripts.Register
+	if c.wait == nil && !c.dropped {
+		c.wait = c.s.Waits.Enter(c.registry)
+	}
+	switch {
+	case reg == scripts.Keep || (reg == scripts.Register && !acquired):
+		return c.wait.Registered(sent, c.reg.Beat)
+	case (reg == scripts.Unregister || c.dropped) && c.wait != nil:
+		c.wait.Dropped()
+	}
+	return nil
+}
+
+// Keep counts the acquire out of its Client's waits, before its leave,
+// and reports whether the leave keeps the Client's registration: other
+// local waiters remain, or the acquire never registered.
+func (c *ClientWait) Keep() bool {
+	if c == nil {
+		return true
+	}
+	others := c.others()
+	if c.wait != nil {
+		others, _ = c.wait.Exit()
+		c.exited = true
+	}
+	if !others && c.wait != nil {
+		c.wait.Dropped()
+	}
+	c.dropped = !others
+	return others
+}
+
+// Exit ends the acquire's part in the Client's waits on the name. The last
+// local waiter drops a registration that outlives it (a try kept it for
+// waiters that left meanwhile). When the registration was dropped while
+// other local waiters came in (they queued without a try), it wakes the
+// longest-waiting of them, whose try registers the Client again.
+func (c *ClientWait) Exit() {
+	if c == nil {
+		return
+	}
+	if c.wait != nil && !c.exited {
+		if _, stale := c.wait.Exit(); stale {
+			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+			c.reg.Drop(ctx)
+			cancel()
+			c.dropped = true
+		}
+	}
+	if !c.dropped || !c.s.Waits.Waiting(c.registry) {
+		return
+	}
+	if hb, err := c.s.Hub(); err == nil && hb != nil {
+		hb.WakeOne(c.ch)
+	}
+}

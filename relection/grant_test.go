@@ -48,3 +48,33 @@ func TestDeliveredGrantLeadsWithoutARoundTrip(t *testing.T) {
 		require.NoError(t, e1.Resign(ctx))
 	})
 }
+
+// A grant whose message arrives late, more than a watchdog tick after the
+// grant, leads too, and stays led: it is confirmed in Redis first, as a
+// late reply is, and renewed by the watchdog from then.
+func TestLateGrantMessageLeads(t *testing.T) {
+	locktest.InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
+		ctx := context.Background()
+		e0 := relection.New(ps[0].C, "svc")
+		e1 := relection.New(ps[1].C, "svc", relection.WithMaxPollInterval(time.Hour))
+		require.NoError(t, e0.Campaign(ctx, "e0"))
+		done := make(chan error, 1)
+		go func() { done <- e1.Campaign(ctx, "e1") }()
+		synctest.Wait()
+
+		ttl := ps[1].C.LeaseTTL()
+		ps[1].Faults.DelaySubscribers(ttl / 2)
+		require.NoError(t, e0.Resign(ctx))
+		synctest.Wait()
+		time.Sleep(ttl / 2)
+		synctest.Wait()
+		ps[1].Faults.DelaySubscribers(0)
+		require.NoError(t, <-done)
+		assert.False(t, locktest.IsClosed(e1.Lost()), "the late grant was taken as lost")
+
+		time.Sleep(2 * ttl)
+		synctest.Wait()
+		assert.False(t, locktest.IsClosed(e1.Lost()), "the term was lost: its lease was not renewed")
+		require.NoError(t, e1.Resign(ctx))
+	})
+}

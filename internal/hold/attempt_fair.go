@@ -156,10 +156,11 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 // millisecond, either stood then, and the try took it, or had ended, which
 // takes a whole lease.) Its lease is dated from the earliest local time
 // the grant can have been made: dated, less the millisecond the server's
-// clock truncates, and no earlier than the try was sent. A grant read
-// after most of its lease is confirmed by a renewal as any late reply is
-// (Took), and the watchdog's renewals verify it from then on. An older
-// grant, a fixed lease, or replicas to wait for, take the round trip.
+// clock truncates, and no earlier than the try was sent; the watchdog's
+// renewals verify it from then on, the first within a tick (a third of
+// the lease). A grant read later than a tick after it was made (the
+// message was delayed), an older grant, a fixed lease, or replicas to wait
+// for, take the round trip.
 func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
 	h := a.f.H
 	arg := scripts.TokenArg(token)
@@ -169,7 +170,9 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64
 		if since.Before(a.sent) {
 			since = a.sent
 		}
-		return since, true, nil
+		if time.Since(since) < h.TTL()/3 {
+			return since, true, nil
+		}
 	}
 	if a.fixed {
 		since = dated(a.sent, a.at, grantedAt)

@@ -25,10 +25,11 @@
 // the candidate confirms the grant in one round trip, a write that waits
 // for the replicas). In BenchmarkHandOff (the next candidate in another
 // process, one redis-server, 2 cores, a machine shared with other work;
-// five runs) the next leader's Campaign returned 176-272µs after the call
-// to Resign at the median, 2.4 to 3.4 times one idle EVALSHA round trip
-// measured in the same runs (69-79µs). Most of it is the Resign's own
-// round trip (173-257µs): its script makes the hand-off, some twenty
+// ten runs) the next leader's Campaign returned 176-272µs after the call
+// to Resign at the median, 2.4 to 4.2 times one idle EVALSHA round trip
+// measured in the same runs (61-88µs; 2.6 and 3.3 the medians of two sets
+// of five). Most of it is the Resign's own round trip (173-257µs): its
+// script makes the hand-off, some twenty
 // commands on seven keys and two messages, and on that machine a script
 // that starts after a millisecond of idleness runs several times slower
 // than in a busy loop. The rest is the grant's message.

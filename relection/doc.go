@@ -16,18 +16,23 @@
 // Candidates lead in the order they first campaigned, across processes: an
 // election is a fair lock (package rfairlock) whose holder leads. Resign
 // hands the lead to the longest-waiting live candidate inside the same
-// script, and publishes the grant to that candidate's process alone, which
-// confirms it in Redis in one round trip (as rfairlock's waiters do: the
-// message is a hint) and returns from Campaign. In BenchmarkHandOff (the
-// next candidate in another process, one redis-server, 2 cores; three runs
-// of 300 hand-offs, on a machine shared with other work) the next leader's
-// Campaign returned 350-509µs after the call to Resign at the median, 3.1
-// to 10 times one idle EVALSHA round trip measured in the same runs
-// (44-112µs). Most of it is the Resign's own round trip (274-363µs): its
-// script makes the hand-off, some twenty commands and two messages, and on
-// that machine a script that starts after a millisecond of idleness runs
-// several times slower than in a busy loop. The rest is the grant's
-// message and the new leader's confirmation of it.
+// script, and publishes the grant to that candidate's process alone, whose
+// Campaign returns on reading it, without a round trip: an election has no
+// ForceUnlock, and only the handle that knows a term's token ends it, so
+// nothing but the lease ends a grant before its candidate reads it (the
+// lease is dated from when the grant can have been made, and the
+// watchdog's renewals verify the term from then on; with WithWaitReplicas
+// the candidate confirms the grant in one round trip, a write that waits
+// for the replicas). In BenchmarkHandOff (the next candidate in another
+// process, one redis-server, 2 cores, a machine shared with other work;
+// ten runs) the next leader's Campaign returned 176-272µs after the call
+// to Resign at the median, 2.4 to 4.2 times one idle EVALSHA round trip
+// measured in the same runs (61-88µs; 2.6 and 3.3 the medians of two sets
+// of five). Most of it is the Resign's own round trip (173-257µs): its
+// script makes the hand-off, some twenty
+// commands on seven keys and two messages, and on that machine a script
+// that starts after a millisecond of idleness runs several times slower
+// than in a busy loop. The rest is the grant's message.
 //
 // # Terms and fencing
 //

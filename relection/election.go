@@ -71,7 +71,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			// queue of the same name must never be granted an election.
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
 			Log: h.Key(core.KeyElectLog)}.Prepared(h.S.Config.TTL)
-		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
+		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name), Unforced: true}
 	}
 	return e
 }

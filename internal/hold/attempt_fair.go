@@ -21,6 +21,12 @@ type Fair struct {
 	H    *Handle
 	Lock scripts.Fair // H.Lock and the queue's keys
 	Ch   string       // the Client's channel for the name, where grants to its waiters arrive
+	// Unforced says that no call ends a grant before its grantee has seen
+	// it, other than its lease running out: the lock has no ForceUnlock,
+	// and only the handle that knows a hold's token releases it (an
+	// election). A grant message read in time is then the hold itself (see
+	// confirm).
+	Unforced bool
 }
 
 // Acquire takes the lock with the lease argument l (its length and holder
@@ -143,10 +149,32 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 // its token (the token names one hold: tokens never repeat), its lease
 // dated from the grant. Both are sent on the Writer, so with
 // WithWaitReplicas the replicas have the grant once it is confirmed.
+//
+// An Unforced lock's grant message needs no round trip without
+// WithWaitReplicas: nothing but its lease ends a grant, so one made no
+// earlier than the last try ran (grantedAt, by the server's clock in ms)
+// stands for its lease. (One made before that try, in the same
+// millisecond, either stood then, and the try took it, or had ended, which
+// takes a whole lease.) Its lease is dated from the earliest local time
+// the grant can have been made: dated, less the millisecond the server's
+// clock truncates, and no earlier than the try was sent; the watchdog's
+// renewals verify it from then on, the first within a tick (a third of
+// the lease). A grant read later than a tick after it was made (the
+// message was delayed), an older grant, a fixed lease, or replicas to wait
+// for, take the round trip.
 func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
 	h := a.f.H
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
+	if a.f.Unforced && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
+		since = dated(a.sent, a.at, grantedAt).Add(-time.Millisecond)
+		if since.Before(a.sent) {
+			since = a.sent
+		}
+		if time.Since(since) < h.TTL()/3 {
+			return since, true, nil
+		}
+	}
 	if a.fixed {
 		since = dated(a.sent, a.at, grantedAt)
 		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Hash, "t", strconv.FormatUint(token, 10))

@@ -57,11 +57,12 @@ type fairCalls struct {
 }
 
 // Prepared returns f with its acquire and release prepared once, the
-// heartbeat of its waiters heartbeat, and its Lock's calls prepared as
-// Lock.Prepared does (renewals of leases of heartbeat).
+// heartbeat of its waiters heartbeat, and its Lock's renewals of leases of
+// heartbeat prepared as Lock.Prepared does; the Lock's acquire and release,
+// which a fair lock does not send, are not.
 func (f Fair) Prepared(heartbeat time.Duration) Fair {
-	f.Lock = f.Lock.Prepared(heartbeat)
-	b := Box(f.keys(), f.Lock.calls.owned...) // the Lock's, boxed already
+	b := Box(f.keys(), f.ownedArgs()...)
+	f.Lock = f.Lock.preparedRenewals(heartbeat, b.fixed)
 	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b),
 		heartbeat: heartbeat, heartbeatMs: heartbeat.Milliseconds()}
 	return f

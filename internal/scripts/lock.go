@@ -55,9 +55,17 @@ type lockCalls struct {
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	b := l.boxed()
 	k := b.keys // Hash, Fence, Marks, Waiters
-	l.calls = &lockCalls{acquire: lockAcquire.On(b),
-		release:   lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed}),
-		renewKeys: []string{l.Hash}, owned: b.fixed, renewMs: ttl.Milliseconds(), renewTTL: ttl,
+	l = l.preparedRenewals(ttl, b.fixed)
+	l.calls.acquire = lockAcquire.On(b)
+	l.calls.release = lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed})
+	return l
+}
+
+// preparedRenewals returns l with only its renewals of leases of ttl
+// prepared, on owned (ownedArgs, boxed already): a lock kind with
+// acquire and release scripts of its own (Fair) uses no others of Lock's.
+func (l Lock) preparedRenewals(ttl time.Duration, owned []any) Lock {
+	l.calls = &lockCalls{renewKeys: []string{l.Hash}, owned: owned, renewMs: ttl.Milliseconds(), renewTTL: ttl,
 		beatMs: ttl.Milliseconds()}
 	return l
 }
@@ -82,14 +90,14 @@ func (l Lock) ownedArgs(more ...any) []any {
 }
 
 func (l Lock) acquireCall() Call {
-	if l.calls != nil {
+	if l.calls != nil && l.calls.acquire.s != nil {
 		return l.calls.acquire
 	}
 	return lockAcquire.On(l.boxed())
 }
 
 func (l Lock) releaseCall() Call {
-	if l.calls != nil {
+	if l.calls != nil && l.calls.release.s != nil {
 		return l.calls.release
 	}
 	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs()...)

@@ -72,6 +72,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
 			Log: h.Key(core.KeyElectLog)}.Prepared(h.S.Config.TTL)
 		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name), Unforced: true}
+		h.Lock = e.fair.Lock // prepared for renewals only: a fair lock sends none of NewHandle's prepared calls
 	}
 	return e
 }

@@ -22,9 +22,8 @@ const kind = "rfairlock"
 type Mutex struct {
 	_ noCopy
 
-	h    *hold.Handle
-	fair scripts.Fair // h.Lock and the queue's keys; zero when h.Err is set
-	q    hold.Fair
+	h *hold.Handle
+	q hold.Fair // its Lock is h.Lock and the queue's keys; zero when h.Err is set
 }
 
 // New returns a handle on the fair lock named name. It does no I/O; a bad
@@ -34,9 +33,10 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &Mutex{h: h}
 	if h.Err == nil {
-		m.fair = scripts.Fair{Lock: h.Lock,
+		fair := scripts.Fair{Lock: h.Lock,
 			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared(h.S.Config.TTL)
-		m.q = hold.Fair{H: h, Lock: m.fair, Ch: h.S.ClientChannel(name)}
+		m.q = hold.Fair{H: h, Lock: fair, Ch: h.S.ClientChannel(name)}
+		h.Lock = fair.Lock // prepared for renewals only: a fair lock sends none of NewHandle's prepared calls
 	}
 	return m
 }
@@ -131,7 +131,7 @@ func (m *Mutex) Forget(ctx context.Context) (bool, error) {
 // "Forced unlock" in package redcoord; at once if it is this handle); its
 // Unlock returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	ok, err := m.h.ForceUnlock(ctx, m.fair.Force)
+	ok, err := m.h.ForceUnlock(ctx, m.q.Lock.Force)
 	return ok, m.named(err)
 }
 

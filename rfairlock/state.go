@@ -54,7 +54,7 @@ func (m *Mutex) queue(ctx context.Context) (scripts.Queue, error) {
 	if err := m.h.Check(ctx); err != nil {
 		return scripts.Queue{}, err
 	}
-	return m.fair.QueueState(ctx, m.h.S.RDB)
+	return m.q.Lock.QueueState(ctx, m.h.S.RDB)
 }
 
 // Context returns a copy of parent that is cancelled when the handle's

@@ -72,8 +72,9 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		if t.count > 0 && !errors.Is(err, errs.ErrWrongType) {
 			// Redis may have applied it: the hold then ends with the new
 			// lease, which no renewal extends any more.
-			if end := sent.Add(length - lease.Margin(length)); t.maybeEnd.IsZero() || end.Before(t.maybeEnd) {
-				t.maybeEnd = end
+			r := t.rareLocked()
+			if end := sent.Add(length - lease.Margin(length)); r.maybeEnd.IsZero() || end.Before(r.maybeEnd) {
+				r.maybeEnd = end
 			}
 		}
 		t.watchLocked() // as it was, bounded by maybeEnd
@@ -90,8 +91,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	if t.timer != nil {
 		t.timer.Stop()
 	}
-	t.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
-	t.ending = time.Time{}   // and any end a failed release left
+	if r := t.rare; r != nil {
+		r.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
+		r.ending = time.Time{}   // and any end a failed release left
+	}
 	t.keep.Fixed, t.keep.Since = length, sent
 	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
@@ -110,14 +113,14 @@ func (t *Tracker) watchLocked() {
 	if t.count == 0 {
 		return
 	}
-	if !t.maybeEnd.IsZero() && t.bound == nil {
-		t.bound = time.AfterFunc(time.Until(t.maybeEnd), t.expiryLocked())
+	if r := t.rare; r != nil && !r.maybeEnd.IsZero() && r.bound == nil {
+		r.bound = time.AfterFunc(time.Until(r.maybeEnd), t.expiryLocked())
 	}
 	if t.lease != nil || t.timer != nil {
 		return
 	}
-	if !t.ending.IsZero() {
-		t.timer = time.AfterFunc(time.Until(t.ending), t.expiryLocked())
+	if ending := t.ends().ending; !ending.IsZero() {
+		t.timer = time.AfterFunc(time.Until(ending), t.expiryLocked())
 		return
 	}
 	if t.keep.Fixed > 0 {
@@ -154,18 +157,19 @@ func (t *Tracker) Deadline() (d time.Time, ok bool) {
 
 // deadlineLocked is Deadline; the caller holds mu.
 func (t *Tracker) deadlineLocked() (d time.Time, ok bool) {
+	r := t.ends()
 	switch {
 	case t.count == 0:
 		return time.Time{}, false
-	case t.timer != nil && !t.ending.IsZero():
-		d, ok = t.ending, true
+	case t.timer != nil && !r.ending.IsZero():
+		d, ok = r.ending, true
 	case t.lease != nil:
 		d, ok = t.lease.Deadline(), true
 	case t.timer != nil:
 		d, ok = t.keep.Since.Add(t.keep.Fixed-lease.Margin(t.keep.Fixed)), true
 	}
-	if ok && t.bound != nil && t.maybeEnd.Before(d) {
-		d = t.maybeEnd
+	if ok && r.bound != nil && r.maybeEnd.Before(d) {
+		d = r.maybeEnd
 	}
 	return d, ok
 }

@@ -15,18 +15,14 @@ import (
 // without a request to Redis. Go has no goroutine ids, so the caller that
 // means to re-enter says so with its context: one that descends from the
 // current hold's Context (Mark) re-enters without the slot. Its zero value
-// is not usable; use NewGate.
+// is free; a Gate must not be copied.
 type Gate struct {
-	slot chan struct{} // full while an acquire, or the hold it took, keeps the handle
-
-	mu   sync.Mutex
-	seq  uint64 // numbers the acquires that take the slot
-	by   uint64 // the acquire that keeps the slot until its hold keeps it; 0: none
-	kept bool   // a hold keeps the slot
+	mu   sync.Mutex // guards the fields below
+	slot slot       // full while an acquire, or the hold it took, keeps the handle
+	seq  uint64     // numbers the acquires that take the slot
+	by   uint64     // the acquire that keeps the slot until its hold keeps it; 0: none
+	kept bool       // a hold keeps the slot
 }
-
-// NewGate returns a Gate that nobody keeps.
-func NewGate() *Gate { return &Gate{slot: make(chan struct{}, 1)} }
 
 // Entry is one acquire's pass through a Gate: a value, so that an
 // uncontended acquire allocates nothing for it.
@@ -65,24 +61,22 @@ func (g *Gate) Enter(ctx context.Context, held any, block bool) (Entry, error) {
 		return Entry{g: g}, nil
 	}
 	if block {
-		select {
-		case g.slot <- struct{}{}:
-		case <-ctx.Done():
-			return Entry{}, errs.Both(errs.ErrNotAcquired, ctx.Err())
+		if err := g.slot.take(ctx, &g.mu); err != nil {
+			return Entry{}, errs.Both(errs.ErrNotAcquired, err)
 		}
+		g.mu.Lock()
 	} else {
-		select {
-		case g.slot <- struct{}{}:
-		default:
+		g.mu.Lock()
+		if !g.slot.tryTakeLocked() {
+			g.mu.Unlock()
 			return Entry{}, wait.ErrBusy
 		}
 	}
+	defer g.mu.Unlock()
 	if err := ctx.Err(); err != nil {
-		<-g.slot
+		g.slot.giveLocked()
 		return Entry{}, errs.Both(errs.ErrNotAcquired, err)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.seq++
 	g.by = g.seq
 	return Entry{g: g, n: g.seq}, nil
@@ -99,7 +93,7 @@ func (e Entry) Exit() {
 	defer g.mu.Unlock()
 	if g.by == e.n {
 		g.by = 0
-		<-g.slot
+		g.slot.giveLocked()
 	}
 }
 
@@ -121,13 +115,11 @@ func (g *Gate) Keep(entered bool) bool {
 		g.by, g.kept = 0, true
 		return true
 	}
-	select {
-	case g.slot <- struct{}{}:
-		g.kept = true
-		return true
-	default:
+	if !g.slot.tryTakeLocked() {
 		return false
 	}
+	g.kept = true
+	return true
 }
 
 // End records that the hold that keeps the slot ended (released to zero,
@@ -138,6 +130,6 @@ func (g *Gate) End() {
 	defer g.mu.Unlock()
 	if g.kept {
 		g.kept = false
-		<-g.slot
+		g.slot.giveLocked()
 	}
 }

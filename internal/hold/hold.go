@@ -25,55 +25,49 @@ import (
 type Tracker struct {
 	// gate keeps the goroutines sharing the handle out of each other's
 	// holds (see Enter); every fresh hold keeps it until the hold ends.
-	gate *Gate
+	gate Gate
 
-	// turn holds a value from a request's start until its reply is
-	// recorded: a one-slot semaphore, so that waiting for it is bounded by
-	// the waiter's context (a request stuck on a dead connection must not
-	// hold up another call on the handle for longer than that call allows).
-	turn chan struct{}
+	// turn is full from a request's start until its reply is recorded: a
+	// one-slot semaphore, so that waiting for it is bounded by the
+	// waiter's context (a request stuck on a dead connection must not hold
+	// up another call on the handle for longer than that call allows).
+	turn   slot
+	turnMu sync.Mutex // guards turn
 
 	mu    sync.Mutex // guards the fields below
 	count int64      // hold count as last reported by Redis
 	token uint64     // fencing token of the current hold; 0 when none
 	arg   any        // the token as a script argument (scripts.TokenArg)
 	lease *lease.Lease
-	timer *time.Timer   // fires at the end of a fixed lease
-	lost  chan struct{} // the current hold's; closed by loss
-	keep  Lease         // how the current hold is kept, to watch it again
-	end   func(bool)    // the current hold's onLost, as lease.Watchdog.Add takes it
-	since time.Time     // when the current hold was taken (a fresh acquire's request sent)
-	// maybeEnd is when the current hold may end in Redis because of an
-	// Extend whose outcome is unknown (its reply was lost): the hold is
-	// reported lost then, unless a later Extend succeeds. bound fires at it.
-	maybeEnd time.Time
-	bound    *time.Timer
+	timer *time.Timer // fires at the end of a fixed lease
+	// lost is the current hold's; closed by loss. nil until a hold is
+	// taken or Lost is called (see lostChanLocked).
+	lost  chan struct{}
+	keep  Lease      // how the current hold is kept, to watch it again
+	end   func(bool) // the current hold's onLost, as lease.Watchdog.Add takes it
+	since time.Time  // when the current hold was taken (a fresh acquire's request sent)
+	// rare is what few handles need, made when first needed (see rareLocked).
+	rare *rare
 	// renewed is when the current hold was last renewed, taken as a
 	// request stops its renewals, so that watching it again keeps its
 	// deadline.
 	renewed time.Time
-	// ending is when the current hold ends, set when a release of it
-	// failed: it is no longer renewed, and a timer reports it lost then.
-	ending time.Time
-	// gone: the last hold was lost (Lost is closed), or ended by the
-	// Client's Close, and no fresh hold has been taken since; a release
-	// then reports ErrLeaseLost.
-	gone bool
-	// lostArg is the token, as a script argument, of the last hold lost:
-	// what a release after the loss names (see Named).
-	lostArg any
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
 	scoped Scopes
 	// observe hears the holds' releases and losses, as kind and name.
-	observe    obs.Func
+	observe obs.Func
+	// kind and name: with kind "", name is the tag that Names gave.
 	kind, name string
-	tag        string // names the handle in errors; "" for errs.Tag(kind, name)
 	// notices lists the current hold as held (listed), so that a forced
 	// unlock's message ends it at once (see core.Notices); nil: none.
 	notices *core.Notices
 	held    core.Held
 	listed  bool
+	// gone: the last hold was lost (Lost is closed), or ended by the
+	// Client's Close, and no fresh hold has been taken since; a release
+	// then reports ErrLeaseLost.
+	gone bool
 }
 
 // Observe has the Tracker report its holds' releases and losses to f (nil:
@@ -87,17 +81,18 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 
 // Names has the Tracker name its handle in errors with tag (see errs.Tag,
 // errs.TagNames) rather than by the kind and name Observe gives it: a
-// handle over several locks' holds. Call it before the first acquire.
+// handle over several locks' holds, whose Tracker observes nothing. Call
+// it, instead of Observe, before the first acquire.
 func (t *Tracker) Names(tag string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tag = tag
+	t.kind, t.name = "", tag
 }
 
 // taggedLocked names the handle in errors; the caller holds mu.
 func (t *Tracker) taggedLocked() string {
-	if t.tag != "" {
-		return t.tag
+	if t.kind == "" && t.name != "" {
+		return t.name
 	}
 	return errs.Tag(t.kind, t.name)
 }
@@ -112,7 +107,7 @@ func (t *Tracker) emitLocked(k obs.Kind, err error) {
 
 // New returns a Tracker holding nothing.
 func New() *Tracker {
-	return &Tracker{lost: make(chan struct{}), turn: make(chan struct{}, 1), gate: NewGate()}
+	return &Tracker{}
 }
 
 // Enter begins a Lock or TryLock of the handle, before its first request
@@ -140,16 +135,18 @@ func (t *Tracker) Give() { t.give() }
 
 // take waits for the handle's turn, bounded by ctx.
 func (t *Tracker) take(ctx context.Context) error {
-	select {
-	case t.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for another call on this handle: %w", ctx.Err())
+	if err := t.turn.take(ctx, &t.turnMu); err != nil {
+		return fmt.Errorf("waiting for another call on this handle: %w", err)
 	}
+	return nil
 }
 
 // give gives the turn back.
-func (t *Tracker) give() { <-t.turn }
+func (t *Tracker) give() {
+	t.turnMu.Lock()
+	defer t.turnMu.Unlock()
+	t.turn.giveLocked()
+}
 
 // Belief is what the handle holds as a request is sent: the acquire
 // scripts re-enter only that hold, and take over any other hold of the
@@ -248,7 +245,7 @@ func (t *Tracker) LostHold() any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count == 0 && t.gone {
-		return t.lostArg
+		return t.ends().lostArg
 	}
 	return nil
 }
@@ -258,8 +255,8 @@ func (t *Tracker) namedLocked() any {
 	switch {
 	case t.count > 0 && t.arg != nil:
 		return t.arg
-	case t.count == 0 && t.gone && t.lostArg != nil:
-		return t.lostArg
+	case t.count == 0 && t.gone && t.ends().lostArg != nil:
+		return t.rare.lostArg
 	}
 	return scripts.NoToken
 }
@@ -283,6 +280,15 @@ func (t *Tracker) Token() uint64 {
 func (t *Tracker) Lost() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.lostChanLocked()
+}
+
+// lostChanLocked returns lost, made first if no hold has been taken yet:
+// a channel that only a loss closes, as every hold's. The caller holds mu.
+func (t *Tracker) lostChanLocked() chan struct{} {
+	if t.lost == nil {
+		t.lost = make(chan struct{})
+	}
 	return t.lost
 }
 

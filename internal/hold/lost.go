@@ -36,13 +36,14 @@ func (t *Tracker) closedLocked() {
 // taken; the caller holds mu.
 func (t *Tracker) goneLocked() {
 	if t.count > 0 {
-		t.lostArg = t.arg
+		t.rareLocked().lostArg = t.arg
 	}
 	t.dropLocked()
+	lost := t.lostChanLocked()
 	select {
-	case <-t.lost:
+	case <-lost:
 	default:
-		close(t.lost)
+		close(lost)
 	}
 	t.gone = true
 }
@@ -58,7 +59,9 @@ func (t *Tracker) dropLocked() {
 		t.lease = nil
 	}
 	t.stopTimersLocked()
-	t.maybeEnd, t.ending = time.Time{}, time.Time{}
+	if t.rare != nil {
+		t.rare.maybeEnd, t.rare.ending = time.Time{}, time.Time{}
+	}
 	t.count, t.token, t.arg = 0, 0, nil
 	t.gate.End()
 }
@@ -70,9 +73,9 @@ func (t *Tracker) stopTimersLocked() {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	if t.bound != nil {
-		t.bound.Stop()
-		t.bound = nil
+	if t.rare != nil && t.rare.bound != nil {
+		t.rare.bound.Stop()
+		t.rare.bound = nil
 	}
 }
 

@@ -64,8 +64,8 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
 				what, strings.TrimPrefix(err.Error(), "redcoord: "))
 		}
-		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ending.IsZero() && t.keep.Watchdog != nil {
-			t.ending = t.keep.Watchdog.Ends(t.renewed)
+		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ends().ending.IsZero() && t.keep.Watchdog != nil {
+			t.rareLocked().ending = t.keep.Watchdog.Ends(t.renewed)
 		}
 		t.watchLocked()
 		return err

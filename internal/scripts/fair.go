@@ -49,21 +49,20 @@ type Fair struct {
 	fcalls *fairCalls // prepared by Prepared; nil: prepared on each call
 }
 
-// fairCalls are a Fair's hot calls, prepared once.
+// fairCalls are a Fair's hot calls, prepared once; its heartbeat is its
+// Lock's renewals' lease (lockCalls.ttl).
 type fairCalls struct {
 	acquire, release Call
-	heartbeat        time.Duration
-	heartbeatMs      any
 }
 
 // Prepared returns f with its acquire and release prepared once, the
-// heartbeat of its waiters heartbeat, and its Lock's calls prepared as
-// Lock.Prepared does (renewals of leases of heartbeat).
+// heartbeat of its waiters heartbeat, and its Lock's renewals of leases of
+// heartbeat prepared as Lock.Prepared does; the Lock's acquire and release,
+// which a fair lock does not send, are not.
 func (f Fair) Prepared(heartbeat time.Duration) Fair {
-	f.Lock = f.Lock.Prepared(heartbeat)
-	b := Box(f.keys(), f.Lock.calls.owned...) // the Lock's, boxed already
-	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b),
-		heartbeat: heartbeat, heartbeatMs: heartbeat.Milliseconds()}
+	b := Box(f.keys(), f.ownedArgs()...)
+	f.Lock = f.Lock.preparedRenewals(heartbeat, b.fixed)
+	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b)}
 	return f
 }
 
@@ -113,8 +112,8 @@ type Attempt struct {
 // is set to heartbeat from now.
 func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool, heartbeat time.Duration) (Attempt, error) {
 	var hb any
-	if f.fcalls != nil && heartbeat == f.fcalls.heartbeat {
-		hb = f.fcalls.heartbeatMs
+	if f.fcalls != nil && f.Lock.calls != nil && heartbeat == f.Lock.calls.ttl {
+		hb = f.Lock.calls.ms
 	} else {
 		hb = heartbeat.Milliseconds()
 	}

@@ -44,9 +44,10 @@ type lockCalls struct {
 	acquire, release Call
 	renewKeys        []string
 	owned            []any // ownedArgs, boxed once
-	renewMs          any
-	renewTTL         time.Duration
-	beatMs           any // how long a registration lives: ttl
+	// ttl is the lease of the renewals, and how long a registration
+	// lives; ms is ttl in milliseconds, boxed once.
+	ttl time.Duration
+	ms  any
 }
 
 // Prepared returns l with its acquire and release prepared once, and its
@@ -55,10 +56,17 @@ type lockCalls struct {
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	b := l.boxed()
 	k := b.keys // Hash, Fence, Marks, Waiters
-	l.calls = &lockCalls{acquire: lockAcquire.On(b),
-		release:   lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed}),
-		renewKeys: []string{l.Hash}, owned: b.fixed, renewMs: ttl.Milliseconds(), renewTTL: ttl,
-		beatMs: ttl.Milliseconds()}
+	l = l.preparedRenewals(ttl, b.fixed)
+	l.calls.acquire = lockAcquire.On(b)
+	l.calls.release = lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed})
+	return l
+}
+
+// preparedRenewals returns l with only its renewals of leases of ttl
+// prepared, on owned (ownedArgs, boxed already): a lock kind with
+// acquire and release scripts of its own (Fair) uses no others of Lock's.
+func (l Lock) preparedRenewals(ttl time.Duration, owned []any) Lock {
+	l.calls = &lockCalls{renewKeys: []string{l.Hash}, owned: owned, ttl: ttl, ms: ttl.Milliseconds()}
 	return l
 }
 
@@ -82,14 +90,14 @@ func (l Lock) ownedArgs(more ...any) []any {
 }
 
 func (l Lock) acquireCall() Call {
-	if l.calls != nil {
+	if l.calls != nil && l.calls.acquire.s != nil {
 		return l.calls.acquire
 	}
 	return lockAcquire.On(l.boxed())
 }
 
 func (l Lock) releaseCall() Call {
-	if l.calls != nil {
+	if l.calls != nil && l.calls.release.s != nil {
 		return l.calls.release
 	}
 	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs()...)
@@ -165,7 +173,7 @@ var (
 func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, reg Registry) (Acquired, error) {
 	beat := markerMs // a Lock not Prepared: registrations live MarkerTTL
 	if l.calls != nil {
-		beat = l.calls.beatMs
+		beat = l.calls.ms
 	}
 	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held, reg.arg, beat)
 	return decode(v, err, acquired)
@@ -276,10 +284,10 @@ func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // (renewed) or 0 (lost: the owner holds nothing, or another hold of its,
 // which a late renewal of an earlier hold must not extend).
 func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, []any) {
-	if c := l.calls; c != nil && c.renewKeys != nil && c.renewTTL == lease {
+	if c := l.calls; c != nil && c.renewKeys != nil && c.ttl == lease {
 		args := make([]any, len(c.owned), len(c.owned)+2)
 		copy(args, c.owned)
-		return lockRenew.Script, c.renewKeys, append(args, c.renewMs, token)
+		return lockRenew.Script, c.renewKeys, append(args, c.ms, token)
 	}
 	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token)
 }

@@ -225,85 +225,102 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 		return err
 	}
 	defer e.Exit()
-	op := h.Hold.Op()
-	defer op.Stop()
-	ttl := h.TTL()
-	req := h.NextRequest()
-	leaseArg := h.LeaseArg(fixed)
+	a := &writeAttempt{m: m, op: hold.OpOf(h.Hold), req: h.NextRequest(), lease: h.LeaseArg(fixed), block: block}
+	defer a.op.Stop()
 	// A blocked writer whose Client is woken by pub/sub takes part in its
 	// Client's one registration in the writers' wake registry (see
 	// hold.ClientWait); a release wakes the Client's longest-waiting writer.
-	var cw *hold.ClientWait
 	if block {
-		cw = hold.EnterClientWait(h.S, m.rw.WriterWaiters, m.wch, writers{m})
-		defer cw.Exit()
+		a.cw = hold.EnterClientWait(h.S, m.rw.WriterWaiters, m.wch, writers{m})
+		defer a.cw.Exit()
 	}
-	// The waiting writer's heartbeat in KEYS[5] (which holds new readers
-	// back), made when a try first finds the lock busy.
-	var hb *lease.Heartbeat
-	stopHeartbeat := func() {
-		if hb != nil {
-			hb.Stop()
-		}
-	}
-	defer stopHeartbeat()
-
-	try := func(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
-		held, err := op.Start(ctx)
-		if err != nil {
-			return got, wait.Attempt{}, err
-		}
-		req := op.Request(&h.Base, req, held.Held)
-		defer func() {
-			if err != nil || !att.Acquired {
-				op.Stop()
-			}
-		}()
-		now := time.Now()
-		reg := cw.Mode(w)
-		a, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, leaseArg, block, reg, ttl)
-		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
-		switch {
-		case err != nil:
-			return got, wait.Attempt{}, err
-		case upgrade:
-			return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
-				errs.ErrNotAcquired, errs.ErrUpgrade)
-		}
-		if err := cw.Sent(reg, now, a.OK); err != nil {
-			return got, wait.Attempt{}, err
-		}
-		if a.OK {
-			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
-		}
-		if block {
-			if hb == nil {
-				script, keys, args := m.rw.Renewal(true, ttl)
-				hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-			}
-			if err := hb.Watch(now); err != nil {
-				return got, wait.Attempt{}, err
-			}
-		}
-		return got, wait.Attempt{Hint: a.Wait}, nil
-	}
-	leave := func(ctx context.Context) error {
-		stopHeartbeat()
-		_, wake, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), true, cw.Keep())
-		h.HandOn(m.wch, wake)
-		return err
-	}
-	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
+	defer a.stopHeartbeat()
 	// A new Lock where writers of this Client already wait queues behind
 	// them without a try; a holder re-enters at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && cw.Counted(),
-		Early: cw != nil}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && a.cw.Counted(),
+		Early: a.cw != nil}
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
 	if err != nil {
 		return err
 	}
-	stopHeartbeat()
-	return h.Took(ctx, r.Got, fixed, tries)
+	a.stopHeartbeat()
+	return h.Took(ctx, r.Got, fixed, a)
+}
+
+// writeAttempt is one write acquire's tries, and the undo of its request.
+type writeAttempt struct {
+	m     *RWMutex
+	op    hold.Op // its turn at the write hold's Tracker
+	req   string
+	lease scripts.Lease
+	block bool
+	cw    *hold.ClientWait // nil: the acquire never registers
+	// hb is the waiting writer's heartbeat in KEYS[5] (which holds new
+	// readers back), made when a try first finds the lock busy.
+	hb *lease.Heartbeat
+}
+
+// stopHeartbeat stops the waiting writer's heartbeat, if it has one.
+func (a *writeAttempt) stopHeartbeat() {
+	if a.hb != nil {
+		a.hb.Stop()
+	}
+}
+
+// Try sends the write acquire once, in the handle's turn, which an
+// acquiring try keeps until the hold is recorded.
+func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
+	m, h := a.m, a.m.h
+	held, err := a.op.Start(ctx)
+	if err != nil {
+		return got, wait.Attempt{}, err
+	}
+	req := a.op.Request(&h.Base, a.req, held.Held)
+	defer func() {
+		if err != nil || !att.Acquired {
+			a.op.Stop()
+		}
+	}()
+	now := time.Now()
+	reg := a.cw.Mode(w)
+	ttl := h.TTL()
+	r, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, a.lease, a.block, reg, ttl)
+	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
+	switch {
+	case err != nil:
+		return got, wait.Attempt{}, err
+	case upgrade:
+		return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
+			errs.ErrNotAcquired, errs.ErrUpgrade)
+	}
+	if err := a.cw.Sent(reg, now, r.OK); err != nil {
+		return got, wait.Attempt{}, err
+	}
+	if r.OK {
+		return hold.Got{Acquired: r, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
+	}
+	if a.block {
+		if a.hb == nil {
+			script, keys, args := m.rw.Renewal(true, ttl)
+			a.hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+		}
+		if err := a.hb.Watch(now); err != nil {
+			return got, wait.Attempt{}, err
+		}
+	}
+	return got, wait.Attempt{Hint: r.Wait}, nil
+}
+
+// Leave undoes the request if Redis applied it, and stops waiting as a
+// writer; the Client leaves the writers' wake registry unless other local
+// writers remain. A wake the leave frees for a writer of this Client is
+// handed on here.
+func (a *writeAttempt) Leave(ctx context.Context) error {
+	m, h := a.m, a.m.h
+	a.stopHeartbeat()
+	_, wake, err := m.rw.Leave(ctx, h.S.RDB, a.op.Sent(a.req), true, a.cw.Keep())
+	h.HandOn(m.wch, wake)
+	return err
 }
 
 // writers is what the writers' per-Client registration needs of the

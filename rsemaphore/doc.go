@@ -82,11 +82,15 @@
 // that fit, and a newcomer that reaches Redis first may take the permits
 // ahead of them; a large request can wait while a stream of small ones
 // keeps the count low. It needs no queue in Redis, only the registry. In
-// BenchmarkFairVsUnfair (64 handles in 8 processes on 8 permits, 1ms
-// holds, one redis-server; two runs) the unfair semaphore made 3,000-3,600
-// acquisitions/s at 3 round trips each, with a p50 wait of 0.7-1ms and a
-// p99 of 145ms: newcomers overtake the woken waiters. WithFair made
-// 3,850-4,050 at 2 round trips, with a p50 of 14ms and a p99 of 18-25ms.
+// the bench's semaphore scenario (go run ./bench -start redis-server
+// -scenario semaphore -workers 64 -procs 1,64: 64 workers on 8 permits,
+// 1ms holds), with one Client per worker the unfair semaphore made 3,700
+// acquisitions/s at 3 round trips each, with a p50 wait of 0.7ms and a p99
+// of 116ms: newcomers overtake the woken waiters; WithFair made 4,060 at 2
+// round trips, with a p50 of 14ms and a p99 of 17ms. With all 64 workers
+// on one Client, the unfair semaphore's waiters queue behind one
+// registration in their process, in order: 4,190 at 2 round trips, p99
+// 17ms.
 //
 // WithFair serves a handle's blocking Acquire calls in the order they first
 // asked, with the design of rfairlock: a waiter joins a queue in Redis and

@@ -125,7 +125,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
 	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
 	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+
-		strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, " and ")+"): "+strings.Join(lockNames, ", "))
+		strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, ", ")+"): "+strings.Join(lockNames, ", "))
 	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock, semaphore)")
 	fs.IntVar(&c.names, "names", 1, "lock names the workers are spread over, worker i on name i mod names; "+
 		"exclusion is checked per name (mutex, semaphore)")

@@ -73,6 +73,10 @@ func named(cfg *config, names []string) []contender {
 			redcoordProcess(func(c *redcoord.Client, key string) locker {
 				return semLock{rsemaphore.New(c, key, rsemaphore.WithFair()), int64(cfg.permits)}
 			})},
+		"rsemaphore-expirable": {"rsemaphore-expirable", "rsemaphore ExpirableSemaphore: a lease and a fencing token per permit, released by id",
+			redcoordProcess(func(c *redcoord.Client, key string) locker {
+				return &xsemLock{s: rsemaphore.NewExpirable(c, key), permits: int64(cfg.permits)}
+			})},
 		"none": {"none", "no lock at all: the baseline that shows what oversell looks like",
 			func(redis.UniversalClient, *config, string) (process, error) {
 				return process{handle: func(string) locker { return noLock{} }, close: noClose}, nil

@@ -7,7 +7,7 @@
 //	go run ./bench                           # a redis-server it starts when one is on PATH, else an embedded miniredis
 //	go run ./bench -redis 127.0.0.1:6379     # a server of yours
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
-//	go run ./bench -scenario semaphore       # rsemaphore unfair vs fair, 8 permits
+//	go run ./bench -scenario semaphore       # rsemaphore unfair, fair and expirable, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
 //	go run ./bench -scenario ratelimit       # workers sharing -rate events/s with -burst: rratelimit Wait vs redis_rate (Allow, sleep, retry)
 //	go run ./bench -scenario capacity        # Redis CPU per Lock+Unlock, 32 names at once and one alone

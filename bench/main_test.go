@@ -254,7 +254,7 @@ func TestRealRedis(t *testing.T) {
 		require.Zero(t, m.ME, "rwlock %s, %d workers", m.Lock, m.Workers)
 		require.Positive(t, m.Acquisitions, "rwlock %s, %d workers", m.Lock, m.Workers)
 	}
-	require.Len(t, res.Semaphore, 4)
+	require.Len(t, res.Semaphore, 6)
 	for _, m := range res.Semaphore {
 		require.Zero(t, m.OverLimit, "semaphore %s, %d workers", m.Lock, m.Workers)
 		require.Positive(t, m.Acquisitions, "semaphore %s, %d workers", m.Lock, m.Workers)

@@ -112,7 +112,7 @@ func TestNamesTable(t *testing.T) {
 	require.Contains(t, out, "\nmutex: worker i on lock name i mod names, each worker holds it")
 	require.Contains(t, out, "\nsemaphore: worker i on semaphore i mod names, each of 1 permits;")
 	require.Regexp(t, `(?m)^\s*lock\s+workers\s+clients\s+names\s+acq/s\s`, out)
-	for _, lock := range []string{"rlock", "rfairlock", "rsemaphore", "rsemaphore-fair"} {
+	for _, lock := range []string{"rlock", "rfairlock", "rsemaphore", "rsemaphore-fair", "rsemaphore-expirable"} {
 		require.Regexp(t, `(?m)^\s*`+lock+`\s+1\s+1\s+1\s`, out, "%s: 1 worker on 1 Client on 1 name", lock)
 		require.Regexp(t, `(?m)^\s*`+lock+`\s+4\s+2\s+3\s`, out, "%s: 4 workers on 2 Clients over 3 names", lock)
 	}
@@ -120,7 +120,7 @@ func TestNamesTable(t *testing.T) {
 
 	res := readResults(t, dir+"/results.json")
 	require.Len(t, res.Mutex, 4)
-	require.Len(t, res.Semaphore, 4)
+	require.Len(t, res.Semaphore, 6)
 	rows := append(commons(res.Mutex), commons(res.Semaphore)...)
 	for _, m := range rows {
 		require.Equal(t, map[int]int{1: 0, 4: 3}[m.Workers], m.Names, "%s, %d workers", m.Lock, m.Workers)

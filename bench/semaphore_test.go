@@ -26,7 +26,7 @@ func TestSemaphoreTable(t *testing.T) {
 	}
 	require.Contains(t, out, "rsemaphore WithFair: a FIFO queue", "the fair semaphore is in the legend")
 	require.NotContains(t, out, "redsync", "the mutex contenders did not run")
-	require.Contains(t, errOut, "[4/4] semaphore rsemaphore-fair, 4 workers")
+	require.Contains(t, errOut, "[6/6] semaphore rsemaphore-expirable, 4 workers")
 
 	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	require.NoError(t, err)
@@ -35,10 +35,10 @@ func TestSemaphoreTable(t *testing.T) {
 	res := readResults(t, filepath.Join(dir, "results.json"))
 	require.Empty(t, res.Mutex)
 	require.Equal(t, 2, res.Settings.Permits)
-	require.Len(t, res.Semaphore, 4)
+	require.Len(t, res.Semaphore, 6)
 	for i, m := range res.Semaphore {
-		require.Equal(t, semLockNames[i%2], m.Lock, "unfair first, then fair, at each worker count")
-		require.Equal(t, []int{1, 4}[i/2], m.Workers)
+		require.Equal(t, semLockNames[i%3], m.Lock, "unfair first, then fair, then expirable, at each worker count")
+		require.Equal(t, []int{1, 4}[i/3], m.Workers)
 		require.Equal(t, 2, m.Permits)
 		require.Zero(t, m.OverLimit, "%s, %d workers: over-limit violations", m.Lock, m.Workers)
 		require.Zero(t, m.Errors, "%s, %d workers: %s", m.Lock, m.Workers, m.ErrorSample)

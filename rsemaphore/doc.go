@@ -136,11 +136,14 @@
 //
 // Every script first drops the permits whose lease has ended, so an
 // expired permit is free the moment it expires. A waiter that finds every
-// permit held registers, as a Semaphore's waiter does, and sleeps until the
-// soonest lease ends (or a release wakes it, or the poll interval passes),
-// and then takes the permit with no message from anyone. A release wakes
-// as many registered waiters as there are free permits, live before dead
-// as a Semaphore's, one message each on its own Client's channel. Releasing a permit that is not held (unknown,
+// permit held registers its Client, as a Semaphore's waiter does (once per
+// Client and name, its other waiters queued locally behind it), and sleeps
+// until the soonest lease ends (or a release wakes it, or the poll interval
+// passes), and then takes the permit with no message from anyone. A
+// release wakes one registered Client per free permit, live before dead as
+// a Semaphore's, one message each on its own Client's channel; a release
+// by a Client whose own acquires wait hands the permit on to them without
+// a message. Releasing a permit that is not held (unknown,
 // expired, released already) is ErrNotHeld, never a silent success; a
 // Release that go-redis retries is applied once.
 //

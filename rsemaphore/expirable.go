@@ -146,17 +146,24 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	if leaseTTL == 0 {
 		leaseTTL = h.TTL()
 	}
-	// A blocking acquire of a Client woken by pub/sub registers when every
-	// permit is held, so that a release wakes it in its own process; its
-	// heartbeat keeps the registration.
+	// A blocking acquire of a Client woken by pub/sub waits through the
+	// waiter registry, where its Client is registered once for all its
+	// blocked acquires of the name (see core.Waits), so that a release
+	// wakes this Client; a Client that polls registers nothing.
 	ttl := h.TTL()
-	var hb *lease.Heartbeat
+	var wt *core.Sized // the Client's blocked acquires of the name, when it registers
 	if block && h.S.Woken() {
-		script, keys, args := s.x.Beat(id, ttl)
-		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-		defer hb.Stop()
+		w := h.S.Waits.EnterSized(s.x.Waiters, 1)
+		wt = &w
 	}
-	registered := false // a try that registers id was sent: a release may have woken it
+	registered := false // a try that registers the Client was sent for id: a release may have woken it
+	// dropped: the last try sent took the permit, or the leave ran, for
+	// the Client's last blocked acquire of the name, and so took the
+	// Client out of the registry
+	dropped := false
+	if wt != nil {
+		defer func() { h.exit(*wt, dropped, s.clientCh, s.unregister) }()
+	}
 	// taken is what an acquiring try got: the permit's token, and no later
 	// than when its lease started.
 	type taken struct {
@@ -165,11 +172,30 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	try := func(ctx context.Context, w wait.Wake) (taken, wait.Attempt, error) {
 		now := time.Now()
-		register := hb != nil && !w.Polling // a wait that cannot hear a wake does not register
+		mode, others := scripts.SemTry, int64(0)
+		if wt != nil {
+			others = wt.Least() // 1: other acquires of the Client wait; 0: none
+			mode = scripts.SemRegister.Behind(others)
+			if w.Polling {
+				// Its wait cannot hear a wake: a registration would only
+				// spend a release's wake, so the one the Client has goes.
+				mode = scripts.SemUnregister
+			}
+		}
+		register := wt != nil && !w.Polling
 		// Applied or not (its reply may be lost), the try may have
-		// registered id: the leave after a failed wait unregisters it.
+		// registered the Client: the leave after a failed wait settles it.
 		registered = registered || register
-		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, register, ttl)
+		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, mode, ttl)
+		if wt != nil && w.Polling && err == nil {
+			wt.Polling()
+		}
+		dropped = err == nil && a.OK && register && others == 0
+		if register && err == nil && (!a.OK || others > 0) {
+			if err := h.registered(*wt, now, s.x.Beat); err != nil {
+				return taken{}, wait.Attempt{}, err
+			}
+		}
 		switch err = core.AcquireErr(a.OK, err); {
 		case errors.Is(err, errs.ErrNotReplicated):
 			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
@@ -177,30 +203,29 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {
-			if register {
-				if err := hb.Watch(now); err != nil {
-					return taken{}, wait.Attempt{}, err
-				}
-			}
 			return taken{}, wait.Attempt{Hint: a.Wait}, nil
 		}
 		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
-		if hb != nil {
-			hb.Stop()
+		others := int64(scripts.SemUnregistered)
+		if wt != nil {
+			others = wt.Least()
+			dropped = others == 0
 		}
-		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl)
+		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl, others)
 		return err
 	}
-	// Wakes are targeted at the request, on this Client's channel.
-	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, ID: id, Once: !block}
+	// A release wakes a registered Client's waiters on that Client's
+	// channel, as many as permits are free; an Acquire of a Client whose
+	// other acquires of the name wait already joins them without a try.
+	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Once: !block, Weight: 1}
+	if wt != nil {
+		spec.Early, spec.Join = true, wt.Least() > 0
+	}
 	r, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
 		return Permit{}, err
-	}
-	if hb != nil {
-		hb.Stop()
 	}
 	script, keys, args := s.x.Renewal(id, h.TTL())
 	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got.since, leaseTTL, opts.Lease > 0)
@@ -214,6 +239,12 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		cancel()
 	}
 	return p, err
+}
+
+// unregister takes the Client out of the registry, by a leave of its own
+// request req (see handle.exit).
+func (s *ExpirableSemaphore) unregister(ctx context.Context, req string) {
+	_, _ = s.x.Leave(ctx, s.h.S.RDB, req, false, s.h.TTL(), 0)
 }
 
 // Acquired returns how many permits are held now, by every holder; permits

@@ -104,8 +104,19 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) 
 	}
 	ctx, cancel := s.h.S.ReleaseContext(ctx)
 	defer cancel()
+	// While acquires of this Client wait on the name, the release hands
+	// the permit to one of them, and the script wakes other Clients only
+	// with what is left.
+	local := s.h.localWaiters(s.x.Waiters)
+	self := ""
+	if local {
+		self = s.h.S.ID
+	}
 	send := func() (int64, error) {
-		ok, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest())
+		ok, r, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest(), self)
+		if local && ok {
+			s.h.handOn(s.clientCh, r.Own, 1)
+		}
 		if !ok {
 			return -1, err
 		}

@@ -157,7 +157,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// of the registry
 	dropped := false
 	if wt != nil {
-		defer func() { s.exit(*wt, dropped) }()
+		defer func() { h.exit(*wt, dropped, s.clientCh, s.unregister) }()
 	}
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
@@ -189,7 +189,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		}
 		dropped = err == nil && a.OK && register && others == 0
 		if register && err == nil && (!a.OK || others > 0) {
-			if err := s.registered(*wt, now); err != nil {
+			if err := h.registered(*wt, now, s.sem.Beat); err != nil {
 				return struct{}{}, wait.Attempt{}, err
 			}
 		}
@@ -253,50 +253,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	return err
 }
 
-// registered records that a try sent at since registered the Client: one
-// heartbeat renews the registration while its blocked acquires wait.
-func (s *Semaphore) registered(wt core.Sized, since time.Time) error {
-	return wt.Registered(since, func() *lease.Heartbeat {
-		script, keys, args := s.sem.Beat(s.h.S.ID, s.h.TTL())
-		return lease.NewHeartbeat(s.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	})
-}
-
-// handOn wakes this Client's blocked acquires of the name after its
-// release r of n permits: as a message "n:<Own>" would, when the script
-// counted the Client among the registered ones; otherwise (its
-// registration was woken and its waiter's try is on the way) those that
-// fit in n beyond what waiters already woken here ask for.
-func (s *Semaphore) handOn(r scripts.SemReleased, n int64) {
-	hb, err := s.h.S.Hub()
-	if err != nil || hb == nil {
-		return
-	}
-	if r.Own > 0 {
-		hb.WakeN(s.clientCh, r.Own)
-		return
-	}
-	hb.WakeFree(s.clientCh, n)
-}
-
-// exit ends an acquire's part in its Client's blocked acquires of the
-// name. When its try or its leave took the Client out of the registry
-// (dropped) while other blocked acquires of the Client came in meanwhile
-// (they joined without a try), it wakes the longest-waiting of them, whose
-// try registers the Client again. The last one, when its own try or leave
-// did not drop the registration, drops it.
-func (s *Semaphore) exit(wt core.Sized, dropped bool) {
-	// The Client leaves the registry under a request id of its own.
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
-		defer cancel()
-		_, _ = s.sem.Leave(ctx, s.h.S.RDB, s.h.NextRequest(), 1, false, s.h.TTL(), 0)
-	}
-	if wt.Exit(dropped, drop) && dropped {
-		if hb, err := s.h.S.Hub(); err == nil && hb != nil {
-			hb.WakeOne(s.clientCh)
-		}
-	}
+// unregister takes the Client out of the registry, by a leave of its own
+// request req (see handle.exit).
+func (s *Semaphore) unregister(ctx context.Context, req string) {
+	_, _ = s.sem.Leave(ctx, s.h.S.RDB, req, 1, false, s.h.TTL(), 0)
 }
 
 // Release returns n permits (at least 1), in one round trip. They go to the
@@ -320,7 +280,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	// While acquires of this Client wait on the name, the release hands
 	// its permits to those that fit here, and the script wakes other
 	// Clients only with what this Client's fewest leaves.
-	local := s.h.S.Woken() && s.h.S.Waits.Waiting(s.sem.Waiters)
+	local := s.h.localWaiters(s.sem.Waiters)
 	self := ""
 	if local {
 		self = s.h.S.ID
@@ -330,7 +290,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 		return s.named(s.h.explain(err))
 	}
 	if local {
-		s.handOn(r, n)
+		s.h.handOn(s.clientCh, r.Own, n)
 	}
 	return s.named(core.ReleaseErr(err))
 }

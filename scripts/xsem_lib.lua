@@ -12,10 +12,11 @@
 --   KEYS[4] fence: a hash, n -> the last token handed out (see next_token
 --           in lib.lua; it expires a day after the last)
 --   KEYS[5] done: request markers (see lib.lua)
---   KEYS[6] waiters: the registry of blocked acquires (see lib.lua), a
---           zset: "<permit id> <ttl>" -> heartbeat deadline (server time,
---           ms); ttl is how long (ms) each renewal keeps it, its Client's
---           lease TTL
+--   KEYS[6] waiters: the registry of the Clients whose acquires are
+--           blocked (see lib.lua), a zset: client id -> heartbeat deadline
+--           (server time, ms). A Client registers once per name, however
+--           many of its acquires wait: they wait in a local queue, and a
+--           wake of the Client wakes as many of them as permits are free
 --   ARGV[1..4] as in lib.lua
 -- A permit is held while its deadline is ahead. Every script that takes,
 -- returns or counts permits for a write first drops the permits whose
@@ -57,60 +58,55 @@ local function xsem_keep(ms)
   outlive(KEYS[3], ms)
 end
 
--- xsem_fresh reports whether the registration m, whose heartbeat deadline
--- is deadline, was renewed within the last half of its TTL (ttl, the last
--- field of m): the watchdog renews a live waiter's every TTL/3.
-local function xsem_fresh(m, deadline, now)
-  local ttl = tonumber(string.match(m, ' (%d+)$'))
-  return ttl ~= nil and deadline - now > ttl / 2
-end
-
--- XSEM_SCAN_BATCH is how many registrations xsem_wake reads per call.
-local XSEM_SCAN_BATCH = 64
-
--- xsem_wake wakes as many registered waiters as there are free permits,
--- after dropping the dead ones: the fresh ones (xsem_fresh) first, the one
--- registered or renewed longest ago first, then, with what is left, the
--- stale ones, longest unrenewed first. A dead process's registrations do
--- not take live waiters' wakes; its cost is the waiters it wakes and the
--- stale ones it passes over (a process that stopped renewing: they lapse
--- within a TTL). Each woken waiter gets one message, targeted at its
--- request on its client's channel ("@<id> "), which only its process
--- hears, and leaves the registry: it registers again if its next try
--- fails. registered is the registry's size (xsem_check_keys): 0 wakes
--- nobody.
-local function xsem_wake(free, registered)
-  if free <= 0 or registered == 0 then
-    return
+-- xsem_wake wakes registered Clients, one per permit, up to budget permits
+-- (what the caller freed: permits freed earlier already woke someone, who
+-- is on the way) and no more than are free: the fresh registrations (see
+-- fresh_floor in lib.lua) first, then, with what is left, the stale ones,
+-- each in the order of their deadlines (the longest unrenewed first), so
+-- that a dead process's registration does not take a live waiter's wake.
+-- Each of a Client's blocked acquires asks for one permit, so every
+-- registration fits: it reads only the registrations it wakes.
+--
+-- A woken Client gets "n:K" on its client channel, which only its process
+-- hears, K being the permits of the budget left when it was woken: its Hub
+-- wakes that many of its local waiters at most (see package hub). It
+-- counts for one, so the next Client is woken with one less. It leaves the
+-- registry: its next try registers it again, unless that try takes the
+-- permit for the Client's last local waiter. The releasing Client (self,
+-- nil or "" for none) hands the permit on to its own waiters: it counts
+-- for one, stays registered and gets no message; xsem_wake returns the K
+-- its message would have said (0: it was not counted). registered is the
+-- registry's size (xsem_check_keys): 0 wakes nobody.
+local function xsem_wake(free, budget, registered, self)
+  budget = math.min(free, budget)
+  if budget <= 0 or registered == 0 then
+    return 0
   end
   local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-  local woken, stale, rank = {}, {}, 0
-  while #woken < free do
-    local ms = redis.call('ZRANGE', KEYS[6], rank, rank + XSEM_SCAN_BATCH - 1, 'WITHSCORES')
-    rank = rank + XSEM_SCAN_BATCH
-    for i = 1, #ms, 2 do
-      if #woken >= free then
-        break
-      elseif xsem_fresh(ms[i], tonumber(ms[i + 1]), now) then
-        woken[#woken + 1] = ms[i]
+  local floor = fresh_floor(KEYS[6], now)
+  if not floor then
+    return 0
+  end
+  local woken, own = {}, 0
+  local function pass(lo, hi)
+    if budget <= 0 then
+      return
+    end
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], lo, hi, 'LIMIT', 0, budget)) do
+      if m == self then
+        own = budget
       else
-        stale[#stale + 1] = ms[i]
+        woken[#woken + 1] = {m, budget}
       end
-    end
-    if #ms < 2 * XSEM_SCAN_BATCH then
-      break
+      budget = budget - 1
     end
   end
-  for _, m in ipairs(stale) do
-    if #woken >= free then
-      break
-    end
-    woken[#woken + 1] = m
+  pass(floor, '+inf')
+  pass('-inf', '(' .. floor)
+  for _, w in ipairs(woken) do
+    redis.call('ZREM', KEYS[6], w[1])
+    notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))
   end
-  for _, m in ipairs(woken) do
-    redis.call('ZREM', KEYS[6], m)
-    local id = string.match(m, '^(%S+)')
-    notify(PUBLISH, client_channel(CHANNEL, id), '@' .. id .. ' ')
-  end
+  return own
 end

@@ -43,5 +43,5 @@ elseif total == 0 then
   -- waiters can never succeed now: wake them all to find out at once
   wake_all(KEYS[6], registered, PUBLISH, CHANNEL)
 end
-xsem_wake(total - held, registered)
+xsem_wake(total - held, total - held, registered)
 return {1, total, total - held}

@@ -73,7 +73,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 				x := testXSem()
 				_, err := x.Set(ctx, rdb, "s:"+strconv.Itoa(owner), SetIfUnset, 1)
 				require.NoError(t, err)
-				a, err := x.Acquire(ctx, rdb, "p:"+strconv.Itoa(owner), time.Minute, false, time.Minute)
+				a, err := x.Acquire(ctx, rdb, "p:"+strconv.Itoa(owner), time.Minute, SemTry, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, x.Permits, x.Leases, x.Tokens, x.Done).Err())

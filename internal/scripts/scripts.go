@@ -242,12 +242,6 @@ func isOne(v any) (bool, error) {
 	return n == 1, err
 }
 
-// firstIsOne decodes an array reply of integers whose first is 1 for yes.
-func firstIsOne(v any) (bool, error) {
-	r, err := ints(v, 1)
-	return err == nil && r[0] == 1, err
-}
-
 // integer decodes an integer reply.
 func integer(v any) (int64, error) {
 	n, ok := v.(int64)

@@ -3,7 +3,6 @@ package scripts
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -52,28 +51,22 @@ type XAttempt struct {
 }
 
 // Acquire takes the permit id with a lease, or finds that it holds it
-// already (a retry). With register, an acquire that finds every permit
-// held registers id to be woken by a release, for hb (see Beat). A total
-// of 0 is ErrInvalidArgument (naming "permits"); unset permits are
-// ErrNotSet; an acquire that was given up is ErrNotAcquired.
-func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration, register bool,
+// already (a retry), and settles its Client's registration by w: SemTry,
+// SemRegister (Behind the Client's other blocked acquires of the name,
+// each asking for 1, or none) or SemUnregister, as for Sem.Acquire; hb is
+// how long a registration lives without renewal (see Beat). A total of 0 is
+// ErrInvalidArgument (naming "permits"); unset permits are ErrNotSet; an
+// acquire that was given up is ErrNotAcquired.
+func (s XSem) Acquire(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration, w SemWait,
 	hb time.Duration) (XAttempt, error) {
-	r := flagFalse
-	if register {
-		r = registerArg
-	}
-	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), r, hb.Milliseconds())...)
+	v, err := xsemAcquire.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), w.arg, hb.Milliseconds(), w.others)...)
 	return decode(v, err, xattempt)
 }
 
-// registerArg is xsem_acquire's ARGV[7] for a request that registers.
-var registerArg any = "r"
-
-// Beat returns the watchdog's renewal of the registration of the blocked
-// acquire id (see Acquire): lock_beat on the waiter registry.
-func (s XSem) Beat(id string, ttl time.Duration) (*redis.Script, []string, []any) {
-	ms := ttl.Milliseconds()
-	return lockBeat.Script, []string{s.Waiters}, s.args(id+" "+strconv.FormatInt(ms, 10), ms)
+// Beat returns the watchdog's renewal of the registration of the Client
+// client (see Acquire): lock_beat on the waiter registry.
+func (s XSem) Beat(client string, ttl time.Duration) (*redis.Script, []string, []any) {
+	return lockBeat.Script, []string{s.Waiters}, s.args(client, ttl.Milliseconds())
 }
 
 // xattempt decodes an expirable acquire's reply.
@@ -97,12 +90,34 @@ func xattempt(v any) (XAttempt, error) {
 	return XAttempt{}, errUnexpected(v)
 }
 
+// XReleased is the reply of a release that found the permit held.
+type XReleased struct {
+	Free int64 // permits free after it
+	Own  int64 // the permits handed on to the releasing Client's waiters (see Release)
+}
+
 // Release returns the permit id under the request id req and reports
 // whether it was held (false: unknown, expired, or released already by
-// another request).
-func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req string) (bool, error) {
-	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req)...)
-	return decode(v, err, firstIsOne)
+// another request). self is the releasing Client's id when it has blocked
+// acquires of the name ("": none): a release that would wake it hands the
+// permit on to them instead, Own saying how many a wake would have said.
+func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req, self string) (bool, XReleased, error) {
+	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req, self)...)
+	if err != nil {
+		return false, XReleased{}, err
+	}
+	r, err := ints(v, 1)
+	if err != nil || r[0] != 1 {
+		return false, XReleased{}, err
+	}
+	var x XReleased
+	if len(r) > 1 {
+		x.Free = r[1]
+	}
+	if len(r) > 2 {
+		x.Own = r[2]
+	}
+	return true, x, nil
 }
 
 // Extend sets the permit id's lease to end lease from now, if it is held,
@@ -120,12 +135,21 @@ func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []
 }
 
 // Leave undoes the acquire of the permit id, when its caller gave up; a
-// late copy of it is refused from then on. registered says a try of it
-// registered (see Acquire): a wake that reached it is then passed on.
-// heartbeat is what the tries of id sent. It reports whether a permit was
-// given back.
-func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool, heartbeat time.Duration) (bool, error) {
-	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id, flag(registered), heartbeat.Milliseconds())...)
+// late copy of it is refused from then on. registered says the request
+// waited through the waiter registry (SemRegister): a registration found
+// gone was then woken, and the wake is passed on. others is how many other
+// blocked acquires of the name its Client has: 0 takes the Client out of
+// the registry; more, or SemUnregistered, leaves it be. heartbeat is what
+// the tries of id sent. It reports whether a permit was given back.
+func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool, heartbeat time.Duration, others int64) (bool, error) {
+	last := "1"
+	switch {
+	case others == 0:
+		last = "0"
+	case others < 0:
+		last = "-"
+	}
+	v, err := xsemLeave.Run(ctx, rdb, s.keys(), s.args(id, flag(registered), heartbeat.Milliseconds(), last)...)
 	if err != nil {
 		return false, err
 	}

@@ -23,9 +23,9 @@ func TestXSemReclaim(t *testing.T) {
 		ctx := context.Background()
 		x := testXSem()
 		for name, script := range map[string]func() error{
-			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute, false, time.Minute); return err },
-			"release other": func() error { _, err := x.Release(ctx, rdb, "p9", "r1"); return err },
-			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9", false, time.Minute); return err },
+			"acquire":       func() error { _, err := x.Acquire(ctx, rdb, "p3", time.Minute, SemTry, time.Minute); return err },
+			"release other": func() error { _, _, err := x.Release(ctx, rdb, "p9", "r1", ""); return err },
+			"leave other":   func() error { _, err := x.Leave(ctx, rdb, "p9", false, time.Minute, SemUnregistered); return err },
 			"try":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 5); return err },
 			"set":           func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 5); return err },
 		} {
@@ -61,9 +61,9 @@ func TestXSemKeyTTL(t *testing.T) {
 		ttl := func(k string) time.Duration { return rdb.PTTL(ctx, k).Val() }
 		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 2)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p1", 2*time.Minute, false, time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p1", 2*time.Minute, SemTry, time.Minute)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p2", time.Minute, SemTry, time.Minute)
 		require.NoError(t, err)
 		for _, k := range []string{x.Leases, x.Tokens} {
 			assert.Greater(t, ttl(k), 110*time.Second, "%s lives as long as the last lease", k)
@@ -75,7 +75,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		for _, k := range []string{x.Leases, x.Tokens} {
 			assert.Greater(t, ttl(k), 170*time.Second, "%s lives as long as an extended lease", k)
 		}
-		ok, err = x.Release(ctx, rdb, "p1", "r1")
+		ok, _, err = x.Release(ctx, rdb, "p1", "r1", "")
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Greater(t, ttl(x.Done), RequestTTL-5*time.Second, "done lives as long as its markers")
@@ -87,7 +87,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		require.NoError(t, rdb.FlushAll(ctx).Err())
 		_, err = x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		p1, err := x.Acquire(ctx, rdb, "p1", 20*time.Millisecond, false, time.Minute)
+		p1, err := x.Acquire(ctx, rdb, "p1", 20*time.Millisecond, SemTry, time.Minute)
 		require.NoError(t, err)
 		elapse(t, srv, rdb, 50*time.Millisecond)
 		assert.Zero(t, rdb.Exists(ctx, x.Leases, x.Tokens).Val(), "leases and tokens outlived the last lease")
@@ -95,7 +95,7 @@ func TestXSemKeyTTL(t *testing.T) {
 		st, err := x.State(ctx, rdb)
 		require.NoError(t, err)
 		assert.Equal(t, XState{Set: true, Total: 1}, st)
-		got, err := x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute)
+		got, err := x.Acquire(ctx, rdb, "p2", time.Minute, SemTry, time.Minute)
 		require.NoError(t, err)
 		assert.Greater(t, got.Token, p1.Token, "the fence goes on")
 		assert.Equal(t, xtook(got.Token, 0), got)
@@ -103,8 +103,9 @@ func TestXSemKeyTTL(t *testing.T) {
 }
 
 // release, leave and set wake as many registered waiters as there are free
-// permits, each with one message on its own client's channel
-// ("<channel>:<client>", "@<id> "); acquire and extend publish nothing, and
+// permits, one Client per permit, each with one message on its own
+// client's channel ("<channel>:<client>", "n:<free>"); acquire and extend
+// publish nothing, and
 // waiters that did not register are not woken.
 func TestXSemPublish(t *testing.T) {
 	const m = time.Minute
@@ -116,22 +117,22 @@ func TestXSemPublish(t *testing.T) {
 		{"a release wakes one registered waiter; its repeat does not", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
 			{"extend", "h:1", m, nil}, {"release", "h:1", "r1", nil}, {"release", "h:1", "r1", nil},
-		}, []string{"t:{x}:ch:a @a:1 "}},
+		}, []string{"t:{x}:ch:a n:1"}},
 		{"set wakes as many as it frees", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
 			{"wait", "c:1", m, nil}, {"add", "", 2, nil},
-		}, []string{"t:{x}:ch:a @a:1 ", "t:{x}:ch:b @b:1 "}},
+		}, []string{"t:{x}:ch:a n:2", "t:{x}:ch:b n:1"}},
 		{"a woken waiter that gives up passes the wake on", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
 			{"release", "h:1", "r1", nil}, {"leavereg", "a:1", nil, nil},
-		}, []string{"t:{x}:ch:a @a:1 ", "t:{x}:ch:b @b:1 "}},
+		}, []string{"t:{x}:ch:a n:1", "t:{x}:ch:b n:1"}},
 		{"a registered waiter that gives up before any wake passes nothing on", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"wait", "b:1", m, nil},
 			{"leavereg", "a:1", nil, nil}, {"release", "h:1", "r1", nil},
-		}, []string{"t:{x}:ch:b @b:1 "}},
+		}, []string{"t:{x}:ch:b n:1"}},
 		{"a leave that gives a permit back wakes a waiter", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"wait", "a:1", m, nil}, {"leave", "h:1", nil, nil},
-		}, []string{"t:{x}:ch:a @a:1 "}},
+		}, []string{"t:{x}:ch:a n:1"}},
 		{"unregistered waiters are not woken", []xstep{
 			{"try", "", 1, nil}, {"acquire", "h:1", m, nil}, {"acquire", "a:1", m, nil}, {"release", "h:1", "r1", nil},
 		}, nil},
@@ -181,7 +182,7 @@ func TestXSemLateAcquireAfterRelease(t *testing.T) {
 		} {
 			runXStep(t, ctx, rdb, &tokenRanks{}, fmt.Sprintf("step %d: %s", i, st.op), st)
 		}
-		got, err := testXSem().Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute)
+		got, err := testXSem().Acquire(ctx, rdb, "p1", time.Minute, SemTry, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrNotAcquired, "the late copy replied %+v", got)
 		st, err := testXSem().State(ctx, rdb)
 		require.NoError(t, err)
@@ -198,7 +199,7 @@ func TestXSemRenewalLeavesFixedLease(t *testing.T) {
 		x := testXSem()
 		_, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 1)
 		require.NoError(t, err)
-		_, err = x.Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute)
+		_, err = x.Acquire(ctx, rdb, "p1", time.Minute, SemTry, time.Minute)
 		require.NoError(t, err)
 		renew := func() int64 {
 			script, keys, args := x.Renewal("p1", time.Hour)
@@ -218,7 +219,7 @@ func TestXSemRenewalLeavesFixedLease(t *testing.T) {
 		assert.Equal(t, int64(1), renew(), "the permit is still held")
 		assert.Equal(t, fixed, deadline(), "the renewal left the fixed lease alone")
 
-		ok, err = x.Release(ctx, rdb, "p1", "r1")
+		ok, _, err = x.Release(ctx, rdb, "p1", "r1", "")
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Zero(t, rdb.Exists(ctx, x.Tokens).Val(), "the fixed flag went with the permit")

@@ -220,17 +220,18 @@ func xOp(ctx context.Context, rdb *redis.Client, st xstep) (any, error) {
 		mode := map[string]string{"try": SetIfUnset, "set": SetTotal, "add": AddTotal}[st.op]
 		return x.Set(ctx, rdb, stepReq(st.id), mode, int64(st.arg.(int)))
 	case "acquire":
-		return x.Acquire(ctx, rdb, st.id, lease, false, time.Minute)
+		return x.Acquire(ctx, rdb, st.id, lease, SemTry, time.Minute)
 	case "wait": // a blocking acquire that registers when refused
-		return x.Acquire(ctx, rdb, st.id, lease, true, time.Minute)
+		return x.Acquire(ctx, rdb, st.id, lease, SemRegister, time.Minute)
 	case "release":
-		return x.Release(ctx, rdb, st.id, st.arg.(string))
+		ok, _, err := x.Release(ctx, rdb, st.id, st.arg.(string), "")
+		return ok, err
 	case "extend":
 		return x.Extend(ctx, rdb, st.id, lease)
 	case "leave":
-		return x.Leave(ctx, rdb, st.id, false, time.Minute)
+		return x.Leave(ctx, rdb, st.id, false, time.Minute, SemUnregistered)
 	case "leavereg": // the leave of a request that registered
-		return x.Leave(ctx, rdb, st.id, true, time.Minute)
+		return x.Leave(ctx, rdb, st.id, true, time.Minute, 0)
 	case "state":
 		return x.State(ctx, rdb)
 	case "lapse":

@@ -58,10 +58,10 @@ func TestXSemWrongType(t *testing.T) {
 				setup()
 				before := snapshot(t, rdb)
 				for op, call := range map[string]func() error{
-					"acquire": func() error { _, err := x.Acquire(ctx, rdb, "p2", time.Minute, false, time.Minute); return err },
-					"retry":   func() error { _, err := x.Acquire(ctx, rdb, "p1", time.Minute, false, time.Minute); return err },
-					"release": func() error { _, err := x.Release(ctx, rdb, "p1", "r1"); return err },
-					"leave":   func() error { _, err := x.Leave(ctx, rdb, "p1", false, time.Minute); return err },
+					"acquire": func() error { _, err := x.Acquire(ctx, rdb, "p2", time.Minute, SemTry, time.Minute); return err },
+					"retry":   func() error { _, err := x.Acquire(ctx, rdb, "p1", time.Minute, SemTry, time.Minute); return err },
+					"release": func() error { _, _, err := x.Release(ctx, rdb, "p1", "r1", ""); return err },
+					"leave":   func() error { _, err := x.Leave(ctx, rdb, "p1", false, time.Minute, SemUnregistered); return err },
 					"try":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetIfUnset, 3); return err },
 					"set":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), SetTotal, 3); return err },
 					"add":     func() error { _, err := x.Set(ctx, rdb, stepReq(""), AddTotal, 1); return err },

@@ -50,7 +50,7 @@ func (r reader) Owner() string { return r.m.Owner() }
 
 var readers = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return newReader(rrwlock.New(c, name)) },
-	Acquire: "rw_read", Release: "rw_runlock", Leave: "rw_leave", Extend: "rw_rextend",
+	Acquire: "rw_read", Release: "rw_runlock", Leave: "rw_leave", Extend: "rw_rextend", Shared: true,
 	Count: func(m *miniredis.Miniredis, name, owner string) int64 {
 		key := "rc:{" + name + "}:readers"
 		if !m.Exists(key) {

@@ -89,7 +89,7 @@ local function xsem_wake(free, budget, registered, self)
     return 0
   end
   local woken, own = {}, 0
-  local function pass(lo, hi)
+  local function wake_from(lo, hi)
     if budget <= 0 then
       return
     end
@@ -102,8 +102,8 @@ local function xsem_wake(free, budget, registered, self)
       budget = budget - 1
     end
   end
-  pass(floor, '+inf')
-  pass('-inf', '(' .. floor)
+  wake_from(floor, '+inf')
+  wake_from('-inf', '(' .. floor)
   for _, w in ipairs(woken) do
     redis.call('ZREM', KEYS[6], w[1])
     notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))

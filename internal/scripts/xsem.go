@@ -103,21 +103,30 @@ type XReleased struct {
 // permit on to them instead, Own saying how many a wake would have said.
 func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req, self string) (bool, XReleased, error) {
 	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req, self)...)
-	if err != nil {
-		return false, XReleased{}, err
-	}
+	r, err := decode(v, err, xreleased)
+	return r.held, r.XReleased, err
+}
+
+// xrelease is a decoded xsem_release reply.
+type xrelease struct {
+	held bool
+	XReleased
+}
+
+// xreleased decodes xsem_release's reply.
+func xreleased(v any) (xrelease, error) {
 	r, err := ints(v, 1)
 	if err != nil || r[0] != 1 {
-		return false, XReleased{}, err
+		return xrelease{}, err
 	}
-	var x XReleased
+	x := xrelease{held: true}
 	if len(r) > 1 {
 		x.Free = r[1]
 	}
 	if len(r) > 2 {
 		x.Own = r[2]
 	}
-	return true, x, nil
+	return x, nil
 }
 
 // Extend sets the permit id's lease to end lease from now, if it is held,

@@ -219,16 +219,16 @@ local function fresh_floor(key, now)
   return math.floor((now + tonumber(latest)) / 2)
 end
 
--- registry_taken settles the waiter registry key for a request of the
--- Client member that holds the lock, by its mode (lock_acquire's ARGV[10]):
+-- registry_taken settles the waiter registry key for the request req,
+-- whose Client (client_of) holds the lock, by its mode (lock_acquire's ARGV[10]):
 -- 'k' keeps the Client registered for its other local waiters; 'r' and
 -- 'u' unregister it; any other mode leaves the registry be. ms is how long
 -- a registration lives; waiting is as unregister's.
-local function registry_taken(key, mode, member, ms, waiting)
+local function registry_taken(key, mode, req, ms, waiting)
   if mode == 'k' then
-    register(key, member, ms)
-  elseif mode == 'r' or mode == 'u' then
-    unregister(key, member, waiting)
+    register(key, client_of(req), ms)
+  elseif (mode == 'r' or mode == 'u') and waiting > 0 then
+    unregister(key, client_of(req), waiting)
   end
 end
 
@@ -255,13 +255,14 @@ end
 -- script's first write (its type checked then). It reports whether it
 -- woke one.
 --
--- own, if given, is the client id of the request the script runs for
--- (client_of). A registration of that Client is not published to: the
+-- by, if given, is the request the script runs for. A registration of its
+-- Client (client_of, read only when a registration is woken) is not
+-- published to: the
 -- message is returned too (true, msg), for the script to put in its reply,
 -- and the Client delivers it to its own waiters as if it had arrived (a
 -- release whose next waiter is in the releasing process hands on without
 -- a message).
-local function wake_one(key, waiting, cmd, channel, own)
+local function wake_one(key, waiting, cmd, channel, by)
   if waiting == 0 then
     return false
   end
@@ -277,7 +278,7 @@ local function wake_one(key, waiting, cmd, channel, own)
   if string.find(first, ':', 1, true) then
     msg = '@' .. first .. ' '
   end
-  if own and client_of(first) == own then
+  if by and client_of(first) == client_of(by) then
     return true, msg
   end
   notify(cmd, client_channel(channel, first), msg) -- a hint (see notify)

@@ -28,17 +28,17 @@
 -- unchanged.
 local owner, req = ARGV[5], ARGV[6]
 local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
-local mode, member = ARGV[10], client_of(req)
+local mode = ARGV[10]
 local waiting = redis.call('ZCARD', KEYS[4]) -- its type, before any write
 -- taken settles the registry for a request that holds the lock.
 local function taken()
-  registry_taken(KEYS[4], mode, member, tonumber(ARGV[11]), waiting)
+  registry_taken(KEYS[4], mode, req, tonumber(ARGV[11]), waiting)
 end
 if h[2] and h[2] ~= owner then
   if (mode == 'r' or mode == 'k') and not was_left(KEYS[3], req) then
-    register(KEYS[4], member, tonumber(ARGV[11]))
+    register(KEYS[4], client_of(req), tonumber(ARGV[11]))
   elseif mode == 'u' then
-    unregister(KEYS[4], member, waiting)
+    unregister(KEYS[4], client_of(req), waiting)
   end
   return {0, remaining(KEYS[1])}
 end

@@ -40,7 +40,7 @@ if c > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1])
-local _, msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, client_of(req))
+local _, msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, req)
 if msg then
   return {1, msg}
 end

@@ -34,7 +34,7 @@ end
 local waiting = redis.call('ZCARD', KEYS[3])
 mark_released(KEYS[2], req, MARK_TTL)
 redis.call('DEL', KEYS[1])
-local _, msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, client_of(req))
+local _, msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, req)
 if msg then
   return {0, msg}
 end

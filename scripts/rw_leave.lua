@@ -47,7 +47,7 @@ if ARGV[8] == 'w' then
     return with(1)
   end
   redis.call('DEL', KEYS[1])
-  msg = rw_write_released(nil, registered, own)
+  msg = rw_write_released(nil, registered, req)
   return with(1)
 end
 if redis.call('HGET', KEYS[3], 'r:' .. owner) ~= req then

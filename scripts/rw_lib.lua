@@ -70,11 +70,11 @@ end
 
 -- rw_wake_writer wakes one registered waiting writer, in its own Client (see
 -- wake_one in lib.lua), and returns registered less the one woken, whether
--- it woke one, and, when own is given (the client id of the request the
--- script runs for) and the writer woken is of that Client, the message,
+-- it woke one, and, when by is given (the request the script runs for)
+-- and the writer woken is of its Client, the message,
 -- which was not published (see wake_one), for the script's reply.
-local function rw_wake_writer(registered, own)
-  local woke, msg = wake_one(KEYS[7], registered, PUBLISH, WCH, own)
+local function rw_wake_writer(registered, by)
+  local woke, msg = wake_one(KEYS[7], registered, PUBLISH, WCH, by)
   return math.max(0, registered - 1), woke, msg
 end
 
@@ -157,10 +157,10 @@ end
 -- a Client's writers queued behind one that took the lock with others
 -- behind it are not in KEYS[5], its registration stands for them),
 -- otherwise every reader. writers is the number of waiting writers, when
--- known; registered is as above. own is as for rw_wake_writer, whose
--- message for own's Client it returns.
-local function rw_write_released(writers, registered, own)
-  local _, woke, msg = rw_wake_writer(registered, own)
+-- known; registered is as above. by is as for rw_wake_writer, whose
+-- message for by's Client it returns.
+local function rw_write_released(writers, registered, by)
+  local _, woke, msg = rw_wake_writer(registered, by)
   if not woke and (writers or redis.call('ZCARD', KEYS[5])) == 0 then
     rw_hint(CHANNEL, '*')
   end

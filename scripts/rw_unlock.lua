@@ -22,7 +22,7 @@ if readers + writers > 0 then
   registered = rw_purge(now_ms(), registered)
   writers = nil
 end
-local msg = rw_write_released(writers, registered, client_of(req))
+local msg = rw_write_released(writers, registered, req)
 if msg then
   return {0, msg}
 end

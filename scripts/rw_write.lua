@@ -22,7 +22,7 @@
 -- that was left (a late copy) is refused. A waiting writer that finds the
 -- lock busy waits in KEYS[5], by its owner.
 local owner, req = ARGV[5], ARGV[7]
-local mode, member = ARGV[10], client_of(req)
+local mode = ARGV[10]
 local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r')
 local readers, writers, registered = rw_check_write_keys(h[1])
 local now = now_ms()
@@ -31,7 +31,7 @@ if readers + writers > 0 then
   registered = rw_purge(now, registered)
 end
 if h[2] == owner and h[5] == req then
-  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
+  registry_taken(KEYS[7], mode, req, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
 if was_left(KEYS[6], req) then
@@ -40,7 +40,7 @@ end
 if h[2] == owner and h[4] == ARGV[12] then
   local c = redis.call('HINCRBY', KEYS[1], 'c', 1)
   redis.call('HSET', KEYS[1], 'r', req)
-  registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
+  registry_taken(KEYS[7], mode, req, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), c}
 end
 if h[2] ~= owner then
@@ -58,9 +58,9 @@ if h[2] ~= owner then
       redis.call('ZADD', KEYS[5], now + tonumber(ARGV[11]), owner)
       rw_keep(now)
       if mode == 'r' or mode == 'k' then
-        register(KEYS[7], member, tonumber(ARGV[11]))
+        register(KEYS[7], client_of(req), tonumber(ARGV[11]))
       elseif mode == 'u' then
-        unregister(KEYS[7], member, registered)
+        unregister(KEYS[7], client_of(req), registered)
       end
     end
     return {0, wait}
@@ -73,5 +73,5 @@ redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])
 end
-registry_taken(KEYS[7], mode, member, tonumber(ARGV[11]), registered)
+registry_taken(KEYS[7], mode, req, tonumber(ARGV[11]), registered)
 return {1, tonumber(t), 1}

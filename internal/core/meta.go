@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // Meta is what a hold stores about its holder, msgpack-encoded beside it, so
@@ -25,6 +27,16 @@ func (s *Session) EncodeMeta(lease time.Duration, fixed bool, value string) []by
 		panic(err)
 	}
 	return b
+}
+
+// RenewedLease returns the lease argument of an acquire whose hold the
+// watchdog renews, with the holder metadata of a handle of value value:
+// for the common handle with none, one made once per Session and shared.
+func (s *Session) RenewedLease(value string) scripts.Lease {
+	if value == "" {
+		return s.renewed
+	}
+	return scripts.NewLease(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, value))
 }
 
 // DecodeMeta decodes what EncodeMeta wrote; unknown or empty input gives a zero Meta.

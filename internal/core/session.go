@@ -24,6 +24,7 @@ import (
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/obs"
+	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
@@ -65,6 +66,9 @@ type Session struct {
 
 	host string // for holder metadata
 	pid  int
+	// renewed is the lease argument of a hold the watchdog renews, for a
+	// handle with no value (see RenewedLease), made once.
+	renewed scripts.Lease
 
 	seq    atomic.Uint64 // handle sequence: owner ids are ID:seq
 	closed atomic.Bool
@@ -103,6 +107,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 	}
 	s.hubFunc = s.Hub
 	s.Notices = newNotices(s)
+	s.renewed = scripts.NewLease(cfg.TTL, s.EncodeMeta(cfg.TTL, false, ""))
 	return s, nil
 }
 

@@ -49,7 +49,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
 	h.tag = errs.Tag(kind, name)
-	h.Renewed = scripts.NewLease(h.TTL(), h.S.EncodeMeta(h.TTL(), false, h.Value))
+	h.Renewed = h.S.RenewedLease(h.Value)
 	return h
 }
 

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -17,6 +18,21 @@ type Call struct {
 	s     *Script
 	keys  []any // strings
 	fixed []any
+}
+
+// constArgs holds each string constArg was given, boxed once.
+var constArgs sync.Map
+
+// constArg returns s as a script argument, boxed once for the process: for
+// the few strings every handle sends the same (a primitive's kind, the
+// publish command), so that a handle's prepared arguments do not each box
+// their own copy.
+func constArg(s string) any {
+	if v, ok := constArgs.Load(s); ok {
+		return v
+	}
+	v, _ := constArgs.LoadOrStore(s, any(s))
+	return v
 }
 
 // Boxed is keys and fixed leading arguments, each boxed once as a script

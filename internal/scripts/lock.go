@@ -80,13 +80,13 @@ func (l Lock) boxed() Boxed {
 // (see lib.lua): kind, publish command, channel, and how long request
 // markers live.
 func (l Lock) args(more ...any) []any {
-	return append([]any{l.Kind, l.Publish, l.Channel, markerMs}, more...)
+	return append([]any{constArg(l.Kind), constArg(l.Publish), l.Channel, markerMs}, more...)
 }
 
 // ownedArgs are args followed by the owner: the arguments every lock
 // script that acts for one owner takes first.
 func (l Lock) ownedArgs(more ...any) []any {
-	return append([]any{l.Kind, l.Publish, l.Channel, markerMs, l.Owner}, more...)
+	return append([]any{constArg(l.Kind), constArg(l.Publish), l.Channel, markerMs, l.Owner}, more...)
 }
 
 func (l Lock) acquireCall() Call {

@@ -69,7 +69,7 @@ func (rw RW) prepare(s *Script) Call {
 // channel.
 func (rw RW) args(more ...any) []any {
 	l := rw.Lock
-	return append([]any{l.Kind, l.Publish, l.Channel, markerMs, l.Owner, rw.WriterChannel}, more...)
+	return append([]any{constArg(l.Kind), constArg(l.Publish), l.Channel, markerMs, l.Owner, rw.WriterChannel}, more...)
 }
 
 // call returns the prepared Call of s, or prepares it.

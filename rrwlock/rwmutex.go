@@ -231,7 +231,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	// Client's one registration in the writers' wake registry (see
 	// hold.ClientWait); a release wakes the Client's longest-waiting writer.
 	if block {
-		a.cw = hold.EnterClientWait(h.S, m.rw.WriterWaiters, m.wch, writers{m})
+		a.cw = hold.EnterClientWait(&a.client, h.S, m.rw.WriterWaiters, m.wch, writers{m})
 		defer a.cw.Exit()
 	}
 	defer a.stopHeartbeat()
@@ -254,7 +254,9 @@ type writeAttempt struct {
 	req   string
 	lease scripts.Lease
 	block bool
-	cw    *hold.ClientWait // nil: the acquire never registers
+	cw    *hold.ClientWait // nil: the acquire never registers; else &client
+	// client is cw's, kept in the attempt: no allocation of its own.
+	client hold.ClientWait
 	// hb is the waiting writer's heartbeat in KEYS[5] (which holds new
 	// readers back), made when a try first finds the lock busy.
 	hb *lease.Heartbeat

@@ -27,7 +27,7 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 	a := &lockAttempt{h: h, ch: u.Ch, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed)}
 	defer a.op.Stop()
 	if block {
-		a.cw = EnterClientWait(h.S, h.Lock.Waiters, u.Ch, a)
+		a.cw = EnterClientWait(&a.client, h.S, h.Lock.Waiters, u.Ch, a)
 		defer a.cw.Exit()
 	}
 	// The Client is registered once for all its waiters of the name, and a
@@ -53,7 +53,9 @@ type lockAttempt struct {
 	op    Op     // its turn at the Tracker, kept in the attempt: no allocation of its own
 	req   string
 	lease scripts.Lease
-	cw    *ClientWait // nil: the acquire never registers
+	cw    *ClientWait // nil: the acquire never registers; else &client
+	// client is cw's, kept in the attempt: no allocation of its own.
+	client ClientWait
 }
 
 // Try sends the acquire script once, in the handle's turn, which an

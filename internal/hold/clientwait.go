@@ -46,12 +46,15 @@ type Registrant interface {
 // is counted at once when other acquires of the Client wait on registry,
 // or on ch (it may join them without a try: see Counted); otherwise when a
 // try of its finds the lock busy, or keeps the registration, so that an
-// uncontended acquire counts nothing.
-func EnterClientWait(s *core.Session, registry, ch string, r Registrant) *ClientWait {
+// uncontended acquire counts nothing. The ClientWait is into, which the
+// caller keeps (a field of its attempt, so that the acquire allocates
+// nothing for it): EnterClientWait returns into, or nil.
+func EnterClientWait(into *ClientWait, s *core.Session, registry, ch string, r Registrant) *ClientWait {
 	if !s.Woken() {
 		return nil
 	}
-	c := &ClientWait{s: s, registry: registry, ch: ch, reg: r}
+	*into = ClientWait{s: s, registry: registry, ch: ch, reg: r}
+	c := into
 	if s.Waits.Waiting(registry) {
 		c.wait = s.Waits.Enter(registry)
 	} else if hb, err := s.Hub(); err == nil && hb != nil && hb.Waiters(ch) > 0 {

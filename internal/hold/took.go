@@ -31,8 +31,8 @@ type Leaver interface {
 // (the Client closed meanwhile) it gives the hold back with undo.
 func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Leaver) error {
 	arg := scripts.TokenArg(got.Token)
-	script, keys, args := h.Lock.Renewal(h.TTL(), arg)
-	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args}, arg, got, fixed, undo)
+	script, keys, args := h.Lock.RenewalShared(h.TTL())
+	return h.tookOn(ctx, h.Hold, lease.Renewal{Script: script, Keys: keys, Args: args, Last: arg}, arg, got, fixed, undo)
 }
 
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
@@ -94,7 +94,7 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 			errs.ErrNotAcquired, took.Round(time.Millisecond), length)
 	}
 	sent := time.Now()
-	n, err := r.Script.Run(ctx, rdb, r.Keys, r.Args...).Int64()
+	n, err := r.Script.Run(ctx, rdb, r.Keys, r.Arguments()...).Int64()
 	if err == nil && n != 1 {
 		err = errs.ErrLeaseLost
 	}

@@ -96,9 +96,9 @@ func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*
 				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
 			}
 			if eval {
-				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
+				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Arguments()...)
 			} else {
-				cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Args...)
+				cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Arguments()...)
 			}
 		}
 		var wait *redis.IntCmd

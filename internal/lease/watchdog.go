@@ -42,9 +42,21 @@ type Renewal struct {
 	Script *redis.Script
 	Keys   []string
 	Args   []any
+	// Last, if not nil, is sent after Args: a hold's own argument (its
+	// token) after arguments its handle's holds share, which the Renewal
+	// then does not change.
+	Last any
 	// Waiter marks a waiter's heartbeat, which holds nothing: it counts
 	// when Redis applies it, acknowledged by replicas or not.
 	Waiter bool
+}
+
+// Arguments returns the renewal's arguments: Args, then Last if set.
+func (r Renewal) Arguments() []any {
+	if r.Last == nil {
+		return r.Args
+	}
+	return append(r.Args[:len(r.Args):len(r.Args)], r.Last)
 }
 
 // Replicas is how many replicas must acknowledge a renewal (WAIT N

@@ -61,7 +61,7 @@ type fairCalls struct {
 // which a fair lock does not send, are not.
 func (f Fair) Prepared(heartbeat time.Duration) Fair {
 	b := Box(f.keys(), f.ownedArgs()...)
-	f.Lock = f.Lock.preparedRenewals(heartbeat, b.fixed)
+	f.Lock = f.Lock.preparedRenewals(heartbeat, b)
 	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b)}
 	return f
 }

@@ -43,11 +43,17 @@ type Lock struct {
 type lockCalls struct {
 	acquire, release Call
 	renewKeys        []string
-	owned            []any // ownedArgs, boxed once
+	renew            []any // ownedArgs, boxed once, then ms: every renewal's arguments but the token
 	// ttl is the lease of the renewals, and how long a registration
 	// lives; ms is ttl in milliseconds, boxed once.
 	ttl time.Duration
 	ms  any
+}
+
+// owned returns ownedArgs, boxed once (the start of renew).
+func (c *lockCalls) owned() []any {
+	n := len(c.renew) - 1
+	return c.renew[:n:n]
 }
 
 // Prepared returns l with its acquire and release prepared once, and its
@@ -56,17 +62,20 @@ type lockCalls struct {
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	b := l.boxed()
 	k := b.keys // Hash, Fence, Marks, Waiters
-	l = l.preparedRenewals(ttl, b.fixed)
+	l = l.preparedRenewals(ttl, b)
 	l.calls.acquire = lockAcquire.On(b)
 	l.calls.release = lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed})
 	return l
 }
 
 // preparedRenewals returns l with only its renewals of leases of ttl
-// prepared, on owned (ownedArgs, boxed already): a lock kind with
-// acquire and release scripts of its own (Fair) uses no others of Lock's.
-func (l Lock) preparedRenewals(ttl time.Duration, owned []any) Lock {
-	l.calls = &lockCalls{renewKeys: []string{l.Hash}, owned: owned, ttl: ttl, ms: ttl.Milliseconds()}
+// prepared, on b's fixed arguments (ownedArgs, boxed already) and its spare
+// slot: a lock kind with acquire and release scripts of its own (Fair)
+// uses no others of Lock's.
+func (l Lock) preparedRenewals(ttl time.Duration, b Boxed) Lock {
+	c := &lockCalls{renewKeys: []string{l.Hash}, ttl: ttl, ms: ttl.Milliseconds()}
+	c.renew = append(b.spare, c.ms) // in b's spare slot: no copy
+	l.calls = c
 	return l
 }
 
@@ -284,12 +293,19 @@ func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
 // (renewed) or 0 (lost: the owner holds nothing, or another hold of its,
 // which a late renewal of an earlier hold must not extend).
 func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, []any) {
-	if c := l.calls; c != nil && c.renewKeys != nil && c.ttl == lease {
-		args := make([]any, len(c.owned), len(c.owned)+2)
-		copy(args, c.owned)
-		return lockRenew.Script, c.renewKeys, append(args, c.ms, token)
+	script, keys, args := l.RenewalShared(lease)
+	return script, keys, append(args[:len(args):len(args)], token)
+}
+
+// RenewalShared is Renewal without the token, which follows args as the
+// last argument: the script, its keys and every argument before the token,
+// shared by every hold of the handle (prepared once; a caller must not
+// change them).
+func (l Lock) RenewalShared(lease time.Duration) (*redis.Script, []string, []any) {
+	if c := l.calls; c != nil && c.renew != nil && c.ttl == lease {
+		return lockRenew.Script, c.renewKeys, c.renew
 	}
-	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token)
+	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds())
 }
 
 // State is who holds a lock.

@@ -48,8 +48,7 @@ type rwCalls struct {
 // Lock.Prepared does.
 func (rw RW) Prepared(ttl time.Duration) RW {
 	rw.Lock = rw.Lock.Prepared(ttl)
-	owned := rw.Lock.calls.owned // the Lock's, boxed already
-	b := Box(rw.keys(), append(owned[:len(owned):len(owned)], rw.WriterChannel)...)
+	b := Box(rw.keys(), append(rw.Lock.calls.owned(), rw.WriterChannel)...) // the Lock's, boxed already
 	rw.calls = &rwCalls{
 		read: rwRead.On(b), write: rwWrite.On(b),
 		runlock: rwRUnlock.On(b), unlock: rwUnlock.On(b),

@@ -113,9 +113,9 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) 
 		self = s.h.S.ID
 	}
 	send := func() (int64, error) {
-		ok, r, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest(), self)
+		ok, own, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest(), self)
 		if local && ok {
-			s.h.handOn(s.clientCh, r.Own, 1)
+			s.h.handOn(s.clientCh, own, 1)
 		}
 		if !ok {
 			return -1, err

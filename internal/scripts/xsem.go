@@ -90,43 +90,21 @@ func xattempt(v any) (XAttempt, error) {
 	return XAttempt{}, errUnexpected(v)
 }
 
-// XReleased is the reply of a release that found the permit held.
-type XReleased struct {
-	Free int64 // permits free after it
-	Own  int64 // the permits handed on to the releasing Client's waiters (see Release)
-}
-
 // Release returns the permit id under the request id req and reports
 // whether it was held (false: unknown, expired, or released already by
 // another request). self is the releasing Client's id when it has blocked
 // acquires of the name ("": none): a release that would wake it hands the
-// permit on to them instead, Own saying how many a wake would have said.
-func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req, self string) (bool, XReleased, error) {
+// permit on to them instead, own saying how many a wake would have said.
+func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req, self string) (held bool, own int64, err error) {
 	v, err := xsemRelease.Run(ctx, rdb, s.keys(), s.args(id, req, self)...)
-	r, err := decode(v, err, xreleased)
-	return r.held, r.XReleased, err
-}
-
-// xrelease is a decoded xsem_release reply.
-type xrelease struct {
-	held bool
-	XReleased
-}
-
-// xreleased decodes xsem_release's reply.
-func xreleased(v any) (xrelease, error) {
-	r, err := ints(v, 1)
-	if err != nil || r[0] != 1 {
-		return xrelease{}, err
-	}
-	x := xrelease{held: true}
-	if len(r) > 1 {
-		x.Free = r[1]
+	r, err := decode(v, err, func(v any) ([]int64, error) { return ints(v, 1) })
+	if len(r) == 0 || r[0] != 1 {
+		return false, 0, err
 	}
 	if len(r) > 2 {
-		x.Own = r[2]
+		own = r[2]
 	}
-	return x, nil
+	return true, own, err
 }
 
 // Extend sets the permit id's lease to end lease from now, if it is held,

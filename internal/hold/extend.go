@@ -50,7 +50,6 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		end, ends = short, true
 	}
 	if t.lease != nil {
-		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
 		t.lease = nil
 	}
@@ -95,7 +94,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		r.maybeEnd = time.Time{} // this lease replaced any an unknown Extend set
 		r.ending = time.Time{}   // and any end a failed release left
 	}
-	t.keep.Fixed, t.keep.Since = length, sent
+	t.fixed, t.rareLocked().extended = length, sent
 	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
 		return fmt.Errorf("%w; the new lease stands", err)
@@ -123,27 +122,37 @@ func (t *Tracker) watchLocked() {
 		t.timer = time.AfterFunc(time.Until(ending), t.expiryLocked())
 		return
 	}
-	if t.keep.Fixed > 0 {
-		t.timer = time.AfterFunc(t.keep.Fixed-lease.Margin(t.keep.Fixed)-time.Since(t.keep.Since), t.expiryLocked())
+	if t.fixed > 0 {
+		t.timer = time.AfterFunc(time.Until(t.fixedEndLocked()), t.expiryLocked())
 		return
 	}
-	if t.keep.Watchdog == nil {
+	if t.kept == nil {
 		return
 	}
-	ls, err := t.keep.Watchdog.Add(t.keep.Renewal, t.renewed, t.end)
+	ls, err := t.kept.Again()
 	if err != nil {
 		t.closedLocked()
 		return
 	}
-	t.lease = ls
+	t.lease, t.kept = ls, ls
+}
+
+// fixedEndLocked returns when the current hold's fixed lease may end in
+// Redis, by this process's clock; the caller holds mu.
+func (t *Tracker) fixedEndLocked() time.Time {
+	from := t.since
+	if r := t.rare; r != nil && !r.extended.IsZero() {
+		from = r.extended
+	}
+	return from.Add(t.fixed - lease.Margin(t.fixed))
 }
 
 // expiryLocked returns what a timer calls when the current hold may be
-// gone: its onLost, bound to it, so that a timer left from an earlier hold
+// gone: its end, bound to it, so that a timer left from an earlier hold
 // cannot end a later one. The caller holds mu.
 func (t *Tracker) expiryLocked() func() {
-	end := t.end
-	return func() { end(false) }
+	n := t.n
+	return func() { t.endIf(n, false) }
 }
 
 // Deadline returns when the current hold may be gone from Redis unless
@@ -166,7 +175,7 @@ func (t *Tracker) deadlineLocked() (d time.Time, ok bool) {
 	case t.lease != nil:
 		d, ok = t.lease.Deadline(), true
 	case t.timer != nil:
-		d, ok = t.keep.Since.Add(t.keep.Fixed-lease.Margin(t.keep.Fixed)), true
+		d, ok = t.fixedEndLocked(), true
 	}
 	if ok && r.bound != nil && r.maybeEnd.Before(d) {
 		d = r.maybeEnd

@@ -31,7 +31,7 @@ func (t *Tracker) ForcedUpTo(token uint64) {
 		})
 		t.goneLocked()
 	}
-	onLost := t.keep.OnLost
+	onLost := t.onLost
 	t.mu.Unlock()
 	if hit && onLost != nil {
 		onLost()

@@ -38,20 +38,24 @@ type Tracker struct {
 	count int64      // hold count as last reported by Redis
 	token uint64     // fencing token of the current hold; 0 when none
 	arg   any        // the token as a script argument (scripts.TokenArg)
-	lease *lease.Lease
-	timer *time.Timer // fires at the end of a fixed lease
-	// lost is the current hold's; closed by loss. nil until a hold is
-	// taken or Lost is called (see lostChanLocked).
-	lost  chan struct{}
-	keep  Lease      // how the current hold is kept, to watch it again
-	end   func(bool) // the current hold's onLost, as lease.Watchdog.Add takes it
-	since time.Time  // when the current hold was taken (a fresh acquire's request sent)
+	// lease is the current hold's lease while the watchdog renews it;
+	// kept is its last one, kept after a request stops its renewals (see
+	// lease.Lease.Again), to watch it again; nil: the hold is not the
+	// watchdog's.
+	lease, kept *lease.Lease
+	timer       *time.Timer   // fires at the end of a fixed lease
+	fixed       time.Duration // the current hold's fixed lease; 0: none
+	// lost is the current hold's; closed by loss. Made when first asked
+	// for (Lost, Context; see lostChanLocked), or closedChan when the hold
+	// is lost first: nil until then.
+	lost chan struct{}
+	// n numbers the fresh holds: the current one's, which a timer that
+	// may end it names.
+	n      uint64
+	onLost func()    // the current hold's Lease.OnLost
+	since  time.Time // when the current hold was taken (a fresh acquire's request sent)
 	// rare is what few handles need, made when first needed (see rareLocked).
 	rare *rare
-	// renewed is when the current hold was last renewed, taken as a
-	// request stops its renewals, so that watching it again keeps its
-	// deadline.
-	renewed time.Time
 	// scoped are the contexts of the current hold (see Context), cancelled
 	// when it ends.
 	scoped Scopes
@@ -118,8 +122,8 @@ func New() *Tracker {
 func (t *Tracker) Enter(ctx context.Context, block bool) (Entry, error) {
 	t.mu.Lock()
 	var held any
-	if t.count > 0 {
-		held = t.lost
+	if t.count > 0 && t.lost != nil {
+		held = t.lost // a Context's mark: none when no Context was made
 	}
 	t.mu.Unlock()
 	return t.gate.Enter(ctx, held, block)
@@ -287,8 +291,9 @@ func (t *Tracker) Lost() <-chan struct{} {
 	return t.lostChanLocked()
 }
 
-// lostChanLocked returns lost, made first if no hold has been taken yet:
-// a channel that only a loss closes, as every hold's. The caller holds mu.
+// lostChanLocked returns lost, made first if nobody asked for it since the
+// current hold was taken (or, when none was, yet): a channel that only a
+// loss closes, as every hold's. The caller holds mu.
 func (t *Tracker) lostChanLocked() chan struct{} {
 	if t.lost == nil {
 		t.lost = make(chan struct{})
@@ -310,7 +315,7 @@ func (t *Tracker) Context(parent context.Context, what string) (context.Context,
 	if t.count == 0 {
 		return Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what))
 	}
-	return t.scoped.Add(t.gate.Mark(parent, t.lost), &t.mu, what)
+	return t.scoped.Add(t.gate.Mark(parent, t.lostChanLocked()), &t.mu, what)
 }
 
 // Closed reports whether ch (a Lost channel) is closed, without waiting.

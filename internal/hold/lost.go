@@ -39,14 +39,22 @@ func (t *Tracker) goneLocked() {
 		t.rareLocked().lostArg = t.arg
 	}
 	t.dropLocked()
-	lost := t.lostChanLocked()
-	select {
-	case <-lost:
-	default:
-		close(lost)
+	switch {
+	case t.lost == nil: // nobody asked for it: none made
+		t.lost = closedChan
+	case !Closed(t.lost):
+		close(t.lost)
 	}
 	t.gone = true
 }
+
+// closedChan is the Lost channel of a hold lost before anybody asked for
+// it: closed, and shared.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // dropLocked forgets the current hold; the caller holds mu.
 func (t *Tracker) dropLocked() {
@@ -56,11 +64,11 @@ func (t *Tracker) dropLocked() {
 	}
 	if t.lease != nil {
 		t.lease.Remove()
-		t.lease = nil
 	}
+	t.lease, t.kept, t.fixed = nil, nil, 0
 	t.stopTimersLocked()
 	if t.rare != nil {
-		t.rare.maybeEnd, t.rare.ending = time.Time{}, time.Time{}
+		t.rare.maybeEnd, t.rare.ending, t.rare.extended = time.Time{}, time.Time{}, time.Time{}
 	}
 	t.count, t.token, t.arg = 0, 0, nil
 	t.gate.End()

@@ -14,6 +14,9 @@ type rare struct {
 	// ending is when the current hold ends, set when a release of it
 	// failed: it is no longer renewed, and a timer reports it lost then.
 	ending time.Time
+	// extended is when the current hold's fixed lease was last set by
+	// an Extend; zero: when the hold was taken (since).
+	extended time.Time
 	// lostArg is the token, as a script argument, of the last hold lost:
 	// what a release after the loss names (see Named).
 	lostArg any

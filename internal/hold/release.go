@@ -29,7 +29,6 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
 	}
 	if t.count == 1 && t.lease != nil {
-		t.renewed = t.lease.Renewed()
 		t.lease.Remove()
 		t.lease = nil
 	}
@@ -64,8 +63,8 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
 				what, strings.TrimPrefix(err.Error(), "redcoord: "))
 		}
-		if t.count > 0 && t.lease == nil && t.keep.Fixed == 0 && t.ends().ending.IsZero() && t.keep.Watchdog != nil {
-			t.rareLocked().ending = t.keep.Watchdog.Ends(t.renewed)
+		if t.count > 0 && t.lease == nil && t.fixed == 0 && t.ends().ending.IsZero() && t.kept != nil {
+			t.rareLocked().ending = t.kept.Ends()
 		}
 		t.watchLocked()
 		return err

@@ -124,6 +124,39 @@ type Lease struct {
 	OnLost func()
 }
 
+// LeaseEnded is told by the watchdog that the lease l it renewed was found
+// gone (closed false), or that the Client's Close ended it: the current
+// hold's lease, if l is its (see lease.Holder).
+func (t *Tracker) LeaseEnded(l *lease.Lease, closed bool) {
+	t.mu.Lock()
+	t.ended(t.kept == l && t.count > 0, closed)
+}
+
+// endIf ends the hold numbered n (Tracker.n), if it is still the current
+// one, for a timer that found its lease ended.
+func (t *Tracker) endIf(n uint64, closed bool) {
+	t.mu.Lock()
+	t.ended(t.n == n && t.count > 0, closed)
+}
+
+// ended ends the current hold if hit says it is the one that ended: lost,
+// or with closed no longer kept (see closedLocked); then it calls the
+// hold's OnLost, if any. The caller holds mu, which ended unlocks before
+// OnLost runs.
+func (t *Tracker) ended(hit, closed bool) {
+	switch {
+	case hit && closed:
+		t.closedLocked()
+	case hit:
+		t.lostLocked()
+	}
+	onLost := t.onLost
+	t.mu.Unlock()
+	if hit && onLost != nil {
+		onLost()
+	}
+}
+
 // Reentry reports whether an acquire reply of count holds, to a request
 // sent with belief b, re-entered the hold b names: the scripts reply a
 // count of 1 for a fresh hold (also one taken over from an orphan) and
@@ -157,43 +190,29 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	}
 	t.dropLocked()
 	t.gone = false
-	lost := make(chan struct{})
-	onLost := l.OnLost // the closure keeps this, not the whole Lease
-	end := func(closed bool) {
-		t.mu.Lock()
-		hit := t.lost == lost && t.count > 0
-		switch {
-		case hit && closed:
-			t.closedLocked()
-		case hit:
-			t.lostLocked()
-		}
-		t.mu.Unlock()
-		if hit && onLost != nil {
-			onLost()
-		}
-	}
 	if !t.gate.Keep(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
 		return errs.LostAcquire("%s: the hold this acquire re-entered was gone, and another call on the handle acquires", t.taggedLocked())
 	}
+	t.n++
 	if l.Fixed > 0 {
 		// Lost closes when the lease may end in Redis, as the watchdog's do.
-		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { end(false) })
+		n := t.n
+		t.timer = time.AfterFunc(l.Fixed-lease.Margin(l.Fixed)-time.Since(l.Since), func() { t.endIf(n, false) })
 	} else if l.Watchdog != nil {
-		ls, err := l.Watchdog.Add(l.Renewal, l.Since, end)
+		ls, err := l.Watchdog.Watch(l.Renewal, l.Since, t)
 		if err != nil {
 			t.gate.End()
 			return err
 		}
-		t.lease = ls
+		t.lease, t.kept = ls, ls
 	}
 	arg := l.TokenArg
 	if arg == nil {
 		arg = scripts.TokenArg(token)
 	}
-	t.count, t.token, t.arg, t.lost, t.keep, t.end, t.since = max(count, 1), token, arg, lost, l, end, l.Since
+	t.count, t.token, t.arg, t.lost, t.fixed, t.onLost, t.since = max(count, 1), token, arg, nil, l.Fixed, l.OnLost, l.Since
 	if t.notices != nil {
 		t.notices.Add(t.held, t)
 		t.listed = true

@@ -8,7 +8,7 @@
 // clock: a timer, armed at all times at the earliest deadline of the
 // watched leases (the last acknowledged renewal + TTL - Margin), marks lost
 // a lease whose renewals have been failing, at that moment, whatever the
-// ticks' I/O is doing. Loss calls the lease's onLost; so does Stop (and
+// ticks' I/O is doing. Loss tells the lease's Holder; so does Stop (and
 // Close), for every lease still watched, since none is kept after it.
 //
 // With Replicas set, each node's pipeline ends with WAIT, and a hold's
@@ -109,9 +109,22 @@ func (w *Watchdog) Interval() time.Duration { return w.interval }
 type Lease struct {
 	w      *Watchdog
 	r      Renewal
-	onLost func(closed bool)
+	holder Holder
 	lastOK time.Time // guarded by w.mu: when the last successful renewal was sent
 }
+
+// A Holder is told when a lease it watches ends (see Watch).
+type Holder interface {
+	// LeaseEnded is called once for l, the lease the Watch call
+	// returned, outside the watchdog's lock: closed is false when l was
+	// found gone, true when Stop ended it.
+	LeaseEnded(l *Lease, closed bool)
+}
+
+// lostFunc is Add's onLost as a Holder.
+type lostFunc func(closed bool)
+
+func (f lostFunc) LeaseEnded(_ *Lease, closed bool) { f(closed) }
 
 // Add watches a lease that was last set in Redis no earlier than since (take
 // it before sending the acquire request). When the lease is found gone, the
@@ -119,7 +132,14 @@ type Lease struct {
 // Stop calls onLost(true) for every lease still watched. Add returns
 // ErrClosed after Stop or Close.
 func (w *Watchdog) Add(r Renewal, since time.Time, onLost func(closed bool)) (*Lease, error) {
-	l := &Lease{w: w, r: r, onLost: onLost, lastOK: since}
+	return w.Watch(r, since, lostFunc(onLost))
+}
+
+// Watch is Add telling h instead of calling a func: a holder that keeps
+// the returned Lease tells by it which of its leases ended, with no
+// closure made per lease.
+func (w *Watchdog) Watch(r Renewal, since time.Time, h Holder) (*Lease, error) {
+	l := &Lease{w: w, r: r, holder: h, lastOK: since}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -160,6 +180,15 @@ func (l *Lease) Renewed() time.Time {
 	defer l.w.mu.Unlock()
 	return l.lastOK
 }
+
+// Again watches a removed lease again as it was watched, from its last
+// successful renewal (see Renewed): a new Lease, whose Holder is told of
+// its end as of l's.
+func (l *Lease) Again() (*Lease, error) { return l.w.Watch(l.r, l.Renewed(), l.holder) }
+
+// Ends returns when a removed lease may be gone from Redis, by this
+// process's clock: the Deadline it had when it was removed.
+func (l *Lease) Ends() time.Time { return l.w.Ends(l.Renewed()) }
 
 // Deadline returns when the lease may be gone from Redis unless renewed
 // first, by this process's clock: its last successful renewal + TTL -
@@ -216,7 +245,7 @@ func (w *Watchdog) Close(ctx context.Context) error {
 }
 
 // Stop ends the watch without waiting: no renewal starts after it returns,
-// Add fails, and every lease still watched is dropped, its onLost(true)
+// Add fails, and every lease still watched is dropped, its Holder told
 // called before Stop returns, so that its holder stops counting on it.
 // Watched leases are not released; they expire in Redis, within a TTL.
 // Idempotent.
@@ -231,7 +260,7 @@ func (w *Watchdog) Stop() {
 	clear(w.leases)
 	w.mu.Unlock()
 	for _, l := range ended {
-		l.onLost(true)
+		l.holder.LeaseEnded(l, true)
 	}
 }
 
@@ -346,7 +375,7 @@ func (w *Watchdog) expire() {
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
-		l.onLost(false)
+		l.holder.LeaseEnded(l, false)
 	}
 }
 
@@ -406,7 +435,7 @@ func (w *Watchdog) tick() {
 	w.mu.Unlock()
 	w.observe.Emit(obs.Event{Kind: obs.Renewed, Count: len(batch), Took: time.Since(sent), Err: first})
 	for _, l := range lost {
-		l.onLost(false)
+		l.holder.LeaseEnded(l, false)
 	}
 }
 

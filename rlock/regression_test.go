@@ -42,8 +42,8 @@ func TestRetriedReleaseAfterOthersReleased(t *testing.T) {
 	}()
 	locktest.Eventually(t, func() bool { h, _ := c.Hub(); return h != nil && h.Stats().Waiters == 1 }, "b waits")
 	isRelease, owner := locktest.EvalSHA("lock_release"), a.Owner()
-	// EVALSHA sha numkeys, 3 keys, kind publish channel marker-lifetime owner ...
-	faults.DropReply(func(args []string) bool { return isRelease(args) && len(args) > 10 && args[10] == owner })
+	// EVALSHA sha numkeys, 4 keys, kind publish channel marker-lifetime owner ...
+	faults.DropReply(func(args []string) bool { return isRelease(args) && len(args) > 11 && args[11] == owner })
 	require.NoError(t, a.Unlock(ctx), "the release was applied; its retry must say so")
 	require.NoError(t, <-bDone)
 	assert.Equal(t, 1, faults.Fired())

@@ -1,7 +1,9 @@
 -- lock_release: drop one hold of a lock hash; at zero delete it and wake a
 -- registered waiter.
--- KEYS[1] lock hash   KEYS[2] the Client's request markers (see lib.lua)
--- KEYS[3] the waiter registry (see lib.lua): a release to zero wakes one
+-- KEYS[1] lock hash   KEYS[2] its fencing-token counter (unused: the keys
+--         are lock_acquire's, which a handle boxes once for both)
+-- KEYS[3] the Client's request markers (see lib.lua)
+-- KEYS[4] the waiter registry (see lib.lua): a release to zero wakes one
 -- ARGV[1..4] as in lib.lua
 -- ARGV[5] owner   ARGV[6] request id
 -- ARGV[7] "1": drop every hold of the owner at once (a hold the handle found
@@ -25,16 +27,16 @@ local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 check_kind(KEYS[1], h[1], KIND)
 local mine = h[2] == ARGV[5] and h[5] == ARGV[8]
-local reply = release_hold(KEYS[1], KEYS[2], req, ARGV[7], mine, h[3], h[4])
+local reply = release_hold(KEYS[1], KEYS[3], req, ARGV[7], mine, h[3], h[4])
 if reply == 0 then
   return {0, '1'}
 elseif reply then
   return reply
 end
-local waiting = redis.call('ZCARD', KEYS[3])
-mark_released(KEYS[2], req, MARK_TTL)
+local waiting = redis.call('ZCARD', KEYS[4])
+mark_released(KEYS[3], req, MARK_TTL)
 redis.call('DEL', KEYS[1])
-local _, msg = wake_one(KEYS[3], waiting, PUBLISH, CHANNEL, req)
+local _, msg = wake_one(KEYS[4], waiting, PUBLISH, CHANNEL, req)
 if msg then
   return {0, msg}
 end

@@ -45,40 +45,30 @@ type Fair struct {
 	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
 	// the key of its log of leader changes.
 	Log string
-
-	fcalls *fairCalls // prepared by Prepared; nil: prepared on each call
-}
-
-// fairCalls are a Fair's hot calls, prepared once; its heartbeat is its
-// Lock's renewals' lease (lockCalls.ttl).
-type fairCalls struct {
-	acquire, release Call
 }
 
 // Prepared returns f with its acquire and release prepared once, the
 // heartbeat of its waiters heartbeat, and its Lock's renewals of leases of
-// heartbeat prepared as Lock.Prepared does; the Lock's acquire and release,
-// which a fair lock does not send, are not.
+// heartbeat prepared as Lock.Prepared does, on the fair lock's keys, which
+// its acquire and release share; the Lock's acquire and release, which a
+// fair lock does not send, are not.
 func (f Fair) Prepared(heartbeat time.Duration) Fair {
-	b := Box(f.keys(), f.ownedArgs()...)
-	f.Lock = f.Lock.preparedRenewals(heartbeat, b)
-	f.fcalls = &fairCalls{acquire: fairLock.acquire.On(b), release: fairLock.release.On(b)}
+	f.Lock = f.Lock.preparedRenewals(heartbeat, f.keys())
 	return f
 }
 
-func (f Fair) acquireCall() Call {
-	if f.fcalls != nil {
-		return f.fcalls.acquire
+// call returns the Call of s, a fair script sent on the fair lock's keys
+// and args.
+func (f Fair) call(s *Script) Call {
+	if c := f.Lock.calls; c != nil && !c.hash {
+		return Call{s: s, keys: c.keys(), fixed: c.owned()}
 	}
-	return fairLock.acquire.Prepare(f.keys(), f.args()...)
+	return s.Prepare(f.keys(), f.args()...)
 }
 
-func (f Fair) releaseCall() Call {
-	if f.fcalls != nil {
-		return f.fcalls.release
-	}
-	return fairLock.release.Prepare(f.keys(), f.args()...)
-}
+func (f Fair) acquireCall() Call { return f.call(fairLock.acquire) }
+
+func (f Fair) releaseCall() Call { return f.call(fairLock.release) }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
 var markerMs any = MarkerTTL.Milliseconds()
@@ -112,8 +102,8 @@ type Attempt struct {
 // is set to heartbeat from now.
 func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool, heartbeat time.Duration) (Attempt, error) {
 	var hb any
-	if f.fcalls != nil && f.Lock.calls != nil && heartbeat == f.Lock.calls.ttl {
-		hb = f.Lock.calls.ms
+	if c := f.Lock.calls; c != nil && !c.hash && heartbeat == c.ttl {
+		hb = c.ms()
 	} else {
 		hb = heartbeat.Milliseconds()
 	}

@@ -96,7 +96,7 @@ func (v floorVariant) run(b *testing.B, ctx context.Context, srv *redistest.Serv
 					r, err := acq.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, req, 30000, "m", "0", "r", 30000)...).Slice()
 					require.NoError(b, err)
 					out := "c:" + strconv.Itoa(2*n+2)
-					require.NoError(b, rel.EvalSha(ctx, c, []string{hash, marks, waiters}, append(args, out, "0", fmt.Sprint(r[1]))...).Err())
+					require.NoError(b, rel.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, out, "0", fmt.Sprint(r[1]))...).Err())
 				}
 				counts[w]++
 			}
@@ -165,13 +165,13 @@ if h[2] ~= ARGV[5] or h[5] ~= ARGV[8] then
   return -1
 end
 local waiting = 0
-if REGISTRY then waiting = redis.call('ZCARD', KEYS[3]) end
+if REGISTRY then waiting = redis.call('ZCARD', KEYS[4]) end
 if MARKERS then
   local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], tonumber(t[1]) * 1000 + 60000, 'r:' .. ARGV[6])
-  redis.call('PEXPIRE', KEYS[2], 60000)
+  redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000 + 60000, 'r:' .. ARGV[6])
+  redis.call('PEXPIRE', KEYS[3], 60000)
 end
 redis.call('DEL', KEYS[1])
-if waiting > 0 then redis.call('ZRANGE', KEYS[3], 0, 0) end
+if waiting > 0 then redis.call('ZRANGE', KEYS[4], 0, 0) end
 return 0
 `

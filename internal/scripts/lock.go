@@ -38,51 +38,61 @@ type Lock struct {
 	calls *lockCalls // prepared by Prepared; nil: prepared on each call
 }
 
-// lockCalls are a Lock's hot calls, prepared once, and the parts of its
-// renewals that do not change.
+// lockCalls are a Lock's hot calls and the parts of its renewals that do
+// not change, boxed once in one array (v): the calls' keys, then
+// ownedArgs, then the lease of the renewals in milliseconds. A Call on
+// them is made when sent, sharing v: it allocates nothing.
 type lockCalls struct {
-	acquire, release Call
-	renewKeys        []string
-	renew            []any // ownedArgs, boxed once, then ms: every renewal's arguments but the token
+	v        []any
+	renewKey [1]string // the renewals' keys: the lock hash
 	// ttl is the lease of the renewals, and how long a registration
-	// lives; ms is ttl in milliseconds, boxed once.
+	// lives (v's last argument, in milliseconds).
 	ttl time.Duration
-	ms  any
+	n   int32 // v[:n] are the keys
+	// hash: the keys are the lock hash's (Lock.keys), and its acquire
+	// and release are prepared; a kind with scripts of its own (Fair)
+	// prepares only the renewals, on its keys.
+	hash bool
 }
 
-// owned returns ownedArgs, boxed once (the start of renew).
-func (c *lockCalls) owned() []any {
-	n := len(c.renew) - 1
-	return c.renew[:n:n]
-}
+// ownedCount is how many arguments ownedArgs starts with.
+const ownedCount = 5
 
-// Prepared returns l with its acquire and release prepared once, and its
-// renewals of leases of ttl, so that each call allocates only for what
-// changes (see Call). The calls share their keys and arguments, boxed once.
+// keys returns the calls' keys.
+func (c *lockCalls) keys() []any { return c.v[:c.n:c.n] }
+
+// owned returns ownedArgs, boxed once.
+func (c *lockCalls) owned() []any { m := c.n + ownedCount; return c.v[c.n:m:m] }
+
+// renew returns every argument of a renewal but the token: ownedArgs, then
+// the lease.
+func (c *lockCalls) renew() []any { return c.v[c.n:] }
+
+// ms returns the renewals' lease in milliseconds, boxed once.
+func (c *lockCalls) ms() any { return c.v[len(c.v)-1] }
+
+// Prepared returns l with its acquire, release and renewals of leases of
+// ttl prepared once, so that each call allocates only for what changes
+// (see Call). The calls share their keys and arguments, boxed once.
 func (l Lock) Prepared(ttl time.Duration) Lock {
-	b := l.boxed()
-	k := b.keys // Hash, Fence, Marks, Waiters
-	l = l.preparedRenewals(ttl, b)
-	l.calls.acquire = lockAcquire.On(b)
-	l.calls.release = lockRelease.On(Boxed{keys: []any{k[0], k[2], k[3]}, fixed: b.fixed})
+	l = l.preparedRenewals(ttl, l.keys())
+	l.calls.hash = true
 	return l
 }
 
 // preparedRenewals returns l with only its renewals of leases of ttl
-// prepared, on b's fixed arguments (ownedArgs, boxed already) and its spare
-// slot: a lock kind with acquire and release scripts of its own (Fair)
-// uses no others of Lock's.
-func (l Lock) preparedRenewals(ttl time.Duration, b Boxed) Lock {
-	c := &lockCalls{renewKeys: []string{l.Hash}, ttl: ttl, ms: ttl.Milliseconds()}
-	c.renew = append(b.spare, c.ms) // in b's spare slot: no copy
-	l.calls = c
+// prepared, on keys and ownedArgs boxed once: a lock kind with acquire and
+// release scripts of its own (Fair) sends them on the keys and ownedArgs
+// this boxes (lockCalls.keys, owned).
+func (l Lock) preparedRenewals(ttl time.Duration, keys []string) Lock {
+	owned := l.ownedArgs()
+	v := make([]any, 0, len(keys)+len(owned)+1)
+	for _, k := range keys {
+		v = append(v, k)
+	}
+	v = append(append(v, owned...), ttl.Milliseconds())
+	l.calls = &lockCalls{v: v, renewKey: [1]string{l.Hash}, ttl: ttl, n: int32(len(keys))}
 	return l
-}
-
-// boxed is the acquire's keys and every owned script's leading arguments
-// (ownedArgs), boxed once.
-func (l Lock) boxed() Boxed {
-	return Box([]string{l.Hash, l.Fence, l.Marks, l.Waiters}, l.ownedArgs()...)
 }
 
 // args prepends the arguments every script of a primitive takes first
@@ -98,18 +108,21 @@ func (l Lock) ownedArgs(more ...any) []any {
 	return append([]any{constArg(l.Kind), constArg(l.Publish), l.Channel, markerMs, l.Owner}, more...)
 }
 
+// keys are the keys of lock_acquire and lock_release.
+func (l Lock) keys() []string { return []string{l.Hash, l.Fence, l.Marks, l.Waiters} }
+
 func (l Lock) acquireCall() Call {
-	if l.calls != nil && l.calls.acquire.s != nil {
-		return l.calls.acquire
+	if c := l.calls; c != nil && c.hash {
+		return Call{s: lockAcquire, keys: c.keys(), fixed: c.owned()}
 	}
-	return lockAcquire.On(l.boxed())
+	return lockAcquire.Prepare(l.keys(), l.ownedArgs()...)
 }
 
 func (l Lock) releaseCall() Call {
-	if l.calls != nil && l.calls.release.s != nil {
-		return l.calls.release
+	if c := l.calls; c != nil && c.hash {
+		return Call{s: lockRelease, keys: c.keys(), fixed: c.owned()}
 	}
-	return lockRelease.Prepare([]string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs()...)
+	return lockRelease.Prepare(l.keys(), l.ownedArgs()...)
 }
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
@@ -182,7 +195,7 @@ var (
 func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, reg Registry) (Acquired, error) {
 	beat := markerMs // a Lock not Prepared: registrations live MarkerTTL
 	if l.calls != nil {
-		beat = l.calls.ms
+		beat = l.calls.ms()
 	}
 	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held, reg.arg, beat)
 	return decode(v, err, acquired)
@@ -302,8 +315,8 @@ func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, 
 // shared by every hold of the handle (prepared once; a caller must not
 // change them).
 func (l Lock) RenewalShared(lease time.Duration) (*redis.Script, []string, []any) {
-	if c := l.calls; c != nil && c.renew != nil && c.ttl == lease {
-		return lockRenew.Script, c.renewKeys, c.renew
+	if c := l.calls; c != nil && c.ttl == lease {
+		return lockRenew.Script, c.renewKey[:], c.renew()
 	}
 	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds())
 }

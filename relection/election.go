@@ -165,7 +165,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	if e.h.Hold.Token() != token { // lost while this call waited for its turn
 		return e.named(e.h.ReleaseLost(ctx, "", token, e.q.ReleaseNamed))
 	}
-	err := e.h.UnlockOn(ctx, e.h.Hold, "", e.releaseAll)
+	err := e.h.UnlockOn(ctx, e.h.Hold, "", hold.Release(e.releaseAll))
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()

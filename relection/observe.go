@@ -43,7 +43,7 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 		close(out)
 		return out
 	}
-	o := &observer{e: e, ctx: ctx, cfg: e.h.S.Wait(e.h.MaxPoll), out: out}
+	o := &observer{e: e, ctx: ctx, cfg: e.h.S.Wait(e.h.MaxPoll()), out: out}
 	// Subscribed first, then the start: a change after it wakes the
 	// observer, and the log from the start's last entry on holds it.
 	if sub := e.subscribe(ctx, o.cfg); sub != nil {

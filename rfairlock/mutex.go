@@ -99,7 +99,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // A done ctx does not stop Unlock, and one that fails leaves the hold to
 // end with its lease: see "Releases" in package redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.q.Release))
+	return m.named(m.h.Unlock(ctx, hold.Release(m.q.Release)))
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one

@@ -180,7 +180,7 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 	if reentered {
 		return nil
 	}
-	cfg := mm.s.Wait(mm.ms[0].h.MaxPoll)
+	cfg := mm.s.Wait(mm.ms[0].h.MaxPoll())
 	r := outage.Retry{Kind: kind, Name: mm.ms[0].h.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
 		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
 	for {

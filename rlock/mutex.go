@@ -27,15 +27,22 @@ type Mutex struct {
 
 	h  *hold.Handle
 	ch string // the Client's channel for the name, where its waiters are woken
-	// release is the release script (see releaseScript), bound once.
-	release hold.Release
+}
+
+// releaser is a Mutex as its release script (hold.Releaser), which
+// Unlock hands to the handle as it is: no func value made per call or
+// kept per handle.
+type releaser Mutex
+
+// Release is the release script: see releaseScript.
+func (r *releaser) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return (*Mutex)(r).releaseScript(ctx, rdb, req, all)
 }
 
 // New returns a handle on the lock named name. It does no I/O; a bad name or
 // option is reported by every method of the handle, as ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	m := &Mutex{h: hold.NewHandle(c, name, kind, opts)}
-	m.release = m.releaseScript
 	if m.h.Err == nil {
 		m.ch = m.h.S.ClientChannel(name)
 	}
@@ -98,11 +105,10 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // fails leaves the hold to end with its lease: see "Releases" in package
 // redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, m.release))
+	return m.named(m.h.Unlock(ctx, (*releaser)(m)))
 }
 
-// releaseScript is the release script (a hold.Release, bound once as
-// release): it names the hold by its token (hold.Tracker.Named), so that a
+// releaseScript is the release script (sent as a releaser): it names the hold by its token (hold.Tracker.Named), so that a
 // late copy of it does not drop a hold the handle took since. A release to
 // zero whose next waiter is in this Client hands the wake to it here
 // instead of by a message (see hold.Handle.HandOn). A release that failed

@@ -87,7 +87,7 @@ func NewRedLock(clients []*redcoord.Client, name string, opts ...Option) *RedLoc
 	}
 	rl.clients, rl.opts = clients, opts
 	rl.quorum = len(rl.ms)/2 + 1
-	rl.poll = rl.ms[0].h.S.Wait(rl.ms[0].h.MaxPoll).MaxPoll
+	rl.poll = rl.ms[0].h.S.Wait(rl.ms[0].h.MaxPoll()).MaxPoll
 	return rl
 }
 

@@ -47,7 +47,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	m.unlock = m.writeRelease
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
-			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value}.Prepared(h.S.Config.TTL)
+			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared(h.S.Config.TTL)
 		m.wch = h.S.KeyTail(name, core.ChanWritersClient, h.S.ID)
 		m.read.Observe(h.S.Config.Observer, kind, name)
 		m.read.Heed(h.S.Notices, core.Held{Owner: h.Owner, Read: true})
@@ -190,7 +190,7 @@ func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 // RUnlock releases one read hold, with the errors of Unlock. The last
 // reader's release wakes one registered waiting writer.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
-	return m.named(m.h.UnlockOn(ctx, m.read, "read lock", m.rw.RUnlock))
+	return m.named(m.h.UnlockOn(ctx, m.read, "read lock", hold.Release(m.rw.RUnlock)))
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
@@ -239,7 +239,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	// them without a try; a holder re-enters at once.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && a.cw.Counted(),
 		Early: a.cw != nil}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
 	if err != nil {
 		return err
 	}
@@ -398,7 +398,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
 	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, tries)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, tries)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package core
 
+import "strings"
+
 // The key schema: every key and channel any primitive uses, in one table.
 // A name N under the Client's prefix P has keys "P:{N}:<part>": the hash
 // tag {N} puts every key of a name in one Redis Cluster slot, so that every
 // script touches one slot. A part with a tail ("rel:<client id>") is one
 // key or channel per value of the tail. Two channels belong to a Client
 // rather than to a name: "P:<part>". Keys are built only from this table
-// (Session.Key, KeyTail, ClientKey); a part that is not in it is a bug,
+// (Session.Key, KeyTail, Keys, ClientKey); a part that is not in it is a bug,
 // which TestKeyspaceMatchesSchema finds.
 
 // Part names one key or channel of the schema.
@@ -167,6 +169,38 @@ func (s *Session) Key(name string, p Part) string {
 // which a tail is appended ("…:drained:").
 func (s *Session) KeyTail(name string, p Part, tail string) string {
 	return s.Config.Prefix + ":{" + name + "}:" + withTail(p, tail)
+}
+
+// Keys returns name's keys or channels parts, each as KeyTail with tail
+// makes it (a part without a tail ignores it), as substrings of one
+// string: a handle that keeps them all keeps one allocation.
+func (s *Session) Keys(name, tail string, parts ...Part) []string {
+	n := 0
+	for _, p := range parts {
+		n += len(s.Config.Prefix) + len(name) + len(":{}:") + len(withTail(p, tail))
+	}
+	var b strings.Builder
+	b.Grow(n)
+	ends := make([]int, len(parts))
+	for i, p := range parts {
+		b.WriteString(s.Config.Prefix)
+		b.WriteString(":{")
+		b.WriteString(name)
+		b.WriteString("}:")
+		b.WriteString(schema[p].Part)
+		if schema[p].Tail != "" {
+			b.WriteString(":")
+			b.WriteString(tail)
+		}
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	keys := make([]string, len(parts))
+	start := 0
+	for i, end := range ends {
+		keys[i], start = all[start:end], end
+	}
+	return keys
 }
 
 // ClientKey returns the Client's channel p: "<prefix>:<part>", followed by

@@ -67,7 +67,7 @@ func (s *Session) NoticePrefix(name string) string {
 	if s.Cluster() {
 		return s.KeyTail(name, ChanNameClient, "")
 	}
-	return s.ClientKey(ChanNotices, "")
+	return s.notices
 }
 
 // Add lists f as the hold k until Remove, and starts the listener if it

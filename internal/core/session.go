@@ -69,6 +69,9 @@ type Session struct {
 	// renewed is the lease argument of a hold the watchdog renews, for a
 	// handle with no value (see RenewedLease), made once.
 	renewed scripts.Lease
+	// notices is the channel of forced-unlock notices outside Cluster,
+	// without the Client's id (see NoticePrefix), made once.
+	notices string
 
 	seq    atomic.Uint64 // handle sequence: owner ids are ID:seq
 	closed atomic.Bool
@@ -108,6 +111,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 	s.hubFunc = s.Hub
 	s.Notices = newNotices(s)
 	s.renewed = scripts.NewLease(cfg.TTL, s.EncodeMeta(cfg.TTL, false, ""))
+	s.notices = s.ClientKey(ChanNotices, "")
 	return s, nil
 }
 

@@ -40,7 +40,7 @@ func (f *Fair) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration
 	defer a.op.Stop()
 	defer a.stopHeartbeat()
 	spec := wait.Spec{Kind: f.Lock.Kind, Name: h.Name, Channel: f.Ch, ID: a.req, Once: !block}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
 	if err != nil {
 		return err
 	}

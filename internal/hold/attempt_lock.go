@@ -36,7 +36,7 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 	// try; a holder re-enters at once.
 	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block, Join: h.Hold.Count() == 0 && a.cw.Counted(),
 		Early: a.cw != nil}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll), spec, a)
+	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
 	if err != nil {
 		return err
 	}

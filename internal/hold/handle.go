@@ -17,9 +17,8 @@ import (
 // usable; use NewHandle. A Handle must not be copied.
 type Handle struct {
 	Base
-	Lock    scripts.Lock  // the lock hash; zero when Err is set
-	MaxPoll time.Duration // 0: the Client's
-	Value   string        // stored with its holds, for Holder
+	Lock    scripts.Lock // the lock hash; zero when Err is set
+	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
 	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
 	tag     string        // the lock as errors name it (see Named), made once
@@ -38,19 +37,39 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	if h.Err = core.ApplyOptions(&o, opts); h.Err != nil {
 		return h
 	}
-	h.MaxPoll, h.Value = o.MaxPoll, o.Value
+	if o != (Options{}) {
+		h.opts = &o
+	}
 	h.Hold.Observe(h.S.Config.Observer, kind, name)
 	owner := h.Owner
 	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
+	k := h.S.Keys(name, h.S.ID, core.KeyLock, core.KeyFence, core.KeyMarkers, core.KeyWaiters, core.ChanName)
 	h.Lock = scripts.Lock{
-		Hash: h.Key(core.KeyLock), Fence: h.Key(core.KeyFence), Marks: h.S.KeyTail(name, core.KeyMarkers, h.S.ID),
-		Waiters: h.Key(core.KeyWaiters),
-		Kind:    kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: h.S.Channel(name),
+		Hash: k[0], Fence: k[1], Marks: k[2], Waiters: k[3],
+		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[4],
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
 	h.tag = errs.Tag(kind, name)
-	h.Renewed = h.S.RenewedLease(h.Value)
+	h.Renewed = h.S.RenewedLease(h.Value())
 	return h
+}
+
+// MaxPoll returns the handle's longest wait between polls; 0: the
+// Client's.
+func (h *Handle) MaxPoll() time.Duration {
+	if h.opts == nil {
+		return 0
+	}
+	return h.opts.MaxPoll
+}
+
+// Value returns what the handle says it is, stored with its holds (see
+// Holder); "" when it says nothing.
+func (h *Handle) Value() string {
+	if h.opts == nil {
+		return ""
+	}
+	return h.opts.Value
 }
 
 // LeaseArg returns the lease argument of an acquire with a fixed lease
@@ -59,7 +78,7 @@ func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	if fixed == 0 {
 		return h.Renewed
 	}
-	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value))
+	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value()))
 }
 
 // HandOn gives wake, a message that a script left in its reply for this

@@ -12,14 +12,25 @@ import (
 	"github.com/redcoord/redcoord/internal/scripts"
 )
 
-// Release is a release script: it drops one hold of the owner (every hold
-// if all) with request id req and returns the remaining count (-1: not
-// held).
+// A Releaser sends a release script: it drops one hold of the owner
+// (every hold if all) with request id req and returns the remaining count
+// (-1: not held). A handle that is one sends its release with no func
+// value made for it.
+type Releaser interface {
+	Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error)
+}
+
+// Release is a Releaser that is a func.
 type Release func(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error)
+
+// Release calls f.
+func (f Release) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return f(ctx, rdb, req, all)
+}
 
 // Unlock releases one hold with release, and reports ErrNotHeld or
 // ErrLeaseLost as Tracker.Released.
-func (h *Handle) Unlock(ctx context.Context, release Release) error {
+func (h *Handle) Unlock(ctx context.Context, release Releaser) error {
 	return h.UnlockOn(ctx, h.Hold, "", release)
 }
 
@@ -27,7 +38,7 @@ func (h *Handle) Unlock(ctx context.Context, release Release) error {
 // after the lock (see Named): "read lock", or "" for the lock itself. The
 // release is sent on the Session's ReleaseContext, even when ctx is done;
 // one that fails leaves the hold to end with its lease, as EndRelease says.
-func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Release) error {
+func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release Releaser) error {
 	if err := h.CheckRelease(); err != nil {
 		return err
 	}
@@ -38,7 +49,7 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 	if err != nil {
 		return err
 	}
-	n, err := release(ctx, h.S.Writer(), h.NextRequest(), all)
+	n, err := release.Release(ctx, h.S.Writer(), h.NextRequest(), all)
 	return t.EndRelease(n, err, what)
 }
 

@@ -43,9 +43,15 @@ func BenchmarkHeldHeap(b *testing.B) {
 			c, err := redcoord.New(srv.Client(b), redcoord.WithPrefix("heap"))
 			require.NoError(b, err)
 			b.Cleanup(func() { require.NoError(b, c.Close(ctx)) })
-			warmLk := k.mk(c, "warm") // scripts loaded, the watchdog started
-			require.NoError(b, warmLk.Lock(ctx))
-			require.NoError(b, warmLk.Unlock(ctx))
+			// Scripts loaded, the watchdog started, and as many connections
+			// open as each's calls use at once: the pool's buffers are the
+			// Client's, however many leases it holds.
+			warm := make([]locker, 64)
+			for i := range warm {
+				warm[i] = k.mk(c, fmt.Sprintf("warm-%d", i))
+			}
+			require.NoError(b, each(warm, func(lk locker) error { return lk.Lock(ctx) }))
+			require.NoError(b, each(warm, func(lk locker) error { return lk.Unlock(ctx) }))
 			var total, handle, lease float64
 			for b.Loop() {
 				base := heapAfterGC()

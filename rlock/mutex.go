@@ -108,8 +108,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.named(m.h.Unlock(ctx, (*releaser)(m)))
 }
 
-// releaseScript is the release script (sent as a releaser): it names the hold by its token (hold.Tracker.Named), so that a
-// late copy of it does not drop a hold the handle took since. A release to
+// releaseScript is the release script (sent as a releaser): it names the
+// hold by its token (hold.Tracker.Named), so that a late copy of it does
+// not drop a hold the handle took since. A release to
 // zero whose next waiter is in this Client hands the wake to it here
 // instead of by a message (see hold.Handle.HandOn). A release that failed
 // may have been applied, its reply lost with such a wake: one of this

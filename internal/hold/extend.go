@@ -129,12 +129,11 @@ func (t *Tracker) watchLocked() {
 	if t.kept == nil {
 		return
 	}
-	ls, err := t.kept.Again()
-	if err != nil {
+	if err := t.kept.Again(); err != nil {
 		t.closedLocked()
 		return
 	}
-	t.lease, t.kept = ls, ls
+	t.lease = t.kept
 }
 
 // fixedEndLocked returns when the current hold's fixed lease may end in

@@ -39,9 +39,9 @@ type Tracker struct {
 	token uint64     // fencing token of the current hold; 0 when none
 	arg   any        // the token as a script argument (scripts.TokenArg)
 	// lease is the current hold's lease while the watchdog renews it;
-	// kept is its last one, kept after a request stops its renewals (see
-	// lease.Lease.Again), to watch it again; nil: the hold is not the
-	// watchdog's.
+	// kept is the same lease, kept after a request stops its renewals
+	// (Remove), to watch it again (lease.Lease.Again); nil: the hold is
+	// not the watchdog's.
 	lease, kept *lease.Lease
 	timer       *time.Timer   // fires at the end of a fixed lease
 	fixed       time.Duration // the current hold's fixed lease; 0: none

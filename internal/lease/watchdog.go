@@ -115,9 +115,10 @@ type Lease struct {
 
 // A Holder is told when a lease it watches ends (see Watch).
 type Holder interface {
-	// LeaseEnded is called once for l, the lease the Watch call
-	// returned, outside the watchdog's lock: closed is false when l was
-	// found gone, true when Stop ended it.
+	// LeaseEnded is called for l, the lease the Watch call returned,
+	// outside the watchdog's lock, when it ends while watched (once per
+	// Watch or Again): closed is false when l was found gone, true when
+	// Stop ended it.
 	LeaseEnded(l *Lease, closed bool)
 }
 
@@ -140,10 +141,19 @@ func (w *Watchdog) Add(r Renewal, since time.Time, onLost func(closed bool)) (*L
 // closure made per lease.
 func (w *Watchdog) Watch(r Renewal, since time.Time, h Holder) (*Lease, error) {
 	l := &Lease{w: w, r: r, holder: h, lastOK: since}
+	if err := l.watch(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// watch adds l to the watched leases.
+func (l *Lease) watch() error {
+	w := l.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return nil, errs.ErrClosed
+		return errs.ErrClosed
 	}
 	w.leases[l] = struct{}{}
 	if !w.running {
@@ -158,7 +168,7 @@ func (w *Watchdog) Watch(r Renewal, since time.Time, h Holder) (*Lease, error) {
 		default:
 		}
 	}
-	return l, nil
+	return nil
 }
 
 // Remove stops renewing the lease. When Remove returns, no new renewal of it
@@ -181,10 +191,12 @@ func (l *Lease) Renewed() time.Time {
 	return l.lastOK
 }
 
-// Again watches a removed lease again as it was watched, from its last
-// successful renewal (see Renewed): a new Lease, whose Holder is told of
-// its end as of l's.
-func (l *Lease) Again() (*Lease, error) { return l.w.Watch(l.r, l.Renewed(), l.holder) }
+// Again watches l again after Remove, as it was watched, from its last
+// successful renewal (see Renewed): the same Lease, so that its Holder
+// knows it still, even by a report of its end that the watchdog made
+// before Remove and delivers after Again (a renewal that found it gone).
+// It returns ErrClosed after Stop or Close.
+func (l *Lease) Again() error { return l.watch() }
 
 // Ends returns when a removed lease may be gone from Redis, by this
 // process's clock: the Deadline it had when it was removed.

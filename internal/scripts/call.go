@@ -36,20 +36,18 @@ func constArg(s string) any {
 }
 
 // Boxed is keys and fixed leading arguments, each boxed once as a script
-// argument, for any number of Calls to share (On). spare is fixed with
-// room for one argument more after it, in the same array, for one user
-// that sends fixed and one more argument of its own (Lock's renewals).
-type Boxed struct{ keys, fixed, spare []any }
+// argument, for any number of Calls to share (On).
+type Boxed struct{ keys, fixed []any }
 
 // Box boxes keys and fixed (see Boxed).
 func Box(keys []string, fixed ...any) Boxed {
 	n, m := len(keys), len(keys)+len(fixed)
-	v := make([]any, n, m+1)
+	v := make([]any, n, m)
 	for i, k := range keys {
 		v[i] = k
 	}
 	v = append(v, fixed...)
-	return Boxed{keys: v[:n:n], fixed: v[n:m:m], spare: v[n : m : m+1]}
+	return Boxed{keys: v[:n:n], fixed: v[n:m:m]}
 }
 
 // Prepare returns the Call of s on keys with the fixed leading arguments.

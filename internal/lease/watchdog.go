@@ -183,8 +183,7 @@ func (l *Lease) Remove() {
 
 // Renewed returns when the last successful renewal of the lease was sent
 // (or, before any, the since given to Add): Redis keeps the lease at least
-// a TTL from then. A caller that removes a lease and must watch it again
-// (a release that failed) passes it as Add's since.
+// a TTL from then. Remove freezes it: Again watches the lease from it.
 func (l *Lease) Renewed() time.Time {
 	l.w.mu.Lock()
 	defer l.w.mu.Unlock()
@@ -200,7 +199,7 @@ func (l *Lease) Again() error { return l.watch() }
 
 // Ends returns when a removed lease may be gone from Redis, by this
 // process's clock: the Deadline it had when it was removed.
-func (l *Lease) Ends() time.Time { return l.w.Ends(l.Renewed()) }
+func (l *Lease) Ends() time.Time { return l.Renewed().Add(l.w.ttl - Margin(l.w.ttl)) }
 
 // Deadline returns when the lease may be gone from Redis unless renewed
 // first, by this process's clock: its last successful renewal + TTL -
@@ -210,11 +209,6 @@ func (l *Lease) Deadline() time.Time {
 	defer l.w.mu.Unlock()
 	return l.w.deadline(l)
 }
-
-// Ends returns when a lease last renewed at renewed (Lease.Renewed) may be
-// gone from Redis, by this process's clock: the Deadline it had when it
-// was watched.
-func (w *Watchdog) Ends(renewed time.Time) time.Time { return renewed.Add(w.ttl - Margin(w.ttl)) }
 
 // Len returns the number of watched leases.
 func (w *Watchdog) Len() int {

@@ -114,9 +114,9 @@ func (h *Hub) Stats() Stats {
 		st.Err = h.retryErr
 	}
 	for _, t := range h.topics {
-		if len(t.waiters) > 0 {
+		if n := t.counted(); n > 0 {
 			st.Channels++
-			st.Waiters += len(t.waiters)
+			st.Waiters += n
 		}
 	}
 	return st
@@ -139,7 +139,7 @@ func (h *Hub) Waiters(channel string) int {
 	}
 	defer h.mu.Unlock()
 	if t := h.topics[channel]; t != nil {
-		return len(t.waiters)
+		return t.counted()
 	}
 	return 0
 }

@@ -152,7 +152,7 @@ func TestResubscribeChurn(t *testing.T) {
 		f := newFence(t, h, rdb)
 		ctx := testCtx(t)
 		for i := 0; i < 100; i++ {
-			early, _, err := h.register(ctx, "churn", "", 1)
+			early, _, err := h.register(ctx, "churn", "", 1, false)
 			require.NoError(t, err)
 			early.Close()
 
@@ -173,6 +173,30 @@ func TestResubscribeChurn(t *testing.T) {
 		// iteration early's SUBSCRIBE and UNSUBSCRIBE, a's SUBSCRIBE (shared
 		// by b) and b's UNSUBSCRIBE
 		assert.Equal(t, Stats{Channels: 1, Waiters: 1, Commands: 2 + 100*4}, st)
+	})
+}
+
+// Keep's subscription is no waiter, even while it waits for its
+// confirmation: Stats and Waiters do not count it then either.
+func TestKeepUncounted(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		h := newHub(t, newClient(t, srv))
+		ctx := testCtx(t)
+		require.NoError(t, h.start(ctx))
+		s, ready, err := h.register(ctx, "own", "", 1, true)
+		require.NoError(t, err)
+		assert.Zero(t, h.Stats().Waiters, "before its confirmation")
+		assert.Zero(t, h.Waiters("own"))
+		if ready != nil {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				t.Fatal("no confirmation")
+			}
+		}
+		s.Close()
+		require.NoError(t, h.Keep(ctx, "own"))
+		assert.Zero(t, h.Stats().Waiters, "after")
 	})
 }
 

@@ -22,6 +22,9 @@ type Subscription struct {
 	shared  bool  // set at registration; see Shared
 	closed  bool  // guarded by hub.mu
 	weight  int64 // guarded by hub.mu; see SetWeight
+	// keeper: Keep's, while it waits for the confirmation; not a waiter,
+	// which Stats and Waiters do not count.
+	keeper bool
 }
 
 // Shared reports whether the channel was already subscribed, and had other
@@ -116,6 +119,11 @@ func (h *Hub) Subscribe(ctx context.Context, channel, id string) (*Subscription,
 // SubscribeWeighted is Subscribe for a waiter that needs weight permits
 // (see SetWeight), weighed from the moment it is registered.
 func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight int64) (*Subscription, error) {
+	return h.subscribe(ctx, channel, id, weight, false)
+}
+
+// subscribe is SubscribeWeighted; keeper registers Keep's subscription.
+func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, keeper bool) (*Subscription, error) {
 	switch {
 	case channel == "":
 		return nil, errs.Invalid("channel", "must not be empty")
@@ -130,7 +138,7 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 	if err := h.start(ctx); err != nil {
 		return nil, err
 	}
-	s, ready, err := h.register(ctx, channel, id, max(1, weight))
+	s, ready, err := h.register(ctx, channel, id, max(1, weight), keeper)
 	if err != nil || ready == nil {
 		return s, err
 	}
@@ -160,7 +168,7 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 // Subscribe's errors; waiters may still subscribe to the channel, and their
 // leaving does not unsubscribe it.
 func (h *Hub) Keep(ctx context.Context, channel string) error {
-	s, err := h.Subscribe(ctx, channel, "")
+	s, err := h.subscribe(ctx, channel, "", 1, true)
 	if err != nil {
 		return err
 	}
@@ -197,7 +205,7 @@ func (h *Hub) Listen(channel, id string, weight int64) *Subscription {
 // register adds a waiter to channel, sending SUBSCRIBE if it is the first.
 // It returns the channel to wait on for the confirmation, or nil if the
 // subscription is already confirmed.
-func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*Subscription, <-chan struct{}, error) {
+func (h *Hub) register(ctx context.Context, channel, id string, weight int64, keeper bool) (*Subscription, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -213,7 +221,7 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64) (*
 	}
 	lingered := t.lingering // still subscribed: no SUBSCRIBE
 	t.lingering = false
-	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight}
+	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight, keeper: keeper}
 	t.waiters = append(t.waiters, s)
 	if len(t.waiters) == 1 && h.sharded {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.confirmTimeout)

@@ -45,6 +45,17 @@ func (t *topic) wakeAll() {
 	}
 }
 
+// counted returns how many waiters t has, Keep's subscription not counted.
+func (t *topic) counted() int {
+	n := len(t.waiters)
+	for _, s := range t.waiters {
+		if s.keeper {
+			n--
+		}
+	}
+	return n
+}
+
 // wakeN wakes waiters that have no pending wake, longest-waiting first,
 // while their weights fit in n, and moves them to the back of the order: n
 // waiters of weight 1, or fewer heavier ones. A waiter too heavy for what is

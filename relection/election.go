@@ -66,13 +66,13 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 	h := hold.NewHandle(c, name, kind, opts)
 	e := &Election{h: h, turn: make(chan struct{}, 1)}
 	if h.Err == nil {
-		e.fair = scripts.Fair{Lock: h.Lock,
+		e.fair = scripts.Fair{Lock: &h.Lock,
 			// The queue's keys are the election's own: a fair lock's
 			// queue of the same name must never be granted an election.
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
-			Log: h.Key(core.KeyElectLog)}.Prepared(h.S.Config.TTL)
+			Log: h.Key(core.KeyElectLog)}
+		e.fair.Prepare(h.S.Config.TTL) // h.Lock's renewals; a fair lock sends none of NewHandle's prepared calls
 		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name), Unforced: true}
-		h.Lock = e.fair.Lock // prepared for renewals only: a fair lock sends none of NewHandle's prepared calls
 	}
 	return e
 }

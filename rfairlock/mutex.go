@@ -33,10 +33,10 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &Mutex{h: h}
 	if h.Err == nil {
-		fair := scripts.Fair{Lock: h.Lock,
-			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared(h.S.Config.TTL)
+		fair := scripts.Fair{Lock: &h.Lock,
+			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}
+		fair.Prepare(h.S.Config.TTL) // h.Lock's renewals; a fair lock sends none of NewHandle's prepared calls
 		m.q = hold.Fair{H: h, Lock: fair, Ch: h.S.ClientChannel(name)}
-		h.Lock = fair.Lock // prepared for renewals only: a fair lock sends none of NewHandle's prepared calls
 	}
 	return m
 }

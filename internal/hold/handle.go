@@ -20,8 +20,8 @@ type Handle struct {
 	Lock    scripts.Lock // the lock hash; zero when Err is set
 	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
-	Renewed scripts.Lease // the lease argument of a hold the watchdog renews
-	tag     string        // the lock as errors name it (see Named), made once
+	renewed *scripts.Lease // the lease argument of a hold the watchdog renews: the Session's, unless the handle has a Value
+	tag     string         // the lock as errors name it (see Named), made once
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
@@ -50,7 +50,7 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
 	h.tag = errs.Tag(kind, name)
-	h.Renewed = h.S.RenewedLease(h.Value())
+	h.renewed = h.S.RenewedLease(h.Value())
 	return h
 }
 
@@ -76,7 +76,7 @@ func (h *Handle) Value() string {
 // (fixed > 0) or renewed by the watchdog.
 func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
 	if fixed == 0 {
-		return h.Renewed
+		return *h.renewed
 	}
 	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value()))
 }

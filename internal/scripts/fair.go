@@ -40,21 +40,20 @@ func (s *fairSet) list() []*Script {
 // of any lock hash, and the queue of requests waiting for it (see
 // fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's.
 type Fair struct {
-	Lock
+	*Lock // the lock hash: the handle's own, which Prepare prepares
 	Queue, Alive, Waiting string // keys
 	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
 	// the key of its log of leader changes.
 	Log string
 }
 
-// Prepared returns f with its acquire and release prepared once, the
-// heartbeat of its waiters heartbeat, and its Lock's renewals of leases of
-// heartbeat prepared as Lock.Prepared does, on the fair lock's keys, which
-// its acquire and release share; the Lock's acquire and release, which a
-// fair lock does not send, are not.
-func (f Fair) Prepared(heartbeat time.Duration) Fair {
-	f.Lock = f.Lock.preparedRenewals(heartbeat, f.keys())
-	return f
+// Prepare prepares f's acquire and release once, with the heartbeat of
+// its waiters heartbeat, and the renewals of leases of heartbeat of the
+// Lock f points to as Lock.Prepared does, on the fair lock's keys, which
+// its acquire and release share; the Lock's own acquire and release, which
+// a fair lock does not send, are left unprepared.
+func (f Fair) Prepare(heartbeat time.Duration) {
+	*f.Lock = f.Lock.preparedRenewals(heartbeat, f.keys())
 }
 
 // call returns the Call of s, a fair script sent on the fair lock's keys

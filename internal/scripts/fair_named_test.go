@@ -35,13 +35,13 @@ func TestFairReleaseNamesItsHold(t *testing.T) {
 		n, err := b.Release(ctx, rdb, "b:2", false, TokenArg(held.Token)) // grants to a:2
 		require.NoError(t, err)
 		require.Zero(t, n)
-		granted := believed(t, ctx, rdb, a.Lock)
+		granted := believed(t, ctx, rdb, *a.Lock)
 		require.Greater(t, granted, lost.Token)
 
 		n, err = a.Release(ctx, rdb, "a:3", true, TokenArg(lost.Token))
 		require.NoError(t, err)
 		assert.Equal(t, int64(-1), n, "the lost hold is not held")
-		assert.Equal(t, granted, believed(t, ctx, rdb, a.Lock), "the grant to a:2 stands")
+		assert.Equal(t, granted, believed(t, ctx, rdb, *a.Lock), "the grant to a:2 stands")
 
 		n, err = a.Release(ctx, rdb, "a:4", false, TokenArg(granted))
 		require.NoError(t, err)

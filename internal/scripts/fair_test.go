@@ -19,7 +19,7 @@ import (
 func testFair(owner string) Fair {
 	l := testLock(owner)
 	l.Kind = "rfairlock"
-	return Fair{Lock: l, Queue: "t:{n}:queue", Alive: "t:{n}:alive", Waiting: "t:{n}:waiting"}
+	return Fair{Lock: &l, Queue: "t:{n}:queue", Alive: "t:{n}:alive", Waiting: "t:{n}:waiting"}
 }
 
 // fstep is one call of a fair script by owner with request owner:seq, or
@@ -249,10 +249,10 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	switch s.op {
 	case "lock", "try":
 		var a Attempt
-		a, err = f.Acquire(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, f.Lock)), NewLease(time.Minute, []byte("meta "+req)), s.op == "lock", time.Minute)
+		a, err = f.Acquire(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, *f.Lock)), NewLease(time.Minute, []byte("meta "+req)), s.op == "lock", time.Minute)
 		got = a.Acquired
 	case "release":
-		got, err = f.Release(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, f.Lock)))
+		got, err = f.Release(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, *f.Lock)))
 	case "leave":
 		got, err = f.Leave(ctx, rdb, req)
 	case "force":

@@ -14,7 +14,7 @@ import (
 func (t *Tracker) Heed(n *core.Notices, held core.Held) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.notices, t.held = n, held
+	t.notices, t.owner, t.read = n, held.Owner, held.Read
 }
 
 // ForcedUpTo records that a forced unlock ended the owner's hold whose
@@ -31,7 +31,7 @@ func (t *Tracker) ForcedUpTo(token uint64) {
 		})
 		t.goneLocked()
 	}
-	onLost := t.onLost
+	onLost := t.onLostLocked()
 	t.mu.Unlock()
 	if hit && onLost != nil {
 		onLost()

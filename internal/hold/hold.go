@@ -31,8 +31,7 @@ type Tracker struct {
 	// one-slot semaphore, so that waiting for it is bounded by the
 	// waiter's context (a request stuck on a dead connection must not hold
 	// up another call on the handle for longer than that call allows).
-	turn   slot
-	turnMu sync.Mutex // guards turn
+	turn slot // guarded by gate.mu, which no code holds while it waits
 
 	mu    sync.Mutex // guards the fields below
 	count int64      // hold count as last reported by Redis
@@ -48,12 +47,8 @@ type Tracker struct {
 	// lost is the current hold's; closed by loss. Made when first asked
 	// for (Lost, Context; see lostChanLocked), or closedChan when the hold
 	// is lost first: nil until then.
-	lost chan struct{}
-	// n numbers the fresh holds: the current one's, which a timer that
-	// may end it names.
-	n      uint64
-	onLost func()    // the current hold's Lease.OnLost
-	since  time.Time // when the current hold was taken (a fresh acquire's request sent)
+	lost  chan struct{}
+	since time.Time // when the current hold was taken (a fresh acquire's request sent)
 	// rare is what few handles need, made when first needed (see rareLocked).
 	rare *rare
 	// scoped are the contexts of the current hold (see Context), cancelled
@@ -63,16 +58,23 @@ type Tracker struct {
 	observe obs.Func
 	// kind and name: with kind "", name is the tag that Names gave.
 	kind, name string
-	// notices lists the current hold as held (listed), so that a forced
-	// unlock's message ends it at once (see core.Notices); nil: none.
+	// notices lists the current hold as the hold of owner, a read hold
+	// if read (see core.Held), while listed, so that a forced unlock's
+	// message ends it at once (see core.Notices); nil: none.
 	notices *core.Notices
-	held    core.Held
-	listed  bool
+	owner   string
+	// n numbers the fresh holds: the current one's, which a timer that
+	// may end it names.
+	n            uint32
+	read, listed bool
 	// gone: the last hold was lost (Lost is closed), or ended by the
 	// Client's Close, and no fresh hold has been taken since; a release
 	// then reports ErrLeaseLost.
 	gone bool
 }
+
+// held is how notices name the Tracker's holds.
+func (t *Tracker) held() core.Held { return core.Held{Owner: t.owner, Read: t.read} }
 
 // Observe has the Tracker report its holds' releases and losses to f (nil:
 // nobody) as holds of the primitive kind named name. Call it before the
@@ -139,7 +141,7 @@ func (t *Tracker) Give() { t.give() }
 
 // take waits for the handle's turn, bounded by ctx.
 func (t *Tracker) take(ctx context.Context) error {
-	if err := t.turn.take(ctx, &t.turnMu); err != nil {
+	if err := t.turn.take(ctx, &t.gate.mu); err != nil {
 		return fmt.Errorf("waiting for another call on this handle: %w", err)
 	}
 	return nil
@@ -147,8 +149,8 @@ func (t *Tracker) take(ctx context.Context) error {
 
 // give gives the turn back.
 func (t *Tracker) give() {
-	t.turnMu.Lock()
-	defer t.turnMu.Unlock()
+	t.gate.mu.Lock()
+	defer t.gate.mu.Unlock()
 	t.turn.giveLocked()
 }
 

@@ -59,7 +59,7 @@ var closedChan = func() chan struct{} {
 // dropLocked forgets the current hold; the caller holds mu.
 func (t *Tracker) dropLocked() {
 	if t.listed {
-		t.notices.Remove(t.held, t)
+		t.notices.Remove(t.held(), t)
 		t.listed = false
 	}
 	if t.lease != nil {

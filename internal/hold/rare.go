@@ -3,9 +3,11 @@ package hold
 import "time"
 
 // rare is the part of a Tracker's state that only a hold that was lost,
-// Extended without a reply, or not released needs: most handles never
-// make it.
+// Extended without a reply, not released, or taken with an OnLost needs:
+// most handles never make it.
 type rare struct {
+	// onLost is the current hold's Lease.OnLost.
+	onLost func()
 	// maybeEnd is when the current hold may end in Redis because of an
 	// Extend whose outcome is unknown (its reply was lost): the hold is
 	// reported lost then, unless a later Extend succeeds. bound fires at it.
@@ -28,6 +30,15 @@ func (t *Tracker) rareLocked() *rare {
 		t.rare = new(rare)
 	}
 	return t.rare
+}
+
+// onLostLocked returns the current hold's OnLost, if any; the caller
+// holds mu.
+func (t *Tracker) onLostLocked() func() {
+	if t.rare == nil {
+		return nil
+	}
+	return t.rare.onLost
 }
 
 // ends returns a copy of rare, zero when it was never made; the caller

@@ -134,7 +134,7 @@ func (t *Tracker) LeaseEnded(l *lease.Lease, closed bool) {
 
 // endIf ends the hold numbered n (Tracker.n), if it is still the current
 // one, for a timer that found its lease ended.
-func (t *Tracker) endIf(n uint64, closed bool) {
+func (t *Tracker) endIf(n uint32, closed bool) {
 	t.mu.Lock()
 	t.ended(t.n == n && t.count > 0, closed)
 }
@@ -150,7 +150,7 @@ func (t *Tracker) ended(hit, closed bool) {
 	case hit:
 		t.lostLocked()
 	}
-	onLost := t.onLost
+	onLost := t.onLostLocked()
 	t.mu.Unlock()
 	if hit && onLost != nil {
 		onLost()
@@ -212,9 +212,12 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	if arg == nil {
 		arg = scripts.TokenArg(token)
 	}
-	t.count, t.token, t.arg, t.lost, t.fixed, t.onLost, t.since = max(count, 1), token, arg, nil, l.Fixed, l.OnLost, l.Since
+	t.count, t.token, t.arg, t.lost, t.fixed, t.since = max(count, 1), token, arg, nil, l.Fixed, l.Since
+	if l.OnLost != nil || t.rare != nil {
+		t.rareLocked().onLost = l.OnLost
+	}
 	if t.notices != nil {
-		t.notices.Add(t.held, t)
+		t.notices.Add(t.held(), t)
 		t.listed = true
 	}
 	return nil

@@ -40,7 +40,7 @@ func (s *fairSet) list() []*Script {
 // of any lock hash, and the queue of requests waiting for it (see
 // fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's.
 type Fair struct {
-	*Lock // the lock hash: the handle's own, which Prepare prepares
+	*Lock                        // the lock hash: the handle's own, which Prepare prepares
 	Queue, Alive, Waiting string // keys
 	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
 	// the key of its log of leader changes.

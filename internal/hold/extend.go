@@ -13,7 +13,7 @@ import (
 )
 
 // Extend gives the current hold a fixed lease of length, in the handle's
-// turn. The watchdog stops renewing the hold first, since a renewal in
+// turn; what names the hold in errors as StartRelease's does. The watchdog stops renewing the hold first, since a renewal in
 // flight could undo a shorter lease; then send sets the lease in Redis and
 // reports whether the owner still had the hold. The new lease is counted
 // from before send, and the hold ends with a timer at its end, less
@@ -33,7 +33,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	defer t.give()
 	t.mu.Lock()
 	if t.count == 0 {
-		gone := t.gone
+		gone, what := t.gone, t.whatLocked(what)
 		t.mu.Unlock()
 		if gone {
 			return errs.Lost("%s: the hold was lost before this call", what)
@@ -82,10 +82,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		if t.count > 0 {
 			t.lostLocked()
 		}
-		return errs.Lost("%s: the hold expired or was deleted before this call", what)
+		return errs.Lost("%s: the hold expired or was deleted before this call", t.whatLocked(what))
 	}
 	if t.count == 0 { // a timer found it lost while the request was on its way
-		return errs.Lost("%s: the hold was found lost during this call", what)
+		return errs.Lost("%s: the hold was found lost during this call", t.whatLocked(what))
 	}
 	if t.timer != nil {
 		t.timer.Stop()
@@ -196,5 +196,5 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 	send := func() (bool, error) {
 		return h.Lock.Extend(ctx, h.S.Writer(), length, scripts.TokenArg(h.Hold.Token()), h.S.EncodeMeta(length, true, h.Value()))
 	}
-	return h.Hold.Extend(ctx, h.Named(""), length, send)
+	return h.Hold.Extend(ctx, "", length, send)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
-	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -21,7 +20,6 @@ type Handle struct {
 	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
 	renewed *scripts.Lease // the lease argument of a hold the watchdog renews: the Session's, unless the handle has a Value
-	tag     string         // the lock as errors name it (see Named), made once
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
@@ -49,7 +47,6 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[4],
 		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
-	h.tag = errs.Tag(kind, name)
 	h.renewed = h.S.RenewedLease(h.Value())
 	return h
 }

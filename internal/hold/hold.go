@@ -95,6 +95,17 @@ func (t *Tracker) Names(tag string) {
 	t.kind, t.name = "", tag
 }
 
+// whatLocked returns what, the name of a hold in errors, or the Tracker's
+// tag (taggedLocked) when it is "": a caller that names its hold by the
+// Tracker's kind and name makes no string until an error needs one. The
+// caller holds mu.
+func (t *Tracker) whatLocked(what string) string {
+	if what == "" {
+		return t.taggedLocked()
+	}
+	return what
+}
+
 // taggedLocked names the handle in errors; the caller holds mu.
 func (t *Tracker) taggedLocked() string {
 	if t.kind == "" && t.name != "" {

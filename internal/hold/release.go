@@ -17,7 +17,8 @@ import (
 // drops the last hold, the watchdog stops renewing it first, so that a
 // released hold is never renewed. all says whether the release must drop
 // every hold of the owner: the handle's hold was lost, and nobody renews
-// what Redis may still have of it.
+// what Redis may still have of it. what names the hold in errors; "" names
+// it by the Tracker's tag (see whatLocked).
 func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err error) {
 	if err := t.take(ctx); err != nil {
 		return false, err
@@ -26,7 +27,7 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 	defer t.mu.Unlock()
 	if t.count == 0 && !t.gone {
 		t.give()
-		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, t.whatLocked(what))
 	}
 	if t.count == 1 && t.lease != nil {
 		t.lease.Remove()
@@ -61,7 +62,7 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 		defer t.mu.Unlock()
 		if t.count == 0 && t.gone {
 			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
-				what, strings.TrimPrefix(err.Error(), "redcoord: "))
+				t.whatLocked(what), strings.TrimPrefix(err.Error(), "redcoord: "))
 		}
 		if t.count > 0 && t.lease == nil && t.fixed == 0 && t.ends().ending.IsZero() && t.kept != nil {
 			t.rareLocked().ending = t.kept.Ends()
@@ -85,7 +86,7 @@ func (t *Tracker) released(n int64, what string) error {
 		// The handle's hold was lost but Redis still had it (a fixed lease
 		// whose timer fired just before the server's expiry): it is
 		// deleted now, and still reported lost.
-		return errs.Lost("%s: the hold was lost before release", what)
+		return errs.Lost("%s: the hold was lost before release", t.whatLocked(what))
 	}
 	if n >= 0 {
 		if n == 0 {
@@ -102,9 +103,9 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	if t.count > 0 || t.gone {
 		t.lostLocked()
-		return errs.Lost("%s: the hold expired or was deleted before release", what)
+		return errs.Lost("%s: the hold expired or was deleted before release", t.whatLocked(what))
 	}
-	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, t.whatLocked(what))
 }
 
 // Forced records that the hold was deleted by force: a loss.

@@ -15,10 +15,7 @@ import (
 // and one of its holds after it when what is not "" (`rrwlock "x": read
 // lock`).
 func (h *Handle) Named(what string) string {
-	tag := h.tag
-	if tag == "" {
-		tag = errs.Tag(h.Lock.Kind, h.Name)
-	}
+	tag := errs.Tag(h.Lock.Kind, h.Name)
 	if what != "" {
 		tag += ": " + what
 	}

@@ -44,8 +44,10 @@ func (h *Handle) UnlockOn(ctx context.Context, t *Tracker, what string, release 
 	}
 	ctx, cancel := h.S.ReleaseContext(ctx)
 	defer cancel()
-	what = h.Named(what)
-	all, err := t.StartRelease(ctx, what)
+	if what != "" {
+		what = h.Named(what)
+	}
+	all, err := t.StartRelease(ctx, what) // "": t names the lock itself
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,9 @@ type Watchdog struct {
 	log      *slog.Logger
 	replicas Replicas
 	observe  obs.Func // nil: no observer
+	// epoch is when the Watchdog was made: a Lease keeps its times as
+	// durations since, which take a third of a time.Time's room.
+	epoch time.Time
 
 	mu      sync.Mutex          // guards the fields below
 	leases  map[*Lease]struct{} // the watched leases
@@ -94,7 +97,7 @@ type Watchdog struct {
 func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas, observe obs.Func) *Watchdog {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Watchdog{
-		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas, observe: observe,
+		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas, observe: observe, epoch: time.Now(),
 		leases: make(map[*Lease]struct{}),
 		rearm:  make(chan struct{}, 1),
 		ctx:    ctx, stop: stop,
@@ -110,7 +113,7 @@ type Lease struct {
 	w      *Watchdog
 	r      Renewal
 	holder Holder
-	lastOK time.Time // guarded by w.mu: when the last successful renewal was sent
+	lastOK time.Duration // guarded by w.mu: when the last successful renewal was sent, since w.epoch
 }
 
 // A Holder is told when a lease it watches ends (see Watch).
@@ -140,7 +143,7 @@ func (w *Watchdog) Add(r Renewal, since time.Time, onLost func(closed bool)) (*L
 // the returned Lease tells by it which of its leases ended, with no
 // closure made per lease.
 func (w *Watchdog) Watch(r Renewal, since time.Time, h Holder) (*Lease, error) {
-	l := &Lease{w: w, r: r, holder: h, lastOK: since}
+	l := &Lease{w: w, r: r, holder: h, lastOK: since.Sub(w.epoch)}
 	if err := l.watch(); err != nil {
 		return nil, err
 	}
@@ -187,7 +190,7 @@ func (l *Lease) Remove() {
 func (l *Lease) Renewed() time.Time {
 	l.w.mu.Lock()
 	defer l.w.mu.Unlock()
-	return l.lastOK
+	return l.w.epoch.Add(l.lastOK)
 }
 
 // Again watches l again after Remove, as it was watched, from its last
@@ -364,7 +367,7 @@ func (w *Watchdog) arm(timer *time.Timer, idle bool) {
 // deadline returns when l may be gone from Redis, by the watchdog's clock;
 // the caller holds w.mu.
 func (w *Watchdog) deadline(l *Lease) time.Time {
-	return l.lastOK.Add(w.ttl - Margin(w.ttl))
+	return w.epoch.Add(l.lastOK + w.ttl - Margin(w.ttl))
 }
 
 // expire marks lost the leases whose deadline has passed.
@@ -419,8 +422,8 @@ func (w *Watchdog) tick() {
 		}
 		switch {
 		case err == nil && n == 1:
-			if sent.After(l.lastOK) { // ticks may end out of order
-				l.lastOK = sent
+			if d := sent.Sub(w.epoch); d > l.lastOK { // ticks may end out of order
+				l.lastOK = d
 			}
 			continue
 		case err == nil && l.r.Waiter:

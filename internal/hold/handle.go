@@ -45,7 +45,6 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	h.Lock = scripts.Lock{
 		Hash: k[0], Fence: k[1], Marks: k[2], Waiters: k[3],
 		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[4],
-		Notice: h.S.NoticePrefix(name),
 	}.Prepared(h.S.Config.TTL)
 	h.renewed = h.S.RenewedLease(h.Value())
 	return h

@@ -36,12 +36,13 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 }
 
 // ForceUnlock deletes the lock with force, which reports whether it was
-// held; a hold of this handle is then lost.
-func (h *Handle) ForceUnlock(ctx context.Context, force func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
+// held and tells a forced-out holder's Client on the notice channel that
+// the prefix it is given starts; a hold of this handle is then lost.
+func (h *Handle) ForceUnlock(ctx context.Context, force func(ctx context.Context, rdb redis.Scripter, notice string) (bool, error)) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	ok, err := force(ctx, h.S.RDB)
+	ok, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name))
 	if err == nil && ok {
 		h.Hold.Forced()
 	}

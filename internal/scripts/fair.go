@@ -101,7 +101,7 @@ type Attempt struct {
 // is set to heartbeat from now.
 func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool, heartbeat time.Duration) (Attempt, error) {
 	var hb any
-	if c := f.Lock.calls; c != nil && !c.hash && heartbeat == c.ttl {
+	if c := f.Lock.calls; c.lasts(heartbeat) && !c.hash {
 		hb = c.ms()
 	} else {
 		hb = heartbeat.Milliseconds()
@@ -173,10 +173,10 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 }
 
 // Force deletes the lock whoever holds it, tells the holder's Client on
-// its Notice channel, and hands the lock to the first live waiter; it
-// reports whether it was held.
-func (f Fair) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := fairLock.force.Run(ctx, rdb, f.keys(), f.args(f.Notice)...)
+// its notice channel (see Lock.Force), and hands the lock to the first
+// live waiter; it reports whether it was held.
+func (f Fair) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
+	v, err := fairLock.force.Run(ctx, rdb, f.keys(), f.args(notice)...)
 	if err != nil {
 		return false, err
 	}

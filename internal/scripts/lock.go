@@ -30,10 +30,6 @@ type Lock struct {
 	Owner       string
 	Publish     string // PUBLISH or SPUBLISH
 	Channel     string // the name's channel; a client's is Channel+":"+its id
-	// Notice is the prefix of the channel on which a forced unlock tells
-	// a forced-out holder's Client, whose id follows (see tell_forced in
-	// lib.lua).
-	Notice string
 
 	calls *lockCalls // prepared by Prepared; nil: prepared on each call
 }
@@ -45,10 +41,7 @@ type Lock struct {
 type lockCalls struct {
 	v        []any
 	renewKey [1]string // the renewals' keys: the lock hash
-	// ttl is the lease of the renewals, and how long a registration
-	// lives (v's last argument, in milliseconds).
-	ttl time.Duration
-	n   int32 // v[:n] are the keys
+	n        int32     // v[:n] are the keys
 	// hash: the keys are the lock hash's (Lock.keys), and its acquire
 	// and release are prepared; a kind with scripts of its own (Fair)
 	// prepares only the renewals, on its keys.
@@ -68,8 +61,19 @@ func (c *lockCalls) owned() []any { m := c.n + ownedCount; return c.v[c.n:m:m] }
 // the lease.
 func (c *lockCalls) renew() []any { return c.v[c.n:] }
 
-// ms returns the renewals' lease in milliseconds, boxed once.
+// ms returns the renewals' lease in milliseconds, boxed once: how long a
+// registration lives too.
 func (c *lockCalls) ms() any { return c.v[len(c.v)-1] }
+
+// lasts reports whether d, in milliseconds, is the renewals' lease: the
+// argument ms boxes is then d's.
+func (c *lockCalls) lasts(d time.Duration) bool {
+	if c == nil {
+		return false
+	}
+	ms, ok := c.ms().(int64)
+	return ok && ms == d.Milliseconds()
+}
 
 // Prepared returns l with its acquire, release and renewals of leases of
 // ttl prepared once, so that each call allocates only for what changes
@@ -91,7 +95,7 @@ func (l Lock) preparedRenewals(ttl time.Duration, keys []string) Lock {
 		v = append(v, k)
 	}
 	v = append(append(v, owned...), ttl.Milliseconds())
-	l.calls = &lockCalls{v: v, renewKey: [1]string{l.Hash}, ttl: ttl, n: int32(len(keys))}
+	l.calls = &lockCalls{v: v, renewKey: [1]string{l.Hash}, n: int32(len(keys))}
 	return l
 }
 
@@ -291,9 +295,10 @@ func handed(v any) (Handed, error) {
 }
 
 // Force deletes the lock whoever holds it, and tells the holder's Client
-// on its Notice channel; it reports whether it was held.
-func (l Lock) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.args(l.Notice)...)
+// on its notice channel: notice, the prefix its id follows (see
+// tell_forced in lib.lua); it reports whether it was held.
+func (l Lock) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
+	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.args(notice)...)
 	if err != nil {
 		return false, err
 	}
@@ -315,7 +320,7 @@ func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, 
 // shared by every hold of the handle (prepared once; a caller must not
 // change them).
 func (l Lock) RenewalShared(lease time.Duration) (*redis.Script, []string, []any) {
-	if c := l.calls; c != nil && c.ttl == lease {
+	if c := l.calls; c.lasts(lease) {
 		return lockRenew.Script, c.renewKey[:], c.renew()
 	}
 	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds())

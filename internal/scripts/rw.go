@@ -184,9 +184,10 @@ func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write, k
 }
 
 // Force ends every hold, whoever holds it, and tells the holders' Clients
-// on their Notice channels (Lock.Notice); it reports whether any was held.
-func (rw RW) Force(ctx context.Context, rdb redis.Scripter) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwForce, rw.Lock.Notice)
+// on their notice channels (see Lock.Force); it reports whether any was
+// held.
+func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwForce, notice)
 	if err != nil {
 		return false, err
 	}

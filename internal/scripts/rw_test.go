@@ -192,7 +192,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 		script, keys, args := rw.Renewal(s.op == "beat", time.Minute)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
 	case "force":
-		got, err = rw.Force(ctx, rdb)
+		got, err = rw.Force(ctx, rdb, "")
 	case "lapse":
 		err = rdb.ZAddXX(ctx, rw.Leases, redis.Z{Score: 1, Member: s.owner}).Err()
 	case "die":

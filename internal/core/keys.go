@@ -175,7 +175,15 @@ func (s *Session) KeyTail(name string, p Part, tail string) string {
 // makes it (a part without a tail ignores it), as substrings of one
 // string: a handle that keeps them all keeps one allocation.
 func (s *Session) Keys(name, tail string, parts ...Part) []string {
-	n := 0
+	return s.KeysThen(name, tail, "", parts...)
+}
+
+// KeysThen is Keys with then written after the last part in the same
+// string, as the last key's end: a caller that also keeps a string which
+// ends a key (an owner id after a markers key's Client id) keeps it as a
+// substring too.
+func (s *Session) KeysThen(name, tail, then string, parts ...Part) []string {
+	n := len(then)
 	for _, p := range parts {
 		n += len(s.Config.Prefix) + len(name) + len(":{}:") + len(withTail(p, tail))
 	}
@@ -191,6 +199,9 @@ func (s *Session) Keys(name, tail string, parts ...Part) []string {
 		if schema[p].Tail != "" {
 			b.WriteString(":")
 			b.WriteString(tail)
+		}
+		if i == len(parts)-1 {
+			b.WriteString(then)
 		}
 		ends[i] = b.Len()
 	}

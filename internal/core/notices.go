@@ -36,11 +36,11 @@ type Notices struct {
 	s     *Session
 	never bool // no listener: the Client polls, or Redis is a Cluster
 
-	mu        sync.Mutex // guards the fields below
-	holds     map[Held]Forcible
-	listening bool      // a listener runs, or has subscribed
-	retryAt   time.Time // when a failed listener may be started again
-	closed    bool      // by the Session's Close: no listener starts
+	mu        sync.Mutex             // guards the fields below
+	holds     [2]map[string]Forcible // by owner: the holds of lock hashes, then read holds
+	listening bool                   // a listener runs, or has subscribed
+	retryAt   time.Time              // when a failed listener may be started again
+	closed    bool                   // by the Session's Close: no listener starts
 }
 
 // Held names a hold that a notice may end: the owner's hold of the lock
@@ -57,7 +57,16 @@ type Forcible interface {
 }
 
 func newNotices(s *Session) *Notices {
-	return &Notices{s: s, never: s.Config.Polling || s.Cluster(), holds: make(map[Held]Forcible)}
+	return &Notices{s: s, never: s.Config.Polling || s.Cluster(),
+		holds: [2]map[string]Forcible{make(map[string]Forcible), make(map[string]Forcible)}}
+}
+
+// of returns the map of k's part.
+func (n *Notices) of(k Held) map[string]Forcible {
+	if k.Read {
+		return n.holds[1]
+	}
+	return n.holds[0]
 }
 
 // NoticePrefix returns the prefix of the channel on which a force of name
@@ -75,7 +84,7 @@ func (s *Session) NoticePrefix(name string) string {
 func (n *Notices) Add(k Held, f Forcible) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.holds[k] = f
+	n.of(k)[k.Owner] = f
 	if !n.listening && !n.never && !n.closed && !time.Now().Before(n.retryAt) {
 		n.listening = true
 		n.s.checks.Add(1)
@@ -87,8 +96,8 @@ func (n *Notices) Add(k Held, f Forcible) {
 func (n *Notices) Remove(k Held, f Forcible) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.holds[k] == f {
-		delete(n.holds, k)
+	if m := n.of(k); m[k.Owner] == f {
+		delete(m, k.Owner)
 	}
 }
 
@@ -103,7 +112,7 @@ func (n *Notices) Hear(body string) {
 		return
 	}
 	n.mu.Lock()
-	f := n.holds[Held{Owner: owner, Read: part == "r"}]
+	f := n.of(Held{Read: part == "r"})[owner]
 	n.mu.Unlock()
 	if f != nil {
 		f.ForcedUpTo(token)

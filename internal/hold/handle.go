@@ -2,6 +2,7 @@ package hold
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -39,12 +40,20 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 		h.opts = &o
 	}
 	h.Hold.Observe(h.S.Config.Observer, kind, name)
+	// The owner id is the Client's id and a number (NewOwner): written
+	// after the markers key, which ends with the Client's id, it shares
+	// the keys' string.
+	seq := strings.TrimPrefix(h.Owner, h.S.ID)
+	k := h.S.KeysThen(name, h.S.ID, seq, core.KeyLock, core.KeyFence, core.KeyWaiters, core.ChanName, core.KeyMarkers)
+	marks := k[4][:len(k[4])-len(seq)]
+	if len(seq) < len(h.Owner) {
+		h.Owner = k[4][len(marks)-len(h.S.ID):]
+	}
 	owner := h.Owner
 	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
-	k := h.S.Keys(name, h.S.ID, core.KeyLock, core.KeyFence, core.KeyMarkers, core.KeyWaiters, core.ChanName)
 	h.Lock = scripts.Lock{
-		Hash: k[0], Fence: k[1], Marks: k[2], Waiters: k[3],
-		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[4],
+		Hash: k[0], Fence: k[1], Marks: marks, Waiters: k[2],
+		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[3],
 	}.Prepared(h.S.Config.TTL)
 	h.renewed = h.S.RenewedLease(h.Value())
 	return h

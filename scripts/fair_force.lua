@@ -6,13 +6,12 @@
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 't')
 local queued = fair_check_keys(h[1], true)
 fair_check_fence(queued)
-local held = redis.call('DEL', KEYS[1])
-if held == 1 then
+if h[1] then -- held: the checks found the hash of this kind (its 'k')
   if h[2] then
     tell_forced(PUBLISH, ARGV[6], 'l', h[2], h[3] or '0')
   end
   fair_hand_on_or_vacate(queued)
-else
-  fair_hand_on(now_ms())
+  return 1
 end
-return held
+fair_hand_on(now_ms())
+return 0

@@ -19,7 +19,6 @@ if h[2] == owner and h[4] == req then
     redis.call('HSET', KEYS[1], 'c', c, 'r', '')
     return 1
   end
-  redis.call('DEL', KEYS[1])
   fair_hand_on_or_vacate(queued)
   return 1
 end

@@ -81,16 +81,16 @@ end
 -- client_channel in lib.lua), which only its process hears: "@<req>
 -- <token> <now>" (see To in internal/hub; now is the server's clock in ms,
 -- from which the grantee dates its lease). It reports whether it granted.
--- A retried acquire with the same request id then finds r == req.
+-- A retried acquire with the same request id then finds r == req. The
+-- grant writes every field of the lock hash (fair_take): a hash that a
+-- release or a force left in place is replaced whole, as if deleted first.
 local function fair_hand_on(now)
   while true do
-    local req = fair_live_head(now)
+    local req, w = queue_pop(KEYS[3], KEYS[4], KEYS[5], now)
     if not req then
       return false
     end
-    local w = redis.call('HGET', KEYS[5], req)
     local sp = w and string.find(w, ' ', 1, true)
-    fair_forget(req)
     if sp then
       local token = fair_take(req, string.sub(w, 1, sp - 1), string.sub(w, sp + 1), now)
       notify(PUBLISH, client_channel(CHANNEL, req), '@' .. req .. ' ' .. token .. ' ' .. now)
@@ -99,13 +99,19 @@ local function fair_hand_on(now)
   end
 end
 
--- fair_hand_on_or_vacate hands the lock that this script freed (its holder
--- released it, or gave back a grant, or it was forced) to the first live
--- waiter. It reads the clock only when someone is queued, or in an
--- election, which logs that nobody leads (term 0) when no candidate
--- follows. A lead whose lease ran out runs no script: it is not logged.
+-- fair_hand_on_or_vacate ends the hold that this script frees (its holder
+-- released it, or gave back a grant, or it was forced): it hands the lock
+-- to the first live waiter, whose grant replaces the lock hash (see
+-- fair_hand_on), or else deletes the hash. It reads the clock only when
+-- someone is queued, or in an election, which logs that nobody leads (term
+-- 0) when no candidate follows. A lead whose lease ran out runs no script:
+-- it is not logged.
 local function fair_hand_on_or_vacate(queued)
-  if not (queued > 0 and fair_hand_on(now_ms())) and ELECT_LOG then
+  if queued > 0 and fair_hand_on(now_ms()) then
+    return
+  end
+  redis.call('DEL', KEYS[1])
+  if ELECT_LOG then
     elect_log_leader('0', '', now_ms())
   end
 end

@@ -21,6 +21,5 @@ if reply then
 end
 fair_check_fence(queued)
 mark_released(KEYS[6], req, MARK_TTL)
-redis.call('DEL', KEYS[1])
 fair_hand_on_or_vacate(queued)
 return 0

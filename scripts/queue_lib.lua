@@ -31,6 +31,28 @@ local function queue_head(q, a, w, now)
   end
 end
 
+-- queue_pop removes the first request whose heartbeat deadline is still
+-- ahead and returns it with what a grant to it needs (nil if it has no
+-- entry there), popping the dead ones before it; nil when there is none.
+-- It is queue_head followed by queue_forget, a command fewer: for a
+-- caller that takes the head whatever it finds.
+local function queue_pop(q, a, w, now)
+  while true do
+    local req = redis.call('LPOP', q)
+    if not req then
+      return nil
+    end
+    local deadline = redis.call('ZSCORE', a, req)
+    redis.call('ZREM', a, req)
+    if deadline and tonumber(deadline) > now then
+      local entry = redis.call('HGET', w, req)
+      redis.call('HDEL', w, req)
+      return req, entry
+    end
+    redis.call('HDEL', w, req)
+  end
+end
+
 -- queue_keep makes the queue's keys outlive the latest heartbeat deadline,
 -- ms from now, so that a queue of waiters that all died disappears by itself.
 local function queue_keep(q, a, w, ms)

@@ -72,7 +72,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
 			Log: h.Key(core.KeyElectLog)}
 		e.fair.Prepare(h.S.Config.TTL) // h.Lock's renewals; a fair lock sends none of NewHandle's prepared calls
-		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name), Unforced: true}
+		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return e
 }

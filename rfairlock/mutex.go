@@ -22,8 +22,7 @@ const kind = "rfairlock"
 type Mutex struct {
 	_ noCopy
 
-	h *hold.Handle
-	q hold.Fair // its Lock is h.Lock and the queue's keys; zero when h.Err is set
+	q hold.Fair // its H is the handle; its Lock is H.Lock and the queue's keys, zero when H.Err is set
 }
 
 // New returns a handle on the fair lock named name. It does no I/O; a bad
@@ -31,7 +30,7 @@ type Mutex struct {
 // ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	h := hold.NewHandle(c, name, kind, opts)
-	m := &Mutex{h: h}
+	m := &Mutex{q: hold.Fair{H: h}}
 	if h.Err == nil {
 		fair := scripts.Fair{Lock: &h.Lock,
 			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}
@@ -42,10 +41,10 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 }
 
 // Name returns the lock's name.
-func (m *Mutex) Name() string { return m.h.Name }
+func (m *Mutex) Name() string { return m.q.H.Name }
 
 // Owner returns the handle's owner id, as Holder reports it.
-func (m *Mutex) Owner() string { return m.h.Lock.Owner }
+func (m *Mutex) Owner() string { return m.q.H.Lock.Owner }
 
 // Lock blocks until it holds the lock or ctx is done. Waiters are served in
 // the order they first asked, across processes. The hold's lease is the
@@ -79,7 +78,7 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	h := m.h
+	h := m.q.H
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
 	}
@@ -99,7 +98,7 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // A done ctx does not stop Unlock, and one that fails leaves the hold to
 // end with its lease: see "Releases" in package redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.named(m.h.Unlock(ctx, hold.Release(m.q.Release)))
+	return m.named(m.q.H.Unlock(ctx, hold.Release(m.q.Release)))
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one
@@ -115,13 +114,13 @@ func (m *Mutex) TryLockWithLease(ctx context.Context, lease time.Duration) (bool
 // Extend gives the handle's hold a fixed lease that ends lease from now,
 // in one round trip: see Extend at redcoord.Locker.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
-	return m.named(m.h.Extend(ctx, lease))
+	return m.named(m.q.H.Extend(ctx, lease))
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
 // longer used: see Forget at redcoord.Locker.
 func (m *Mutex) Forget(ctx context.Context) (bool, error) {
-	ok, err := m.h.Forget(ctx)
+	ok, err := m.q.H.Forget(ctx)
 	return ok, m.named(err)
 }
 
@@ -131,7 +130,7 @@ func (m *Mutex) Forget(ctx context.Context) (bool, error) {
 // "Forced unlock" in package redcoord; at once if it is this handle); its
 // Unlock returns ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	ok, err := m.h.ForceUnlock(ctx, m.q.Lock.Force)
+	ok, err := m.q.H.ForceUnlock(ctx, m.q.Lock.Force)
 	return ok, m.named(err)
 }
 

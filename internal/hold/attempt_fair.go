@@ -21,13 +21,14 @@ type Fair struct {
 	H    *Handle
 	Lock scripts.Fair // H.Lock and the queue's keys
 	Ch   string       // the Client's channel for the name, where grants to its waiters arrive
-	// Unforced says that no call ends a grant before its grantee has seen
-	// it, other than its lease running out: the lock has no ForceUnlock,
-	// and only the handle that knows a hold's token releases it (an
-	// election). A grant message read in time is then the hold itself (see
-	// confirm).
-	Unforced bool
 }
+
+// unforced reports whether no call ends a grant before its grantee has
+// seen it, other than its lease running out: an election's (its Lock has
+// a Log), which has no ForceUnlock, and whose holds only the handle that
+// knows their token releases. A grant message read in time is then the
+// hold itself (see confirm).
+func (f *Fair) unforced() bool { return f.Lock.Log != "" }
 
 // Acquire takes the lock with the lease argument l (its length and holder
 // metadata), renewed by the watchdog (fixed == 0) or ending after fixed.
@@ -150,7 +151,7 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 // dated from the grant. Both are sent on the Writer, so with
 // WithWaitReplicas the replicas have the grant once it is confirmed.
 //
-// An Unforced lock's grant message needs no round trip without
+// An unforced lock's grant message needs no round trip without
 // WithWaitReplicas: nothing but its lease ends a grant, so one made no
 // earlier than the last try ran (grantedAt, by the server's clock in ms)
 // stands for its lease. (One made before that try, in the same
@@ -166,7 +167,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64
 	h := a.f.H
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
-	if a.f.Unforced && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
+	if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
 		since = dated(a.sent, a.at, grantedAt).Add(-time.Millisecond)
 		if since.Before(a.sent) {
 			since = a.sent

@@ -13,9 +13,10 @@ import (
 )
 
 // Extend gives the current hold a fixed lease of length, in the handle's
-// turn; what names the hold in errors as StartRelease's does. The watchdog stops renewing the hold first, since a renewal in
-// flight could undo a shorter lease; then send sets the lease in Redis and
-// reports whether the owner still had the hold. The new lease is counted
+// turn; what names the hold in errors as StartRelease's does. The
+// watchdog stops renewing the hold first, since a renewal in flight could
+// undo a shorter lease; then send sets the lease in Redis and reports
+// whether the owner still had the hold. The new lease is counted
 // from before send, and the hold ends with a timer at its end, less
 // lease.Margin. A hold Redis no longer had is lost: ErrLeaseLost, which
 // matches ErrNotHeld too. A send refused with ErrWrongType (the scripts

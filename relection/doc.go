@@ -23,16 +23,11 @@
 // lease is dated from when the grant can have been made, and the
 // watchdog's renewals verify the term from then on; with WithWaitReplicas
 // the candidate confirms the grant in one round trip, a write that waits
-// for the replicas). In BenchmarkHandOff (the next candidate in another
-// process, one redis-server, 2 cores, a machine shared with other work;
-// ten runs) the next leader's Campaign returned 176-272µs after the call
-// to Resign at the median, 2.4 to 4.2 times one idle EVALSHA round trip
-// measured in the same runs (61-88µs; 2.6 and 3.3 the medians of two sets
-// of five). Most of it is the Resign's own round trip (173-257µs): its
-// script makes the hand-off, some twenty
-// commands on seven keys and two messages, and on that machine a script
-// that starts after a millisecond of idleness runs several times slower
-// than in a busy loop. The rest is the grant's message.
+// for the replicas). So the next leader, in another process, returns from
+// Campaign a little after the Resign's own round trip, whose reply leaves
+// Redis with the grant (BenchmarkHandOff reports both; docs/benchmarks.md
+// has the figures): most of a hand-off is the Resign's script, some twenty
+// commands on seven keys and two messages.
 //
 // # Terms and fencing
 //

@@ -17,7 +17,7 @@ import (
 // usable; use NewHandle. A Handle must not be copied.
 type Handle struct {
 	Base
-	Lock    scripts.Lock // the lock hash; zero when Err is set
+	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
 	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
 	renewed *scripts.Lease // the lease argument of a hold the watchdog renews: the Session's, unless the handle has a Value
@@ -28,7 +28,7 @@ type Handle struct {
 // does no I/O. A bad argument is recorded in Err, and the lock is then left
 // unnamed; the caller names any keys of its own with Key only if Err is nil.
 func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
-	h := &Handle{Hold: New()}
+	h := &Handle{Hold: New(), Lock: scripts.Lock{Kind: kind}}
 	if !h.Init(c, name) {
 		return h
 	}

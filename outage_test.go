@@ -168,8 +168,10 @@ func outage(t *testing.T, persist bool) {
 	// A name no wait of waiterC is blocked on: a Lock where the Client's
 	// waiters already wait joins their local queue without a try of its
 	// own, so it would have no failure to name.
+	// Its context leaves it time for a whole try (go-redis retries a
+	// refused dial with a backoff first) and ends before the restart.
 	late := rlock.New(waiterC, "o-late")
-	dctx, dcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	dctx, dcancel := context.WithTimeout(ctx, time.Second)
 	err = late.Lock(dctx)
 	dcancel()
 	require.ErrorIs(t, err, redcoord.ErrNotAcquired)

@@ -57,12 +57,16 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	t.stopTimersLocked()
 	if ends {
 		t.timer = time.AfterFunc(time.Until(end), t.expiryLocked())
+		t.rareLocked().extending = end
 	}
 	t.mu.Unlock()
 	ok, err := send()
 	short := errors.Is(err, errs.ErrNotReplicated)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.rare != nil {
+		t.rare.extending = time.Time{}
+	}
 	if t.timer != nil && (err != nil && !short) {
 		t.timer.Stop() // watchLocked keeps the hold as it was
 		t.timer = nil
@@ -170,6 +174,8 @@ func (t *Tracker) deadlineLocked() (d time.Time, ok bool) {
 	switch {
 	case t.count == 0:
 		return time.Time{}, false
+	case t.timer != nil && !r.extending.IsZero():
+		d, ok = r.extending, true
 	case t.timer != nil && !r.ending.IsZero():
 		d, ok = r.ending, true
 	case t.lease != nil:

@@ -68,7 +68,7 @@ func (t *Tracker) dropLocked() {
 	t.lease, t.kept, t.fixed = nil, nil, 0
 	t.stopTimersLocked()
 	if t.rare != nil {
-		t.rare.maybeEnd, t.rare.ending, t.rare.extended = time.Time{}, time.Time{}, time.Time{}
+		t.rare.maybeEnd, t.rare.ending, t.rare.extended, t.rare.extending = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	}
 	t.count, t.token, t.arg = 0, 0, nil
 	t.gate.End()

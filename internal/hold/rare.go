@@ -19,6 +19,9 @@ type rare struct {
 	// extended is when the current hold's fixed lease was last set by
 	// an Extend; zero: when the hold was taken (since).
 	extended time.Time
+	// extending is, while an Extend is on its way, when the hold may
+	// end in Redis (the end its timer watches); zero otherwise.
+	extending time.Time
 	// lostArg is the token, as a script argument, of the last hold lost:
 	// what a release after the loss names (see Named).
 	lostArg any

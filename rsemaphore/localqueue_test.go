@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -277,5 +278,32 @@ func TestClientRegistrationLivesWithItsWaiters(t *testing.T) {
 		for i := range cancels {
 			cancels[i]()
 		}
+	})
+}
+
+// A release whose reply is lost, and which go-redis does not send again,
+// may have been applied, handing its permit to this Client's waiters
+// without a message: the Client wakes its waiters that fit all the same,
+// so that the hand-on is not lost with the reply (a spurious wake costs a
+// try) and nobody waits for a poll.
+func TestFailedReleaseHandsOnLocally(t *testing.T) {
+	forQueueSubjects(t, func(t *testing.T, q queueSubject) {
+		ctx := context.Background()
+		p := semProcs(t, 1, func(_ int, o *redis.Options) { o.MaxRetries = -1 })[0]
+		q.held(t, p.C)() // the permits set, and the scripts loaded
+		release, err := q.acquire(p.C)(ctx)
+		require.NoError(t, err)
+		order := make(chan int, 1)
+		waiter := q.waitsOn(ctx, t, p.C, order, 0)
+		synctest.Wait()
+		require.Equal(t, int64(1), q.registered(t, p))
+
+		p.Faults.DropReply(locktest.EvalSHA(map[string]string{"Semaphore": "sem_release", "ExpirableSemaphore": "xsem_release"}[q.name]))
+		require.Error(t, release(), "the release's reply was lost")
+		require.Equal(t, 1, p.Faults.Fired())
+		failed := time.Now()
+		require.NoError(t, <-waiter)
+		assert.Equal(t, 0, <-order)
+		assert.Equal(t, failed, time.Now(), "the waiter took the permit as soon as the release failed")
 	})
 }

@@ -114,8 +114,14 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) 
 	}
 	send := func() (int64, error) {
 		ok, own, err := s.x.Release(ctx, s.h.S.Writer(), p.ID, s.h.NextRequest(), self)
-		if local && ok {
+		switch {
+		case local && ok:
 			s.h.handOn(s.clientCh, own, 1)
+		case local && err != nil && !errors.Is(err, errs.ErrNotReplicated):
+			// It may have been applied, its reply lost with the hand-on:
+			// the waiters that fit try (a spurious wake costs a try, a
+			// lost one a poll).
+			s.h.handOn(s.clientCh, 0, 1)
 		}
 		if !ok {
 			return -1, err

@@ -287,6 +287,12 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	}
 	r, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		if local {
+			// It may have been applied, its reply lost with the hand-on:
+			// the waiters that fit try (a spurious wake costs a try, a lost
+			// one a poll).
+			s.h.handOn(s.clientCh, 0, n)
+		}
 		return s.named(s.h.explain(err))
 	}
 	if local {

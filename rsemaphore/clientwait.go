@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/wait"
 )
@@ -56,6 +57,17 @@ func (h *handle) exit(wt core.Sized, dropped bool, clientCh string, unregister f
 // handOn) and the script wakes other Clients only with what is left.
 func (h *handle) localWaiters(key string) bool {
 	return h.S.Woken() && h.S.Waits.Waiting(key)
+}
+
+// failedOn wakes every blocked acquire of the Client on clientCh after its
+// release failed, or was found applied by an earlier copy: it may have
+// been applied, the hand-on its reply carried lost with it, and how many
+// permits it left free is not known. Each
+// woken acquire tries (a spurious wake costs a try, a lost one a poll).
+func (h *handle) failedOn(clientCh string) {
+	if hb, err := h.S.Hub(); err == nil && hb != nil {
+		hb.Deliver(clientCh, hub.All())
+	}
 }
 
 // handOn wakes the Client's blocked acquires on clientCh after its release

@@ -307,3 +307,43 @@ func TestFailedReleaseHandsOnLocally(t *testing.T) {
 		assert.Equal(t, failed, time.Now(), "the waiter took the permit as soon as the release failed")
 	})
 }
+
+// The same with a waiter heavier than the release: the permits it freed,
+// with those free before it, may fit the waiter, which tries at once; and
+// so when go-redis sent the release again and the copy found it applied,
+// which tells nothing of what the first copy handed on.
+func TestFailedReleaseWakesAHeavierWaiter(t *testing.T) {
+	for _, retried := range []bool{false, true} {
+		t.Run(map[bool]string{false: "failed", true: "retried"}[retried], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				p := semProcs(t, 1, func(_ int, o *redis.Options) {
+					if !retried {
+						o.MaxRetries = -1
+					}
+				})[0]
+				s := rsemaphore.New(p.C, "n")
+				require.NoError(t, s.SetPermits(ctx, 3))
+				require.NoError(t, s.Acquire(ctx, 2))
+				require.NoError(t, s.Acquire(ctx, 1))
+				waiter := make(chan error, 1)
+				go func() { waiter <- rsemaphore.New(p.C, "n").Acquire(ctx, 3) }()
+				synctest.Wait()
+				require.NoError(t, s.Release(ctx, 1)) // 1 free: the waiter does not fit
+				synctest.Wait()
+
+				p.Faults.DropReply(locktest.EvalSHA("sem_release"))
+				err := s.Release(ctx, 2)
+				if retried {
+					require.NoError(t, err, "the copy go-redis sent again found the release applied")
+				} else {
+					require.Error(t, err, "the release's reply was lost")
+				}
+				require.Equal(t, 1, p.Faults.Fired())
+				released := time.Now()
+				require.NoError(t, <-waiter)
+				assert.Equal(t, released, time.Now(), "the waiter took its 3 permits as soon as the release returned")
+			})
+		})
+	}
+}

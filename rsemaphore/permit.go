@@ -118,10 +118,7 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) 
 		case local && ok:
 			s.h.handOn(s.clientCh, own, 1)
 		case local && err != nil && !errors.Is(err, errs.ErrNotReplicated):
-			// It may have been applied, its reply lost with the hand-on:
-			// the waiters that fit try (a spurious wake costs a try, a
-			// lost one a poll).
-			s.h.handOn(s.clientCh, 0, 1)
+			s.h.failedOn(s.clientCh)
 		}
 		if !ok {
 			return -1, err

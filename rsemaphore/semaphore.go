@@ -288,14 +288,14 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	r, err := s.sem.Release(ctx, s.h.S.Writer(), s.h.NextRequest(), n, self)
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		if local {
-			// It may have been applied, its reply lost with the hand-on:
-			// the waiters that fit try (a spurious wake costs a try, a lost
-			// one a poll).
-			s.h.handOn(s.clientCh, 0, n)
+			s.h.failedOn(s.clientCh)
 		}
 		return s.named(s.h.explain(err))
 	}
-	if local {
+	switch {
+	case local && r.Retried:
+		s.h.failedOn(s.clientCh) // the first copy's hand-on went with its reply
+	case local:
 		s.h.handOn(s.clientCh, r.Own, n)
 	}
 	return s.named(core.ReleaseErr(err))

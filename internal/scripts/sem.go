@@ -190,6 +190,9 @@ func (s Sem) Release(ctx context.Context, rdb redis.Scripter, req string, n int6
 type SemReleased struct {
 	Available int64 // permits available after it
 	Own       int64 // the permits handed on to the releasing Client's waiters (see Release)
+	// Retried: an earlier copy of the request was applied (a retry after
+	// a lost reply), and what it handed on is not known.
+	Retried bool
 }
 
 // semReleased decodes a release's reply for n permits.
@@ -201,7 +204,7 @@ func semReleased(v any, n int64) (SemReleased, error) {
 	case r[0] == 1 && len(r) > 2:
 		return SemReleased{Available: r[1], Own: r[2]}, nil
 	case r[0] == 1 && len(r) > 1:
-		return SemReleased{Available: r[1]}, nil
+		return SemReleased{Available: r[1], Retried: true}, nil
 	case r[0] == -1 && len(r) > 2:
 		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
 			errs.ErrNotHeld, n, r[1]+n, r[2])

@@ -3,8 +3,8 @@ package hold
 import "time"
 
 // rare is the part of a Tracker's state that only a hold that was lost,
-// Extended without a reply, not released, or taken with an OnLost needs:
-// most handles never make it.
+// Extended, not released, or taken with an OnLost needs: most handles
+// never make it.
 type rare struct {
 	// onLost is the current hold's Lease.OnLost.
 	onLost func()

@@ -62,8 +62,8 @@ func (h *handle) localWaiters(key string) bool {
 // failedOn wakes every blocked acquire of the Client on clientCh after its
 // release failed, or was found applied by an earlier copy: it may have
 // been applied, the hand-on its reply carried lost with it, and how many
-// permits it left free is not known. Each
-// woken acquire tries (a spurious wake costs a try, a lost one a poll).
+// permits it left free is not known. Each woken acquire tries (a spurious
+// wake costs a try, a lost one a poll).
 func (h *handle) failedOn(clientCh string) {
 	if hb, err := h.S.Hub(); err == nil && hb != nil {
 		hb.Deliver(clientCh, hub.All())

@@ -283,9 +283,9 @@ func TestClientRegistrationLivesWithItsWaiters(t *testing.T) {
 
 // A release whose reply is lost, and which go-redis does not send again,
 // may have been applied, handing its permit to this Client's waiters
-// without a message: the Client wakes its waiters that fit all the same,
-// so that the hand-on is not lost with the reply (a spurious wake costs a
-// try) and nobody waits for a poll.
+// without a message: the Client wakes its waiters all the same, so that
+// the hand-on is not lost with the reply (a spurious wake costs a try) and
+// nobody waits for a poll.
 func TestFailedReleaseHandsOnLocally(t *testing.T) {
 	forQueueSubjects(t, func(t *testing.T, q queueSubject) {
 		ctx := context.Background()

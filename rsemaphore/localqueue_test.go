@@ -23,6 +23,7 @@ type queueSubject struct {
 	registry string // its waiter registry's key
 	sizes    string // the key of its registrations' sizes ("": it keeps none)
 	leave    string // its leave script
+	release  string // its release script
 	// held sets the permits to 1 and takes that one with a handle of c,
 	// and returns its release.
 	held func(t *testing.T, c *redcoord.Client) (release func())
@@ -34,7 +35,7 @@ type queueSubject struct {
 
 var queueSubjects = []queueSubject{
 	{
-		name: "Semaphore", registry: semRegistry, sizes: "rc:{n}:sem-sizes", leave: "sem_leave",
+		name: "Semaphore", registry: semRegistry, sizes: "rc:{n}:sem-sizes", leave: "sem_leave", release: "sem_release",
 		held: func(t *testing.T, c *redcoord.Client) func() {
 			ctx := context.Background()
 			s := rsemaphore.New(c, "n")
@@ -53,7 +54,7 @@ var queueSubjects = []queueSubject{
 		},
 	},
 	{
-		name: "ExpirableSemaphore", registry: "rc:{n}:xsem-waiters", leave: "xsem_leave",
+		name: "ExpirableSemaphore", registry: "rc:{n}:xsem-waiters", leave: "xsem_leave", release: "xsem_release",
 		held: func(t *testing.T, c *redcoord.Client) func() {
 			ctx := context.Background()
 			s := rsemaphore.NewExpirable(c, "n")
@@ -298,7 +299,7 @@ func TestFailedReleaseHandsOnLocally(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, int64(1), q.registered(t, p))
 
-		p.Faults.DropReply(locktest.EvalSHA(map[string]string{"Semaphore": "sem_release", "ExpirableSemaphore": "xsem_release"}[q.name]))
+		p.Faults.DropReply(locktest.EvalSHA(q.release))
 		require.Error(t, release(), "the release's reply was lost")
 		require.Equal(t, 1, p.Faults.Fired())
 		failed := time.Now()

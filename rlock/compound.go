@@ -138,22 +138,17 @@ func (c *compound) release(ctx context.Context) (last bool, err error) {
 }
 
 // ended records the release of the last hold's parts and gives the turn
-// back: the hold ends, unless some part's release failed (all is false):
-// the handle then still holds it, so that Unlock again releases what is
-// left. lost says the release found the hold lost: it ends lost.
+// back: the hold ends, released, or lost if the release found it lost or
+// some part's release failed (all is false). A hold is all of its parts,
+// so once one is released the work it guards must stop, whatever became
+// of the others; a part whose release failed is no longer renewed, and
+// Unlock again releases it (see release).
 func (c *compound) ended(all, lost bool) {
-	if !all {
-		_ = c.t.EndRelease(0, errPartsLeft, c.what)
-		return
-	}
-	if lost {
+	if !all || lost {
 		c.t.EndIf(c.t.Lost(), false)
 	}
 	_ = c.t.EndRelease(0, nil, c.what) // the caller says what became of the hold
 }
-
-// errPartsLeft is the failure ended records when a part's release failed.
-var errPartsLeft = errors.New("rlock: some parts are still held")
 
 // Context returns a copy of parent that is cancelled when the current hold
 // ends: lost (ErrLeaseLost) or released (ErrNotHeld), at once with

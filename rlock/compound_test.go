@@ -3,6 +3,7 @@ package rlock_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -12,31 +13,72 @@ import (
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/locktest"
+	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rlock"
 )
 
-// A name whose release fails keeps its hold, no longer renewed, and the
-// MultiMutex still holds it: Unlock again releases it, and nothing is left
-// in Redis.
-func TestMultiFailedUnlockIsRetried(t *testing.T) {
+// A hold is all of its names: an Unlock that fails to release one name
+// releases the others and ends the hold before it returns, Context and
+// Lost with it, while another owner may take a name it released. The name
+// left ends with its lease, unless Unlock again releases it.
+func TestMultiFailedUnlockEndsHold(t *testing.T) {
+	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		mm := rlock.NewMulti(c, []string{"a", "b"})
+		require.NoError(t, mm.Lock(ctx))
+		hctx, cancel := mm.Context(ctx)
+		defer cancel()
+		lost := mm.Lost()
+		sf.FailBefore("lock_release")
+		err := mm.Unlock(ctx)
+		require.ErrorIs(t, err, locktest.ErrInjected)
+		assert.Contains(t, err.Error(), "Unlock again")
+		require.Error(t, hctx.Err(), "the hold's Context ends with the Unlock")
+		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrLeaseLost)
+		assert.True(t, locktest.IsClosed(lost), "Lost closes with the Unlock")
+		assert.Nil(t, mm.Tokens(), "nothing is held")
+		var released, left string
+		for _, name := range mm.Names() {
+			if m.Exists("rc:{" + name + "}:lock") {
+				left = name
+			} else {
+				released = name
+			}
+		}
+		require.NotEmpty(t, released)
+		require.NotEmpty(t, left, "the name whose release failed is still held")
+		other := rlock.New(c, released)
+		ok, err := other.TryLock(ctx)
+		require.NoError(t, err)
+		require.True(t, ok, "another owner takes the released name")
+		require.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrLeaseLost, "Unlock again releases the name left")
+		assert.False(t, m.Exists("rc:{"+left+"}:lock"))
+		assert.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrLeaseLost, "until a fresh hold")
+		require.NoError(t, other.Unlock(ctx))
+		require.NoError(t, mm.Lock(ctx))
+		require.NoError(t, mm.Unlock(ctx))
+		assert.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrNotHeld)
+	})
+}
+
+// A Lock after an Unlock that failed to release a name, without Unlock
+// again, releases that name's hold (no longer renewed) and takes it
+// afresh: the new hold is renewed, not lost when the old lease ends.
+func TestMultiLockAfterFailedUnlock(t *testing.T) {
 	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()
 		mm := rlock.NewMulti(c, []string{"a", "b"})
 		require.NoError(t, mm.Lock(ctx))
 		sf.FailBefore("lock_release")
-		err := mm.Unlock(ctx)
-		require.ErrorIs(t, err, locktest.ErrInjected)
-		assert.Contains(t, err.Error(), "Unlock again")
-		held := 0
-		for _, name := range []string{"a", "b"} {
-			if m.Exists("rc:{" + name + "}:lock") {
-				held++
-			}
+		require.ErrorIs(t, mm.Unlock(ctx), locktest.ErrInjected)
+		require.NoError(t, mm.Lock(ctx))
+		for _, name := range mm.Names() {
+			assert.Equal(t, "1", m.HGet("rc:{"+name+"}:lock", "c"), "%s: a fresh hold", name)
 		}
-		assert.Equal(t, 1, held, "the name whose release failed is still held")
-		require.NoError(t, mm.Unlock(ctx), "Unlock again releases it")
+		time.Sleep(2 * c.LeaseTTL())
+		assert.False(t, locktest.IsClosed(mm.Lost()), "every name is renewed")
+		require.NoError(t, mm.Unlock(ctx))
 		assert.False(t, m.Exists("rc:{a}:lock") || m.Exists("rc:{b}:lock"))
-		assert.ErrorIs(t, mm.Unlock(ctx), redcoord.ErrNotHeld)
 	})
 }
 
@@ -68,31 +110,64 @@ func TestMultiLockAfterLossIsFresh(t *testing.T) {
 	})
 }
 
-// A server whose release fails keeps its grant and the RedLock still holds
-// it: Unlock says so, and Unlock again releases it.
-func TestRedLockFailedUnlockIsRetried(t *testing.T) {
-	srvs := redServers(t, 3)
-	ctx := context.Background()
-	sf := &locktest.ScriptFaults{}
-	cs := make([]*redcoord.Client, len(srvs))
-	for i, s := range srvs {
-		rdb := s.Client(t)
-		if i == 2 {
-			rdb.AddHook(sf)
+// A RedLock's hold ends with an Unlock that fails to release it on one
+// server: its Context is done and Lost closed when Unlock returns, while a
+// RedLock of another process takes the lock on the servers it was
+// released on. Unlock again releases the grant left.
+func TestRedLockFailedUnlockEndsHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		sf := &locktest.ScriptFaults{}
+		var ms []*miniredis.Miniredis
+		var cs, others []*redcoord.Client
+		for i := range 3 {
+			m, opts := redistest.Bubble()
+			defer m.Close()
+			ms = append(ms, m)
+			for j := range 2 {
+				rdb := redis.NewClient(opts)
+				defer rdb.Close()
+				if i == 2 && j == 0 {
+					rdb.AddHook(sf)
+				}
+				c, err := redcoord.New(rdb)
+				require.NoError(t, err)
+				defer c.Close(ctx)
+				if j == 0 {
+					cs = append(cs, c)
+				} else {
+					others = append(others, c)
+				}
+			}
 		}
-		cs[i] = locktest.NewClient(t, rdb)
-	}
-	rl := rlock.NewRedLock(cs, "job")
-	require.NoError(t, rl.Lock(ctx))
-	sf.FailBefore("lock_release")
-	err := rl.Unlock(ctx)
-	require.ErrorIs(t, err, locktest.ErrInjected)
-	assert.Contains(t, err.Error(), "clients[2]")
-	assert.Equal(t, int64(1), srvs[2].Client(t).Exists(ctx, "rc:{job}:lock").Val(), "still held on server 2")
-	assert.Zero(t, srvs[0].Client(t).Exists(ctx, "rc:{job}:lock").Val(), "released on server 0")
-	require.NoError(t, rl.Unlock(ctx), "Unlock again releases the rest")
-	assert.Zero(t, srvs[2].Client(t).Exists(ctx, "rc:{job}:lock").Val())
-	assert.ErrorIs(t, rl.Unlock(ctx), redcoord.ErrNotHeld)
+		rl := rlock.NewRedLock(cs, "job")
+		require.NoError(t, rl.Lock(ctx))
+		hctx, cancel := rl.Context(ctx)
+		defer cancel()
+		lost := rl.Lost()
+		sf.FailBefore("lock_release")
+		err := rl.Unlock(ctx)
+		require.ErrorIs(t, err, locktest.ErrInjected)
+		assert.Contains(t, err.Error(), "clients[2]")
+		require.Error(t, hctx.Err(), "the hold's Context ends with the Unlock")
+		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrLeaseLost)
+		assert.True(t, locktest.IsClosed(lost), "Lost closes with the Unlock")
+		assert.Zero(t, rl.Token())
+		assert.Zero(t, rl.Validity())
+		assert.True(t, ms[2].Exists("rc:{job}:lock"), "still held on server 2")
+		assert.False(t, ms[0].Exists("rc:{job}:lock"), "released on server 0")
+
+		other := rlock.NewRedLock(others, "job")
+		ok, err := other.TryLock(ctx)
+		require.NoError(t, err)
+		require.True(t, ok, "another process takes it on servers 0 and 1")
+		require.ErrorIs(t, rl.Unlock(ctx), redcoord.ErrLeaseLost, "Unlock again releases the grant left")
+		assert.False(t, ms[2].Exists("rc:{job}:lock"))
+		require.NoError(t, other.Unlock(ctx))
+		require.NoError(t, rl.Lock(ctx))
+		require.NoError(t, rl.Unlock(ctx))
+		assert.ErrorIs(t, rl.Unlock(ctx), redcoord.ErrNotHeld)
+	})
 }
 
 // A closed Client counts as a failed server: with the other two of three

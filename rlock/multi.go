@@ -184,6 +184,10 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 	r := outage.Retry{Kind: kind, Name: mm.ms[0].h.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
 		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
 	for {
+		// Holds the names' handles kept from an earlier hold or attempt (a
+		// release that failed) are no longer renewed: release them first,
+		// so that every name is taken afresh.
+		mm.c.sweepLocked(ctx, mm.ms)
 		held := make(map[*Mutex]bool, len(mm.ms))
 		err = mm.acquireAll(ctx, fixed, block, held)
 		if err == nil {
@@ -203,8 +207,8 @@ func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bo
 			}
 		}
 		// Give back what was taken, latest first. A release that fails
-		// leaves its hold with its name's handle, renewed: the next Lock
-		// keeps it, the next Unlock releases it.
+		// leaves its hold with its name's handle, no longer renewed: the
+		// next attempt, Lock or Unlock releases it.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
 		for i := len(mm.ms) - 1; i >= 0; i-- {
 			if held[mm.ms[i]] {
@@ -346,10 +350,11 @@ func (l leaver) Leave(ctx context.Context) error {
 // that holds nothing gets ErrNotHeld. If any name's hold was lost, Unlock
 // releases the others and returns ErrLeaseLost (matching ErrNotHeld too),
 // naming it. A done ctx does not stop Unlock (see "Releases" in package
-// redcoord). A name whose release fails is no longer renewed, and the
-// MultiMutex still holds it until its lease ends (then Lost closes):
-// Unlock returns the failure, releases the others, and Unlock again
-// releases the rest.
+// redcoord). If a name's release fails, Unlock releases the others and
+// returns the failure, and the hold has ended when it returns: its
+// contexts are done and Lost is closed. That name's hold is no longer
+// renewed and ends with its lease, unless Unlock again (or the next Lock)
+// releases it.
 func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	if err := checkOpen(mm.err, mm.ms); err != nil {
 		return mm.named(err)
@@ -363,6 +368,7 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	if err != nil || !last {
 		return mm.named(err)
 	}
+	gone := hold.Closed(mm.c.Lost()) // the hold ended before this call
 	var failed, lost []string
 	var errList []error
 	for i := len(mm.ms) - 1; i >= 0; i-- {
@@ -383,6 +389,9 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 			failed, errors.Join(errList...)))
 	case len(lost) > 0:
 		return errs.Lost("%s: the locks of %q were lost before Unlock; the others are released", mm.c.what, lost)
+	case gone:
+		return errs.Lost("%s: the hold ended before Unlock (a name was lost, or an Unlock failed to release one); the names left are released",
+			mm.c.what)
 	}
 	return nil
 }
@@ -401,17 +410,19 @@ func (mm *MultiMutex) Tokens() map[string]uint64 {
 }
 
 // Lost returns a channel that is closed when any name's lock of the
-// latest hold is found gone (its lease expired, or it was deleted). It
-// stays open when the hold is released by Unlock. Take it after Lock
-// returns; before the first hold it never closes.
+// latest hold is found gone (its lease expired, or it was deleted), or an
+// Unlock failed to release one. It stays open when the hold is released
+// by Unlock. Take it after Lock returns; before the first hold it never
+// closes.
 func (mm *MultiMutex) Lost() <-chan struct{} { return mm.c.Lost() }
 
 // Context returns a copy of parent that is cancelled when the current hold
 // ends, so that the work it guards stops with it: when any name's hold is
-// lost (the cause matches ErrLeaseLost) or the last Unlock releases them
-// (ErrNotHeld), before that call returns; at once, with ErrNotHeld, when
-// the MultiMutex holds nothing. A Lock with it re-enters the hold (see
-// Context at redcoord.Locker). Call the CancelFunc when the work is done.
+// lost, or the last Unlock fails to release one (the cause matches
+// ErrLeaseLost), or the last Unlock releases them (ErrNotHeld), before
+// that call returns; at once, with ErrNotHeld, when the MultiMutex holds
+// nothing. A Lock with it re-enters the hold (see Context at
+// redcoord.Locker). Call the CancelFunc when the work is done.
 func (mm *MultiMutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return mm.c.Context(parent)
 }

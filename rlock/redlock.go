@@ -237,13 +237,13 @@ func (rl *RedLock) held(granted []*Mutex, length time.Duration) error {
 // Unlock releases one hold; the last releases the lock on every server
 // that granted it, all at once, each waking a waiter of its own. A RedLock
 // that holds nothing gets ErrNotHeld. A done ctx does not stop Unlock (see
-// "Releases" in package redcoord). A server whose release fails keeps its
-// grant until its lease ends, no longer renewed, and the RedLock still
-// holds what is left: Unlock returns the failures, and Unlock again
-// releases the rest. If the lock
-// was lost before Unlock (fewer than a majority held it), Unlock releases
-// what is left and returns ErrLeaseLost, matching ErrNotHeld too. A server
-// whose Client is closed is left to its lease.
+// "Releases" in package redcoord). If a server's release fails, Unlock
+// returns the failures, and the hold has ended when it returns all the
+// same: its contexts are done and Lost is closed. That server's grant is
+// no longer renewed and ends with its lease, unless Unlock again releases
+// it. If the lock was lost before Unlock (fewer than a majority held it),
+// Unlock releases what is left and returns ErrLeaseLost, matching
+// ErrNotHeld too. A server whose Client is closed is left to its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
 	if err := rl.check(context.Background()); err != nil {
 		return rl.named(err)
@@ -288,7 +288,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		return rl.named(fmt.Errorf("%d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
 			len(left), len(grants), errors.Join(failed...)))
 	case hold.Closed(lost):
-		return errs.Lost("%s: lost before Unlock (fewer than %d of %d servers held it)",
+		return errs.Lost("%s: the hold ended before Unlock (fewer than %d of %d servers held it, or an Unlock failed to release it on one)",
 			rl.c.what, rl.quorum, len(rl.ms))
 	}
 	return nil
@@ -332,15 +332,16 @@ func (rl *RedLock) Token() uint64 {
 
 // Lost returns a channel that is closed when fewer than a majority of the
 // servers that granted the latest hold may still hold it (each server's
-// hold found gone, or its Client closed). It stays open when the hold is
-// released by Unlock. Take it after Lock returns; before the first hold it
+// hold found gone, or its Client closed), or an Unlock failed to release
+// it on one. It stays open when the hold is released by Unlock. Take it after Lock returns; before the first hold it
 // never closes.
 func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 
 // Context returns a copy of parent that is cancelled when the current hold
 // ends, so that the work it guards stops with it: when fewer than a
-// majority may still hold it (the cause matches ErrLeaseLost) or the last
-// Unlock releases it (ErrNotHeld), before that call returns; at once, with
+// majority may still hold it, or the last Unlock fails to release it on a
+// server (the cause matches ErrLeaseLost), or the last Unlock releases it
+// (ErrNotHeld), before that call returns; at once, with
 // ErrNotHeld, when the RedLock holds nothing. A Lock with it re-enters the
 // hold (see Context at redcoord.Locker). Call the CancelFunc when the work
 // is done.

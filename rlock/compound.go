@@ -59,13 +59,35 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 }
 
 // held records a fresh hold by parts, kept until fewer than need of them
-// still hold it (see watch).
+// still hold it (see watch). If too few still hold it by the time they are
+// watched, the hold has ended (Lost is closed) and held returns
+// errTakenLost: no acquire reports a hold that a part no longer has.
 func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) error {
 	if err := c.t.Took(hold.Belief{}, 0, 1, hold.Lease{Since: time.Now()}); err != nil {
 		return err
 	}
+	lost := c.t.Lost()
 	c.watch(parts, need, closedIsLost)
+	if hold.Closed(lost) {
+		return errTakenLost
+	}
 	return nil
+}
+
+// errTakenLost is held's error for a hold lost as it was taken. It also
+// matches ErrNotAcquired: a TryLock returns it, a blocking acquire starts
+// again (see retaking).
+var errTakenLost = errs.LostAcquire("too few of the parts still held it as the hold was taken")
+
+// retaking runs take, a fresh acquire from the gate on, and runs it again
+// while a blocking one finds the hold lost as it was taken: that hold has
+// ended, and with it the acquire's place at the gate.
+func retaking(block bool, take func() error) error {
+	for {
+		if err := take(); !block || err != errTakenLost {
+			return err
+		}
+	}
 }
 
 // watch ends the current hold as lost once fewer than need of parts still
@@ -76,7 +98,8 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) error {
 // its Client's Close, ErrLeaseLost otherwise. Each part is watched through
 // a Context of its hold derived from the compound hold's, so that nothing
 // of it is left once either ends; with closedIsLost, one goroutine per
-// part also waits for its Client's Close, until the hold ends.
+// part also waits for its Client's Close, until the hold ends. A part
+// whose hold ended before it was watched counts before watch returns.
 func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
 	hctx, _ := c.t.Context(context.Background(), c.what) // cancelled when the hold ends
 	lost := c.t.Lost()
@@ -93,7 +116,7 @@ func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
 		}
 		partLost := m.Lost()
 		pctx, cancel := m.Context(hctx)
-		context.AfterFunc(pctx, func() {
+		ended := func() {
 			defer cancel()
 			cause := context.Cause(pctx)
 			switch {
@@ -105,7 +128,12 @@ func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
 			case hold.Closed(partLost): // lost before it was watched
 				gone(m.h.S.Err() != nil)
 			} // otherwise released
-		})
+		}
+		if pctx.Err() != nil {
+			ended() // at once: see held
+		} else {
+			context.AfterFunc(pctx, ended)
+		}
 		if closedIsLost {
 			done := m.h.S.Wait(0).Done
 			go func() {

@@ -171,6 +171,11 @@ func (mm *MultiMutex) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (mm *MultiMutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	return retaking(block, func() error { return mm.take(ctx, fixed, block) })
+}
+
+// take is one acquire, from the gate to a hold or a failure.
+func (mm *MultiMutex) take(ctx context.Context, fixed time.Duration, block bool) error {
 	reentered, e, op, err := mm.c.start(ctx, mm.check, mm.err, block)
 	if err != nil {
 		return err

@@ -166,6 +166,11 @@ func (rl *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 func (rl *RedLock) acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	return retaking(block, func() error { return rl.take(ctx, fixed, block) })
+}
+
+// take is one acquire, from the gate to a hold or a failure.
+func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) error {
 	reentered, e, op, err := rl.c.start(ctx, rl.check, rl.err, block)
 	if err != nil {
 		return err

@@ -136,6 +136,10 @@ func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
 		}
 		if closedIsLost {
 			done := m.h.S.Wait(0).Done
+			if hold.Closed(done) {
+				gone(true) // at once, as above
+				continue
+			}
 			go func() {
 				select {
 				case <-done:

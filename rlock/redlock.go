@@ -338,18 +338,17 @@ func (rl *RedLock) Token() uint64 {
 // Lost returns a channel that is closed when fewer than a majority of the
 // servers that granted the latest hold may still hold it (each server's
 // hold found gone, or its Client closed), or an Unlock failed to release
-// it on one. It stays open when the hold is released by Unlock. Take it after Lock returns; before the first hold it
-// never closes.
+// it on one. It stays open when the hold is released by Unlock. Take it
+// after Lock returns; before the first hold it never closes.
 func (rl *RedLock) Lost() <-chan struct{} { return rl.c.Lost() }
 
 // Context returns a copy of parent that is cancelled when the current hold
 // ends, so that the work it guards stops with it: when fewer than a
 // majority may still hold it, or the last Unlock fails to release it on a
 // server (the cause matches ErrLeaseLost), or the last Unlock releases it
-// (ErrNotHeld), before that call returns; at once, with
-// ErrNotHeld, when the RedLock holds nothing. A Lock with it re-enters the
-// hold (see Context at redcoord.Locker). Call the CancelFunc when the work
-// is done.
+// (ErrNotHeld), before that call returns; at once, with ErrNotHeld, when
+// the RedLock holds nothing. A Lock with it re-enters the hold (see
+// Context at redcoord.Locker). Call the CancelFunc when the work is done.
 func (rl *RedLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return rl.c.Context(parent)
 }

@@ -163,19 +163,21 @@ func runCmd(timeout time.Duration, dir string, log io.Writer, env []string, name
 	return buf.Bytes(), err
 }
 
-// firstError returns the first lines of a failed command's output that
-// say why, or err.
+// firstError returns what a failed command's output says of why: a
+// Redis error (a script that does not compile), else its first two lines
+// that are not the test runner's, else err.
 func firstError(out []byte, err error) string {
 	var lines []string
 	for _, l := range strings.Split(string(out), "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ok ") {
+		if i := strings.Index(l, "ERR "); i >= 0 {
+			return l[i:]
+		}
+		if l == "" || len(lines) == 2 || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "FAIL") ||
+			strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "===") {
 			continue
 		}
 		lines = append(lines, l)
-		if len(lines) == 2 {
-			break
-		}
 	}
 	if len(lines) == 0 {
 		return err.Error()

@@ -127,8 +127,8 @@ var goMutants = []mutant{
 	{
 		Name: "redlock-validity-unchecked", File: "rlock/redlock_attempt.go", Prims: []string{"redlock"},
 		Old:    "if len(granted) >= rl.quorum && validity > 0 {",
-		New:    "if len(granted) >= rl.quorum {",
-		Breaks: "an attempt that took longer than the lease counts as held: its grants may have expired already",
+		New:    "if len(granted) >= rl.quorum && validity > -length {",
+		Breaks: "validity's sign not checked: an attempt that took longer than its lease (less drift) counts as held, though its first grants may have expired",
 	},
 	// rsemaphore
 	{

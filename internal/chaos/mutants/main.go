@@ -92,6 +92,9 @@ func main() {
 	if *baseline && !*check {
 		fmt.Fprintf(os.Stderr, "mutants: baseline (unmutated)\n")
 		b := runOne(cfg, mutant{Name: "baseline"}, false, nil)
+		if b.status == statusSurvived {
+			b.status = "passes"
+		}
 		base = &b
 		fmt.Fprintf(os.Stderr, "mutants: baseline: %s %s\n", b.status, b.detail)
 	}

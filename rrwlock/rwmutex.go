@@ -231,7 +231,11 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 	// Client's one registration in the writers' wake registry (see
 	// hold.ClientWait); a release wakes the Client's longest-waiting writer.
 	if block {
-		a.cw = hold.EnterClientWait(&a.client, h.S, m.rw.WriterWaiters, m.wch, writers{m})
+		cw, err := hold.EnterClientWait(ctx, &a.client, h.S, m.rw.WriterWaiters, m.wch, writers{m})
+		if err != nil {
+			return err
+		}
+		a.cw = cw
 		defer a.cw.Exit()
 	}
 	defer a.stopHeartbeat()
@@ -295,7 +299,7 @@ func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att 
 		return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
 			errs.ErrNotAcquired, errs.ErrUpgrade)
 	}
-	if err := a.cw.Sent(reg, now, r.OK); err != nil {
+	if err := a.cw.Sent(ctx, reg, now, r.OK); err != nil {
 		return got, wait.Attempt{}, err
 	}
 	if r.OK {

@@ -36,16 +36,19 @@ func (h *handle) registered(wt core.Sized, since time.Time, beat beatFunc) error
 // (dropped) while other blocked acquires of the Client came in meanwhile
 // (they joined without a try), it wakes the longest-waiting of them, whose
 // try registers the Client again. The last one, when its own try or leave
-// did not drop the registration, drops it with unregister, which runs the
-// semaphore's leave for the request id req of the Client's own, as the
-// Client's last waiter's.
+// did not drop the registration, drops it with unregister (see
+// core.Wait.Exit), which runs the semaphore's leave for the request id req
+// of the Client's own, as the Client's last waiter's.
 func (h *handle) exit(wt core.Sized, dropped bool, clientCh string, unregister func(ctx context.Context, req string)) {
 	drop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
 		defer cancel()
 		unregister(ctx, h.NextRequest())
 	}
-	if wt.Exit(dropped, drop) && dropped {
+	if dropped {
+		drop = nil
+	}
+	if wt.Exit(drop) && dropped {
 		if hb, err := h.S.Hub(); err == nil && hb != nil {
 			hb.WakeOne(clientCh)
 		}

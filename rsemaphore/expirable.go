@@ -153,7 +153,10 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	ttl := h.TTL()
 	var wt *core.Sized // the Client's blocked acquires of the name, when it registers
 	if block && h.S.Woken() {
-		w := h.S.Waits.EnterSized(s.x.Waiters, 1)
+		w, err := h.S.Waits.EnterSized(ctx, s.x.Waiters, 1)
+		if err != nil {
+			return Permit{}, err
+		}
 		wt = &w
 	}
 	registered := false // a try that registers the Client was sent for id: a release may have woken it

@@ -136,7 +136,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		defer hb.Stop()
 	case block && h.S.Woken():
 		mode = scripts.SemRegister
-		w := h.S.Waits.EnterSized(s.sem.Waiters, n)
+		w, err := h.S.Waits.EnterSized(ctx, s.sem.Waiters, n)
+		if err != nil {
+			return err
+		}
 		wt = &w
 	}
 	queue := mode == scripts.SemQueue

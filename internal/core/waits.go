@@ -1,9 +1,11 @@
 package core
 
 import (
+	"context"
 	"sync"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
 )
 
@@ -12,9 +14,19 @@ import (
 // they share one registration: the Client is registered by its id, once,
 // while any of them waits, and one heartbeat keeps that registration
 // alive. Its zero value is ready to use.
+//
+// The last acquire to leave a registry may have to take the Client's
+// registration away (a try kept it for acquires that left meanwhile, or a
+// leave script unregisters the Client). That drop is a round trip, made
+// without mu held: a slow one (an outage, a slow link) holds up no
+// acquire on another registry. Meanwhile the registry's Wait stays in m,
+// dropping, and a new acquire on the same registry waits for the drop to
+// end (Enter, Settle) before its try may register the Client: were the
+// try to reach Redis first, the drop would take its registration away,
+// and a release would find nobody to wake.
 type Waits struct {
 	mu sync.Mutex
-	m  map[string]*Wait
+	m  map[string]*Wait // guarded by mu
 }
 
 // Wait is a Client's blocked acquires on one registry.
@@ -29,12 +41,29 @@ type Wait struct {
 	// sizes counts the acquires in flight by the permits each asks for
 	// (EnterSized); guarded by w.mu.
 	sizes map[int64]int
+	// dropping is closed when the last acquire's drop of the
+	// registration ends (see Leave); nil unless one is in flight.
+	// Guarded by w.mu.
+	dropping chan struct{}
 }
 
-// Enter counts one more blocked acquire on the registry key.
-func (w *Waits) Enter(key string) *Wait {
+// Enter counts one more blocked acquire on the registry key. When the
+// last acquire of the Client on key is dropping the Client's
+// registration, Enter waits for that drop to end first, so that the new
+// acquire's tries reach Redis after it. If ctx ends first it returns an
+// error matching both errs.ErrNotAcquired and ctx.Err(), and counts
+// nothing.
+func (w *Waits) Enter(ctx context.Context, key string) (*Wait, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.enter(ctx, key)
+}
+
+// enter is Enter, with w.mu held.
+func (w *Waits) enter(ctx context.Context, key string) (*Wait, error) {
+	if err := w.settle(ctx, key); err != nil {
+		return nil, err
+	}
 	if w.m == nil {
 		w.m = make(map[string]*Wait)
 	}
@@ -44,7 +73,37 @@ func (w *Waits) Enter(key string) *Wait {
 		w.m[key] = wt
 	}
 	wt.n++
-	return wt
+	return wt, nil
+}
+
+// Settle waits until no drop of the Client's registration on the
+// registry key is in flight: for an acquire that is not counted (see
+// Enter) and is about to send a try that may register the Client. Its
+// error is Enter's.
+func (w *Waits) Settle(ctx context.Context, key string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.settle(ctx, key)
+}
+
+// settle is Settle, with w.mu held; it releases w.mu while it waits.
+// The wait is bounded by the drop's own timeout as well as by ctx.
+func (w *Waits) settle(ctx context.Context, key string) error {
+	for {
+		wt := w.m[key]
+		if wt == nil || wt.dropping == nil {
+			return nil
+		}
+		done := wt.dropping
+		w.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			w.mu.Lock()
+			return errs.Both(errs.ErrNotAcquired, ctx.Err())
+		}
+		w.mu.Lock()
+	}
 }
 
 // Others reports whether other acquires of the Client wait on the
@@ -55,23 +114,84 @@ func (wt *Wait) Others() bool {
 	return wt.n > 1
 }
 
+// Waiting reports whether acquires of the Client wait on the registry key.
+func (w *Waits) Waiting(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.m[key]
+	return wt != nil && wt.n > 0
+}
+
 // Exit counts one blocked acquire less and reports whether others remain.
-// The last one stops the registration's heartbeat; stale says the
+// The last one stops the registration's heartbeat and, when the
 // registration may outlive it (a try registered the Client and nothing
-// dropped it since: its other waiters left meanwhile).
-func (wt *Wait) Exit() (others, stale bool) {
+// dropped it since: its other acquires left meanwhile), calls drop to
+// take it away, a round trip made as Waits describes. drop is nil when
+// the acquire's own try or leave took the registration away.
+func (wt *Wait) Exit(drop func()) (others bool) {
+	return wt.exit(0, drop)
+}
+
+// exit is Exit for an acquire of size permits (0: not sized).
+func (wt *Wait) exit(size int64, drop func()) bool {
+	wt.w.mu.Lock()
+	last := wt.count(size)
+	stale := last && wt.registered && drop != nil
+	if stale {
+		wt.dropping = make(chan struct{})
+	} else if last {
+		delete(wt.w.m, wt.key)
+	}
+	wt.w.mu.Unlock()
+	if stale {
+		drop()
+		wt.Left()
+	}
+	return !last
+}
+
+// Leave counts one blocked acquire less, as Exit does, for an acquire
+// whose leave script then takes the Client out of the registry unless
+// others remain, which Leave reports. After the last one's leave, Left
+// ends the drop; new acquires on the key wait for it meanwhile.
+func (wt *Wait) Leave() (others bool) {
 	wt.w.mu.Lock()
 	defer wt.w.mu.Unlock()
-	wt.n--
-	if wt.n > 0 {
-		return true, false
+	if !wt.count(0) {
+		return true
 	}
-	delete(wt.w.m, wt.key)
+	wt.dropping = make(chan struct{})
+	return false
+}
+
+// Left ends the drop of the last acquire's Leave: the Client's waits on
+// the key are over, and new acquires on it go on.
+func (wt *Wait) Left() {
+	wt.w.mu.Lock()
+	defer wt.w.mu.Unlock()
+	close(wt.dropping)
+	wt.dropping = nil
+	if wt.w.m[wt.key] == wt {
+		delete(wt.w.m, wt.key)
+	}
+}
+
+// count counts an acquire of size permits out, with w.mu held, and
+// reports whether it was the last; the last stops the heartbeat.
+func (wt *Wait) count(size int64) (last bool) {
+	if size > 0 {
+		if wt.sizes[size]--; wt.sizes[size] <= 0 {
+			delete(wt.sizes, size)
+		}
+	}
+	if wt.n--; wt.n > 0 {
+		return false
+	}
 	if wt.beat != nil {
 		wt.beat.Stop()
 		wt.beat = nil
 	}
-	return false, wt.registered
+	return true
 }
 
 // Dropped records that a try or leave dropped the Client's registration.
@@ -92,13 +212,6 @@ func (wt *Wait) Polling() {
 		wt.beat.Stop()
 		wt.beat = nil
 	}
-}
-
-// Waiting reports whether acquires of the Client wait on the registry key.
-func (w *Waits) Waiting(key string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.m[key] != nil
 }
 
 // Registered records that a try sent at since registered the Client:
@@ -126,16 +239,19 @@ type Sized struct {
 }
 
 // EnterSized counts one more blocked acquire, of n permits, on the
-// registry key.
-func (w *Waits) EnterSized(key string, n int64) Sized {
-	wt := w.Enter(key)
+// registry key, as Enter does.
+func (w *Waits) EnterSized(ctx context.Context, key string, n int64) (Sized, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	wt, err := w.enter(ctx, key)
+	if err != nil {
+		return Sized{}, err
+	}
 	if wt.sizes == nil {
 		wt.sizes = make(map[int64]int)
 	}
 	wt.sizes[n]++
-	return Sized{Wait: wt, n: n}
+	return Sized{Wait: wt, n: n}, nil
 }
 
 // Least returns the fewest permits the Client's other blocked acquires
@@ -155,32 +271,7 @@ func (s Sized) Least() int64 {
 	return least
 }
 
-// Exit counts the acquire out, as Wait.Exit does, and reports whether
-// others remain. The last one, when a try had registered the Client (its
-// heartbeat ran) and this acquire's own try or leave did not take the
-// registration away (dropped), calls drop to take it away: a try of
-// another acquire that answered later may have left it behind. The
-// Client's waits are held meanwhile, so that a new acquire's try cannot
-// register in between and have its registration dropped; this happens
-// only when two acquires' tries crossed.
-func (s Sized) Exit(dropped bool, drop func()) (others bool) {
-	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
-	if s.sizes[s.n]--; s.sizes[s.n] <= 0 {
-		delete(s.sizes, s.n)
-	}
-	wt := s.Wait
-	wt.n--
-	if wt.n > 0 {
-		return true
-	}
-	delete(wt.w.m, wt.key)
-	if wt.beat != nil {
-		wt.beat.Stop()
-		wt.beat = nil
-		if !dropped {
-			drop()
-		}
-	}
-	return false
+// Exit counts the acquire out, as Wait.Exit does.
+func (s Sized) Exit(drop func()) (others bool) {
+	return s.Wait.exit(s.n, drop)
 }

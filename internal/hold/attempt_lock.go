@@ -27,7 +27,11 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 	a := &lockAttempt{h: h, ch: u.Ch, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed)}
 	defer a.op.Stop()
 	if block {
-		a.cw = EnterClientWait(&a.client, h.S, h.Lock.Waiters, u.Ch, a)
+		cw, err := EnterClientWait(ctx, &a.client, h.S, h.Lock.Waiters, u.Ch, a)
+		if err != nil {
+			return err
+		}
+		a.cw = cw
 		defer a.cw.Exit()
 	}
 	// The Client is registered once for all its waiters of the name, and a
@@ -76,7 +80,7 @@ func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, 
 	if err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
-	if err := a.cw.Sent(reg, sent, r.OK); err != nil {
+	if err := a.cw.Sent(ctx, reg, sent, r.OK); err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
 	return Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil

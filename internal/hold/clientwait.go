@@ -25,6 +25,7 @@ type ClientWait struct {
 	wait     *core.Wait // nil until the acquire is counted (see EnterClientWait)
 	reg      Registrant
 	exited   bool // counted out of wait already (by Keep)
+	last     bool // Keep counted out the Client's last acquire on the registry
 	// dropped: the last try or leave sent dropped the Client's
 	// registration (no other local waiter then).
 	dropped bool
@@ -46,21 +47,30 @@ type Registrant interface {
 // is counted at once when other acquires of the Client wait on registry,
 // or on ch (it may join them without a try: see Counted); otherwise when a
 // try of its finds the lock busy, or keeps the registration, so that an
-// uncontended acquire counts nothing. The ClientWait is into, which the
-// caller keeps (a field of its attempt, so that the acquire allocates
-// nothing for it): EnterClientWait returns into, or nil.
-func EnterClientWait(into *ClientWait, s *core.Session, registry, ch string, r Registrant) *ClientWait {
+// uncontended acquire counts nothing; it waits, though, for a drop of
+// the Client's registration in flight (see core.Waits), which its first
+// try must not precede. The ClientWait is into, which the caller keeps (a
+// field of its attempt, so that the acquire allocates nothing for it):
+// EnterClientWait returns into, or nil. If ctx ends first, it returns
+// core.Waits.Enter's error.
+func EnterClientWait(ctx context.Context, into *ClientWait, s *core.Session, registry, ch string, r Registrant) (*ClientWait, error) {
 	if !s.Woken() {
-		return nil
+		return nil, nil
 	}
 	*into = ClientWait{s: s, registry: registry, ch: ch, reg: r}
 	c := into
+	var err error
 	if s.Waits.Waiting(registry) {
-		c.wait = s.Waits.Enter(registry)
-	} else if hb, err := s.Hub(); err == nil && hb != nil && hb.Waiters(ch) > 0 {
-		c.wait = s.Waits.Enter(registry)
+		c.wait, err = s.Waits.Enter(ctx, registry)
+	} else if hb, herr := s.Hub(); herr == nil && hb != nil && hb.Waiters(ch) > 0 {
+		c.wait, err = s.Waits.Enter(ctx, registry)
+	} else {
+		err = s.Waits.Settle(ctx, registry)
 	}
-	return c
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Counted reports whether the acquire is counted among its Client's
@@ -95,14 +105,19 @@ func (c *ClientWait) Mode(w wait.Wake) scripts.Registry {
 
 // Sent records the reply of a try sent at sent with mode reg: acquired
 // is whether it took the lock. A try that registered the Client starts or
-// renews the registration's heartbeat.
-func (c *ClientWait) Sent(reg scripts.Registry, sent time.Time, acquired bool) error {
+// renews the registration's heartbeat. An acquire not counted yet is
+// counted now, as core.Waits.Enter does, with ctx.
+func (c *ClientWait) Sent(ctx context.Context, reg scripts.Registry, sent time.Time, acquired bool) error {
 	if c == nil {
 		return nil
 	}
 	c.dropped = acquired && reg == scripts.Register
 	if c.wait == nil && !c.dropped {
-		c.wait = c.s.Waits.Enter(c.registry)
+		w, err := c.s.Waits.Enter(ctx, c.registry)
+		if err != nil {
+			return err
+		}
+		c.wait = w
 	}
 	switch {
 	case reg == scripts.Keep || (reg == scripts.Register && !acquired):
@@ -115,18 +130,16 @@ func (c *ClientWait) Sent(reg scripts.Registry, sent time.Time, acquired bool) e
 
 // Keep counts the acquire out of its Client's waits, before its leave,
 // and reports whether the leave keeps the Client's registration: other
-// local waiters remain, or the acquire never registered.
+// local waiters remain, or the acquire never registered. A leave that
+// drops it is the last acquire's drop (core.Wait.Leave), which Exit ends.
 func (c *ClientWait) Keep() bool {
 	if c == nil {
 		return true
 	}
 	others := c.others()
 	if c.wait != nil {
-		others, _ = c.wait.Exit()
-		c.exited = true
-	}
-	if !others && c.wait != nil {
-		c.wait.Dropped()
+		others = c.wait.Leave()
+		c.exited, c.last = true, !others
 	}
 	c.dropped = !others
 	return others
@@ -141,13 +154,11 @@ func (c *ClientWait) Exit() {
 	if c == nil {
 		return
 	}
-	if c.wait != nil && !c.exited {
-		if _, stale := c.wait.Exit(); stale {
-			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
-			c.reg.Drop(ctx)
-			cancel()
-			c.dropped = true
-		}
+	switch {
+	case c.wait != nil && !c.exited:
+		c.wait.Exit(c.drop)
+	case c.last:
+		c.wait.Left()
 	}
 	if !c.dropped || !c.s.Waits.Waiting(c.registry) {
 		return
@@ -155,4 +166,13 @@ func (c *ClientWait) Exit() {
 	if hb, err := c.s.Hub(); err == nil && hb != nil {
 		hb.WakeOne(c.ch)
 	}
+}
+
+// drop takes the Client's registration away, for Exit (see
+// core.Wait.Exit).
+func (c *ClientWait) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+	defer cancel()
+	c.reg.Drop(ctx)
+	c.dropped = true
 }

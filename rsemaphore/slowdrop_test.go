@@ -20,6 +20,9 @@ import (
 // While the Client's last blocked Acquire of a semaphore drops the
 // Client's registration, slowly (a slow link), the Client's acquires of
 // other names go on: a Lock with a 50ms context takes a free lock at once.
+// (A Lock that waited for a mutex the drop holds would stop the bubble's
+// clock, and with it the drop: the test would hang until go test's
+// -timeout.)
 func TestSlowDropHoldsUpNoOtherName(t *testing.T) {
 	locktest.FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *locktest.ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()

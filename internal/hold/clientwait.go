@@ -147,8 +147,10 @@ func (c *ClientWait) Keep() bool {
 
 // Exit ends the acquire's part in the Client's waits on the name. The last
 // local waiter drops a registration that outlives it (a try kept it for
-// waiters that left meanwhile). When the registration was dropped while
-// other local waiters came in (they queued without a try), it wakes the
+// waiters that left meanwhile), or ends the drop its leave made (see
+// Keep); a new acquire of the Client on the name waits for either drop
+// (see core.Waits). When the registration was dropped while other local
+// waiters came in (they queued without a try), it wakes the
 // longest-waiting of them, whose try registers the Client again.
 func (c *ClientWait) Exit() {
 	if c == nil {

@@ -21,7 +21,7 @@ import (
 // without mu held: a slow one (an outage, a slow link) holds up no
 // acquire on another registry. Meanwhile the registry's Wait stays in m,
 // dropping, and a new acquire on the same registry waits for the drop to
-// end (Enter, Settle) before its try may register the Client: were the
+// end (Enter, Join) before its try may register the Client: were the
 // try to reach Redis first, the drop would take its registration away,
 // and a release would find nobody to wake.
 type Waits struct {
@@ -76,18 +76,29 @@ func (w *Waits) enter(ctx context.Context, key string) (*Wait, error) {
 	return wt, nil
 }
 
-// Settle waits until no drop of the Client's registration on the
-// registry key is in flight: for an acquire that is not counted (see
-// Enter) and is about to send a try that may register the Client. Its
-// error is Enter's.
-func (w *Waits) Settle(ctx context.Context, key string) error {
+// Join counts one more blocked acquire on the registry key when other
+// acquires of the Client wait on it, and returns nil otherwise: an
+// acquire that counts itself only once a try of its finds the lock busy.
+// Either way it first waits, as Enter does, for a drop of the Client's
+// registration in flight, which that try must not precede. Its error is
+// Enter's.
+func (w *Waits) Join(ctx context.Context, key string) (*Wait, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.settle(ctx, key)
+	if err := w.settle(ctx, key); err != nil {
+		return nil, err
+	}
+	wt := w.m[key]
+	if wt == nil {
+		return nil, nil
+	}
+	wt.n++
+	return wt, nil
 }
 
-// settle is Settle, with w.mu held; it releases w.mu while it waits.
-// The wait is bounded by the drop's own timeout as well as by ctx.
+// settle waits, with w.mu held, until no drop of the Client's
+// registration on the registry key is in flight; it releases w.mu while
+// it waits, which the drop's own timeout bounds as well as ctx.
 func (w *Waits) settle(ctx context.Context, key string) error {
 	for {
 		wt := w.m[key]

@@ -37,7 +37,8 @@ func TestEnterWaitsForTheDropOfItsKey(t *testing.T) {
 		require.ErrorIs(t, err, errs.ErrNotAcquired)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 50*time.Millisecond, time.Since(start))
-		require.ErrorIs(t, w.Settle(sctx, "a"), context.DeadlineExceeded)
+		_, err = w.Join(sctx, "a")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
 
 		entered := make(chan *core.Wait, 1)
 		go func() {
@@ -51,8 +52,14 @@ func TestEnterWaitsForTheDropOfItsKey(t *testing.T) {
 		next := <-entered
 		assert.NotSame(t, wt, next, "a new record")
 		assert.True(t, w.Waiting("a"))
-		require.NoError(t, w.Settle(ctx, "a"))
+		joined, err := w.Join(ctx, "a")
+		require.NoError(t, err)
+		assert.Same(t, next, joined, "Join counts an acquire in where others wait")
+		assert.True(t, joined.Exit(nil))
 		assert.False(t, next.Exit(func() { t.Error("nothing registered: no drop") }))
 		assert.False(t, w.Waiting("a"))
+		joined, err = w.Join(ctx, "a")
+		require.NoError(t, err)
+		assert.Nil(t, joined, "nobody waits: Join counts nothing")
 	})
 }

@@ -58,19 +58,19 @@ func EnterClientWait(ctx context.Context, into *ClientWait, s *core.Session, reg
 		return nil, nil
 	}
 	*into = ClientWait{s: s, registry: registry, ch: ch, reg: r}
-	c := into
-	var err error
-	if s.Waits.Waiting(registry) {
-		c.wait, err = s.Waits.Enter(ctx, registry)
-	} else if hb, herr := s.Hub(); herr == nil && hb != nil && hb.Waiters(ch) > 0 {
-		c.wait, err = s.Waits.Enter(ctx, registry)
-	} else {
-		err = s.Waits.Settle(ctx, registry)
-	}
+	wt, err := s.Waits.Join(ctx, registry)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	if wt == nil {
+		if hb, herr := s.Hub(); herr == nil && hb != nil && hb.Waiters(ch) > 0 {
+			if wt, err = s.Waits.Enter(ctx, registry); err != nil {
+				return nil, err
+			}
+		}
+	}
+	into.wait = wt
+	return into, nil
 }
 
 // Counted reports whether the acquire is counted among its Client's

@@ -155,8 +155,8 @@ func (wt *Wait) exit(size int64, drop func()) bool {
 	}
 	wt.w.mu.Unlock()
 	if stale {
+		defer wt.Left()
 		drop()
-		wt.Left()
 	}
 	return !last
 }

@@ -36,6 +36,8 @@ type RWMutex struct {
 	wch  string        // the Client's writers' channel for the name, where its writers are woken
 	// unlock is the write side's release script (see writeRelease), bound once.
 	unlock hold.Release
+	// runlock is the read side's release script (see readRelease), bound once.
+	runlock hold.Release
 }
 
 // New returns a handle on the read-write lock named name. It does no I/O; a
@@ -45,6 +47,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	h := hold.NewHandle(c, name, kind, opts)
 	m := &RWMutex{h: h, read: hold.New()}
 	m.unlock = m.writeRelease
+	m.runlock = m.readRelease
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
 			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared(h.S.Config.TTL)
@@ -183,14 +186,21 @@ func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	if err := h.Check(ctx); err != nil {
 		return m.named(err)
 	}
-	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), lease) }
+	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), lease, m.read.Named()) }
 	return m.named(m.read.Extend(ctx, h.Named("read lock"), lease, send))
 }
 
 // RUnlock releases one read hold, with the errors of Unlock. The last
 // reader's release wakes one registered waiting writer.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
-	return m.named(m.h.UnlockOn(ctx, m.read, "read lock", hold.Release(m.rw.RUnlock)))
+	return m.named(m.h.UnlockOn(ctx, m.read, "read lock", m.runlock))
+}
+
+// readRelease is the read side's release script (a hold.Release): it
+// names the handle's read hold (hold.Tracker.Named), as writeRelease names
+// its write hold.
+func (m *RWMutex) readRelease(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
+	return m.rw.RUnlock(ctx, rdb, req, all, m.read.Named())
 }
 
 // Forget deletes the name's fencing-token counter once the name is no
@@ -407,7 +417,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got, fixed, tries)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, scripts.ReadName(req), r.Got, fixed, tries)
 }
 
 // named names the lock in err, after the sentinel's words (see errs.About).

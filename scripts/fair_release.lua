@@ -14,7 +14,7 @@
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 local queued = fair_check_keys(h[1])
-local mine = h[2] == ARGV[5] and h[5] == ARGV[8]
+local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])
 local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[7], mine, h[3], h[4])
 if reply then
   return reply

@@ -105,6 +105,18 @@ local function next_token(key)
   return token
 end
 
+-- is_named reports whether a request that names a hold of owner (named:
+-- its token; an rrwlock read hold's name, see rw_lib.lua) is about the hold
+-- Redis has: that of seen_owner, named seen_name (false for either when
+-- absent). Every request that changes a hold names it: a hold of the owner
+-- with another name is a later one (or an orphan), and a copy of a request
+-- sent for an earlier hold that arrives late (a go-redis retry; the
+-- watchdog, the Hub and the caller each have their own connection) must
+-- change nothing in it.
+local function is_named(seen_owner, seen_name, owner, named)
+  return seen_owner == owner and seen_name == named
+end
+
 -- check_kind raises WRONGTYPE unless key is absent or a hash written by a
 -- primitive of this kind; kind_seen is the key's 'k' field (false if none).
 local function check_kind(key, kind_seen, kind)
@@ -400,8 +412,9 @@ local function numbered_below(req, last)
 end
 
 -- release_hold is how every lock's release (lock_release, fair_release,
--- rw_unlock) by request req starts: it drops one hold of the lock hash key
--- (all of them if all is "1"), whose fields c and r are count and last;
+-- rw_unlock, rw_runlock) by request req starts: it drops one hold of the
+-- hash key (all of them if all is "1"), whose fields cf and rf (c and r of
+-- a lock hash when nil) are count and last;
 -- mine says whether the hold is the one the release names: its owner's,
 -- with the token the handle released (its current hold's, or the one it
 -- lost). It returns the script's reply when the release ends here: 0, the
@@ -423,7 +436,7 @@ end
 -- the turn it is sent in): a request numbered below the hold's last one
 -- is a stale copy of one the handle has done with, never the request its
 -- caller waits for, and changes nothing.
-local function release_hold(key, marks, req, all, mine, count, last)
+local function release_hold(key, marks, req, all, mine, count, last, cf, rf)
   if not mine then
     if was_released(marks, req) then
       return 0
@@ -438,7 +451,7 @@ local function release_hold(key, marks, req, all, mine, count, last)
   end
   local c = tonumber(count) - 1
   if c > 0 and all ~= '1' then
-    redis.call('HSET', key, 'c', c, 'r', req)
+    redis.call('HSET', key, cf or 'c', c, rf or 'r', req)
     return c
   end
   return nil

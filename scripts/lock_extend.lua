@@ -7,7 +7,7 @@
 -- ARGV[8] holder metadata, describing the fixed lease (see lib.lua)
 -- Reply: 1 set; 0 not held by the owner with that token.
 local h = redis.call('HMGET', KEYS[1], 'o', 't')
-if h[1] == ARGV[5] and h[2] == ARGV[7] then
+if is_named(h[1], h[2], ARGV[5], ARGV[7]) then
   redis.call('HSET', KEYS[1], 'x', 1, 'm', ARGV[8])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   return 1

@@ -26,7 +26,7 @@
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 check_kind(KEYS[1], h[1], KIND)
-local mine = h[2] == ARGV[5] and h[5] == ARGV[8]
+local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])
 local reply = release_hold(KEYS[1], KEYS[3], req, ARGV[7], mine, h[3], h[4])
 if reply == 0 then
   return {0, '1'}

@@ -8,7 +8,7 @@
 -- gave a fixed lease (x) is held, and left as it is: this renewal was sent
 -- before Extend and arrives after it.
 local h = redis.call('HMGET', KEYS[1], 'o', 't', 'x')
-if h[1] == ARGV[5] and h[2] == ARGV[7] then
+if is_named(h[1], h[2], ARGV[5], ARGV[7]) then
   if h[3] ~= '1' then
     redis.call('PEXPIRE', KEYS[1], ARGV[6])
   end

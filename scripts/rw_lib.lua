@@ -5,7 +5,10 @@
 --           expiring with the writer's lease
 --   KEYS[2] fence hash
 --   KEYS[3] readers: a hash, 'k' -> kind, <owner> -> read hold count,
---           'r:'<owner> -> id of the last request applied to that hold,
+--           'h:'<owner> -> the hold's name: the id of the request that
+--           took it (a read hold's token is the last write's, which the
+--           owner's next hold may share), 'r:'<owner> -> id of the last
+--           request applied to that hold,
 --           'x:'<owner> -> 1 when the hold has a fixed lease that
 --           rw_rextend gave it, 'v:'<owner> -> the handle's value
 --           (WithValue), if any
@@ -88,6 +91,13 @@ local function rw_token(keep)
   return tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
 end
 
+-- rw_read_held returns owner's read hold count (false when none) and
+-- whether that hold is the one named (its 'h:'<owner>; see is_named).
+local function rw_read_held(owner, named)
+  local h = redis.call('HMGET', KEYS[3], owner, 'h:' .. owner)
+  return h[1], is_named(h[1] and owner, h[2], owner, named)
+end
+
 -- rw_first returns the lowest score of a zset minus now, or nil when empty.
 local function rw_first(key, now)
   local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -117,7 +127,7 @@ end
 -- readers' keys go, and a free lock wakes a writer. It returns registered
 -- (see above).
 local function rw_drop_reader(owner, registered)
-  redis.call('HDEL', KEYS[3], owner, 'r:' .. owner, 'x:' .. owner, 'v:' .. owner)
+  redis.call('HDEL', KEYS[3], owner, 'h:' .. owner, 'r:' .. owner, 'x:' .. owner, 'v:' .. owner)
   redis.call('ZREM', KEYS[4], owner)
   if redis.call('ZCARD', KEYS[4]) == 0 then
     redis.call('DEL', KEYS[3], KEYS[4])

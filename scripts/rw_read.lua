@@ -13,7 +13,8 @@
 -- does the writer itself (a downgrade), so neither can deadlock itself.
 -- A read hold of the owner that the handle does not know is an orphan (see
 -- lock_acquire): it is taken over as a fresh hold (count 1, a new lease). A
--- request that was left (a late copy) is refused.
+-- request that was left (a late copy) is refused. A fresh hold is named
+-- by req ('h:'<owner>), which the requests that change it send.
 local registered = rw_check_keys()
 redis.call('ZCARD', KEYS[6]) -- its type (see mark_left), before rw_purge writes
 local owner, req = ARGV[5], ARGV[7]
@@ -46,7 +47,7 @@ end
 if c then
   redis.call('HDEL', KEYS[3], 'x:' .. owner, 'v:' .. owner) -- an orphan's
 end
-redis.call('HSET', KEYS[3], 'k', KIND, owner, 1, 'r:' .. owner, req)
+redis.call('HSET', KEYS[3], 'k', KIND, owner, 1, 'h:' .. owner, req, 'r:' .. owner, req)
 if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[3], 'v:' .. owner, ARGV[10])
 end

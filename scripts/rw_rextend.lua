@@ -1,9 +1,10 @@
 -- rw_rextend: give an owner's read hold a fixed lease from now, which
 -- renewals of the watchdog sent before it leave alone (see rw_renew).
 -- KEYS, ARGV[1..6] as in rw_lib.lua
--- ARGV[7] lease (ms)
--- Reply: 1 set; 0 the owner holds no read hold (its lease ran out, or it
---        was forced or released).
+-- ARGV[7] lease (ms)   ARGV[8] the read hold's name (see rw_lib.lua)
+-- Reply: 1 set; 0 the owner holds no read hold of that name (its lease ran
+--        out, it was forced or released, or the owner's read hold is
+--        another one, taken since).
 -- The readers' hash marks the hold 'x:'<owner>; the mark goes with the
 -- hold (rw_drop_reader) and with a fresh hold of the owner (rw_read).
 rw_check_keys()
@@ -11,6 +12,10 @@ local owner = ARGV[5]
 local now = now_ms()
 local deadline = redis.call('ZSCORE', KEYS[4], owner)
 if not deadline or tonumber(deadline) <= now then
+  return 0
+end
+local _, named = rw_read_held(owner, ARGV[8])
+if not named then
   return 0
 end
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), owner)

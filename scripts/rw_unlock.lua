@@ -9,7 +9,7 @@
 local req = ARGV[7]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
 local readers, writers, registered = rw_check_write_keys(h[1])
-local mine = h[2] == ARGV[5] and h[5] == ARGV[9]
+local mine = is_named(h[2], h[5], ARGV[5], ARGV[9])
 local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[8], mine, h[3], h[4])
 if reply == 0 then
   return {0, '1'}

@@ -117,7 +117,7 @@ var schema = [numParts]Key{
 	KeyQueue:          {Part: "queue", Type: "list", Kinds: []string{Rfairlock}, InUse: true, Doc: "waiting requests, FIFO"},
 	KeyAlive:          {Part: "alive", Type: "zset", Kinds: []string{Rfairlock}, InUse: true, Doc: "waiting request → heartbeat deadline"},
 	KeyWaiting:        {Part: "waiting", Type: "hash", Kinds: []string{Rfairlock}, Doc: "waiting request → the lease it asks for"},
-	KeyReaders:        {Part: "readers", Type: "hash", Kinds: []string{Rrwlock}, InUse: true, Doc: "reader → hold count, last request, value"},
+	KeyReaders:        {Part: "readers", Type: "hash", Kinds: []string{Rrwlock}, InUse: true, Doc: "reader → hold count, name of the hold, last request, value"},
 	KeyReadLeases:     {Part: "leases", Type: "zset", Kinds: []string{Rrwlock}, InUse: true, Doc: "reader → lease deadline"},
 	KeyWriters:        {Part: "writers", Type: "zset", Kinds: []string{Rrwlock}, InUse: true, Doc: "waiting writer → heartbeat deadline"},
 	KeyWriterWaiters:  {Part: "wwaiters", Type: "zset", Kinds: []string{Rrwlock}, InUse: true, Doc: "Clients with waiting writers to wake → heartbeat deadline"},

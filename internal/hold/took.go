@@ -36,12 +36,14 @@ func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Le
 }
 
 // TookOn is Took for a hold tracked by t and renewed by r: a read-write
-// lock's read holds have a Tracker and a renewal of their own. A fresh hold
+// lock's read holds have a Tracker and a renewal of their own, and a name
+// of their own, arg (scripts.ReadName), which r sends last. A fresh hold
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
 // the lease it found, and fails if the hold it re-entered was lost
 // meanwhile (see Tracker.Took).
-func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, got Got, fixed time.Duration, undo Leaver) error {
-	return h.tookOn(ctx, t, r, nil, got, fixed, undo)
+func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
+	r.Last = arg
+	return h.tookOn(ctx, t, r, arg, got, fixed, undo)
 }
 
 // tookOn is TookOn with the hold's token as a script argument, nil to make

@@ -92,7 +92,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			b, err := rw.Read(ctx, rdb, "a:2", false, time.Minute)
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), b.Count, "taken over: a count of 1")
-			n, err := rw.RUnlock(ctx, rdb, "a:3", false)
+			n, err := rw.RUnlock(ctx, rdb, "a:3", false, ReadName("a:2"))
 			require.NoError(t, err)
 			assert.Zero(t, n)
 

@@ -152,10 +152,17 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any
 	return a, false, err
 }
 
-// RUnlock drops one read hold (every read hold of the owner if all) and
-// returns the remaining count; -1: not held.
-func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, flag(all))
+// ReadName is the argument that names the read hold taken by request req
+// (see rw_lib.lua): the requests that change the hold send it, so that a
+// copy sent for an earlier hold of the owner changes nothing in a later
+// one. A read hold's token, the last write's, may be an earlier hold's too.
+func ReadName(req string) any { return req }
+
+// RUnlock drops one read hold (every read hold of the owner if all) of the
+// owner's read hold named (ReadName) and returns the remaining count; -1:
+// not held.
+func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
+	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, flag(all), named)
 	return decode(v, err, integer)
 }
 
@@ -196,8 +203,9 @@ func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool
 }
 
 // Renewal returns the watchdog's renewal of the owner's read hold (write
-// false) or of its heartbeat as a waiting writer (write true). The script
-// replies 1 (renewed) or 0 (gone).
+// false), to be sent followed by the hold's name (ReadName), or of its
+// heartbeat as a waiting writer (write true). The script replies 1
+// (renewed) or 0 (gone, or not the read hold named).
 func (rw RW) Renewal(write bool, ttl time.Duration) (*redis.Script, []string, []any) {
 	return rwRenew.Script, rw.keys(), rw.args(ttl.Milliseconds(), mode(write))
 }
@@ -208,11 +216,12 @@ func (rw RW) Beat(client string, ttl time.Duration) (*redis.Script, []string, []
 	return lockBeat.Script, []string{rw.WriterWaiters}, rw.Lock.args(client, ttl.Milliseconds())
 }
 
-// RExtend gives the owner's read hold a fixed lease of length from now,
-// which a renewal sent before it leaves alone; false: the owner holds no
-// read hold. A WAIT shortfall comes with the reply: the lease stands.
-func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds())
+// RExtend gives the owner's read hold named (ReadName) a fixed lease of
+// length from now, which a renewal sent before it leaves alone; false: the
+// owner holds no read hold of that name. A WAIT shortfall comes with the
+// reply: the lease stands.
+func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration, named any) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds(), named)
 	return decode(v, err, isOne)
 }
 

@@ -165,6 +165,15 @@ func TestRWScripts(t *testing.T) {
 	})
 }
 
+// readBelieved returns the name of rw's owner's read hold as Redis has it
+// (NoToken: none): what a handle that saw every reply names it by.
+func readBelieved(ctx context.Context, rdb *redis.Client, rw RW) any {
+	if name, err := rdb.HGet(ctx, rw.Readers, "h:"+rw.Lock.Owner).Result(); err == nil {
+		return ReadName(name)
+	}
+	return NoToken
+}
+
 func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	t.Helper()
 	rw := testRW(s.owner)
@@ -183,13 +192,16 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 			got = "upgrade"
 		}
 	case "runlock":
-		got, err = rw.RUnlock(ctx, rdb, req, false)
+		got, err = rw.RUnlock(ctx, rdb, req, false, readBelieved(ctx, rdb, rw))
 	case "unlock":
 		got, _, err = rw.Unlock(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, rw.Lock)))
 	case "leaver", "leavew":
 		got, _, err = rw.Leave(ctx, rdb, req, s.op == "leavew", false)
 	case "renewr", "beat":
 		script, keys, args := rw.Renewal(s.op == "beat", time.Minute)
+		if s.op == "renewr" {
+			args = append(args, readBelieved(ctx, rdb, rw))
+		}
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
 	case "force":
 		got, err = rw.Force(ctx, rdb, "")
@@ -219,7 +231,7 @@ func TestRWWrongType(t *testing.T) {
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, err = rw.RExtend(ctx, rdb, time.Minute)
+			_, err = rw.RExtend(ctx, rdb, time.Minute, ReadName("a:1"))
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			keys, err := rdb.Keys(ctx, "*").Result()
 			require.NoError(t, err)
@@ -385,19 +397,19 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		rw := testRW("a")
-		ok, err := rw.RExtend(ctx, rdb, 10*time.Second)
+		ok, err := rw.RExtend(ctx, rdb, 10*time.Second, NoToken)
 		require.NoError(t, err)
 		assert.False(t, ok, "no read hold to extend")
 		assert.Empty(t, rdb.Keys(ctx, "*").Val(), "nothing written")
 
 		_, err = rw.Read(ctx, rdb, "a:1", false, time.Second)
 		require.NoError(t, err)
-		ok, err = rw.RExtend(ctx, rdb, 10*time.Second)
+		ok, err = rw.RExtend(ctx, rdb, 10*time.Second, ReadName("a:1"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		renew := func(ttl time.Duration) int {
 			script, keys, args := rw.Renewal(false, ttl)
-			n, err := script.Run(ctx, rdb, keys, args...).Int()
+			n, err := script.Run(ctx, rdb, keys, append(args, readBelieved(ctx, rdb, rw))...).Int()
 			require.NoError(t, err)
 			return n
 		}
@@ -410,7 +422,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		assert.Greater(t, lease(), 9*time.Second, "the late renewal left the fixed lease alone")
 		assert.Greater(t, rdb.PTTL(ctx, rw.Readers).Val(), 9*time.Second, "the readers' keys outlive it")
 
-		n, err := rw.RUnlock(ctx, rdb, "a:2", true)
+		n, err := rw.RUnlock(ctx, rdb, "a:2", true, ReadName("a:1"))
 		require.NoError(t, err)
 		require.Equal(t, int64(0), n)
 		assert.Zero(t, rdb.Exists(ctx, rw.Readers, rw.Leases).Val(), "the mark goes with the hold")
@@ -421,7 +433,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 
 		// An orphan (a hold the handle no longer knows) that was extended is
 		// taken over as a fresh hold, renewed again.
-		ok, err = rw.RExtend(ctx, rdb, 30*time.Second)
+		ok, err = rw.RExtend(ctx, rdb, 30*time.Second, ReadName("a:3"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = rw.Read(ctx, rdb, "a:4", false, time.Second)
@@ -434,7 +446,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		_, err = testRW("b").Read(ctx, rdb, "b:1", false, 20*time.Millisecond)
 		require.NoError(t, err)
 		time.Sleep(40 * time.Millisecond)
-		ok, err = testRW("b").RExtend(ctx, rdb, 10*time.Second)
+		ok, err = testRW("b").RExtend(ctx, rdb, 10*time.Second, ReadName("b:1"))
 		require.NoError(t, err)
 		assert.False(t, ok, "the lease had run out")
 	})

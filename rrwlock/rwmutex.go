@@ -186,7 +186,7 @@ func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	if err := h.Check(ctx); err != nil {
 		return m.named(err)
 	}
-	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), lease, m.read.Named()) }
+	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), h.NextRequest(), lease, m.read.Named()) }
 	return m.named(m.read.Extend(ctx, h.Named("read lock"), lease, send))
 }
 

@@ -216,7 +216,7 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 	if err := core.CheckLease("lease", lease); err != nil {
 		return err
 	}
-	send := func() (bool, error) { return s.x.Extend(ctx, s.h.S.Writer(), p.ID, lease) }
+	send := func() (bool, error) { return s.x.Extend(ctx, s.h.S.Writer(), s.h.NextRequest(), p.ID, lease) }
 	t := s.kept(p.ID)
 	if t == nil { // acquired by another handle, or no longer kept by this one
 		ok, err := send()

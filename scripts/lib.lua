@@ -5,8 +5,9 @@
 --   o  owner id          c  hold count       t  fencing token of this hold
 --   r  id of the last request applied to this hold (retried requests are no-ops)
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
---   x  1 once Extend gave the hold a fixed lease (lock_extend): a renewal
---      of the watchdog sent before it, landing after, leaves it alone
+--   x  the id of the Extend request that gave the hold a fixed lease
+--      (lock_extend), 0 before any: a renewal of the watchdog sent before
+--      it, landing after, leaves it alone (see is_fixed, extend_seen)
 -- A fence hash (P:{N}:fence) has
 --   n  the last token handed out, a decimal string (see next_token)
 --   x  when its TTL was last refreshed, server time in microseconds; the
@@ -409,6 +410,30 @@ end
 -- undid a re-entry) is below every id.
 local function numbered_below(req, last)
   return #req < #last or (#req == #last and req < last)
+end
+
+-- is_fixed reports whether mark, a hold's fixed-lease mark (a lock hash's
+-- x, an rrwlock read hold's 'x:'<owner>, an expirable permit's 'f:'<id>),
+-- says that Extend gave the hold a fixed lease: the mark is then the id
+-- of that Extend request; '0', '' or absent (false) is none. A renewal of
+-- the watchdog leaves a fixed lease alone: it was sent before the Extend
+-- and arrives after it.
+local function is_fixed(mark)
+  return mark and mark ~= '0' and mark ~= ''
+end
+
+-- extend_seen reports whether the Extend request req of a hold whose
+-- fixed-lease mark is mark (see is_fixed) was applied already, or is
+-- numbered below the one that was (see numbered_below): a retry, or a
+-- late copy of an Extend the handle has done with. It changes nothing: it
+-- would set the lease again from now, past the end a later Extend set. A
+-- handle numbers its Extends of a hold in its turn, so in the order it
+-- sends them; the Extends of different owners (an expirable permit
+-- extended by a handle that did not take it) are not ordered, and each is
+-- applied.
+local function extend_seen(mark, req)
+  return is_fixed(mark) and string.match(mark, '^(.*):') == string.match(req, '^(.*):')
+    and not numbered_below(mark, req)
 end
 
 -- release_hold is how every lock's release (lock_release, fair_release,

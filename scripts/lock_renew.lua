@@ -5,11 +5,11 @@
 -- Reply: 1 renewed; 0 not held by owner with that token (the hold is lost;
 -- a later hold of the same owner has another token, and a renewal of the
 -- earlier one that arrives late must not extend it). A hold that Extend
--- gave a fixed lease (x) is held, and left as it is: this renewal was sent
--- before Extend and arrives after it.
+-- gave a fixed lease (x, see is_fixed) is held, and left as it is: this
+-- renewal was sent before Extend and arrives after it.
 local h = redis.call('HMGET', KEYS[1], 'o', 't', 'x')
 if is_named(h[1], h[2], ARGV[5], ARGV[7]) then
-  if h[3] ~= '1' then
+  if not is_fixed(h[3]) then
     redis.call('PEXPIRE', KEYS[1], ARGV[6])
   end
   return 1

@@ -9,8 +9,8 @@
 --           took it (a read hold's token is the last write's, which the
 --           owner's next hold may share), 'r:'<owner> -> id of the last
 --           request applied to that hold,
---           'x:'<owner> -> 1 when the hold has a fixed lease that
---           rw_rextend gave it, 'v:'<owner> -> the handle's value
+--           'x:'<owner> -> the id of the rw_rextend request that gave
+--           the hold a fixed lease (see is_fixed), if any, 'v:'<owner> -> the handle's value
 --           (WithValue), if any
 --   KEYS[4] read leases: a zset, owner -> lease deadline (server time, ms)
 --   KEYS[5] waiting writers: a zset, owner -> heartbeat deadline

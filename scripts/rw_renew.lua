@@ -10,7 +10,7 @@
 -- A renewal names the read hold it was sent for: one that arrives after
 -- that hold ended must not renew the owner's next hold, whose lease may be
 -- fixed (RLockWithLease) or shorter. A read hold that rw_rextend gave a
--- fixed lease ('x:'<owner>) is held, and left as it is: this renewal was
+-- fixed lease ('x:'<owner>, see is_fixed) is held, and left as it is: this renewal was
 -- sent before the extension and arrives after it.
 -- A waiting writer's heartbeat names the owner only: a writer has no hold
 -- yet, and its entry is the owner's. A heartbeat of an earlier wait that
@@ -33,7 +33,7 @@ if ARGV[8] == 'r' then
   if not named then
     return 0
   end
-  if redis.call('HGET', KEYS[3], 'x:' .. owner) then
+  if is_fixed(redis.call('HGET', KEYS[3], 'x:' .. owner)) then
     return 1
   end
 end

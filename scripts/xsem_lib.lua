@@ -8,7 +8,8 @@
 --           It has no TTL: it is the semaphore's configuration.
 --   KEYS[2] leases: a zset, permit id -> lease deadline (server time, ms)
 --   KEYS[3] tokens: a hash, permit id -> the permit's fencing token, and
---           "f:<permit id>" -> 1 once Extend has fixed the permit's lease
+--           "f:<permit id>" -> the id of the Extend request that fixed
+--           the permit's lease (see is_fixed in lib.lua), if any
 --   KEYS[4] fence: a hash, n -> the last token handed out (see next_token
 --           in lib.lua; it expires a day after the last)
 --   KEYS[5] done: request markers (see lib.lua)

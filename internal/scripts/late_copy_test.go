@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,3 +95,10 @@ func int64Of(ctx context.Context, rdb *redis.Client, script *redis.Script, keys 
 		return script.Run(ctx, rdb, keys, args...).Int64()
 	}
 }
+
+// extendSeq numbers the Extend requests of tests that do not name them.
+var extendSeq atomic.Int64
+
+// extendReq returns the id of an Extend request, numbered above every
+// earlier one (see extend_seen in lib.lua).
+func extendReq() string { return "e:" + strconv.FormatInt(extendSeq.Add(1), 10) }

@@ -34,9 +34,16 @@ func TestLateCopiesRW(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, count, n, req)
 		}
+		rextend := func(req string, lease time.Duration) {
+			t.Helper()
+			ok, err := rw.RExtend(ctx, rdb, req, lease, ReadName("a:5"))
+			require.NoError(t, err)
+			require.True(t, ok, req)
+		}
 		// The earlier hold a:1, renewed by the watchdog, re-entered by a:2
 		// and released by a:3 and a:4; the fresh hold a:5 has a fixed
-		// lease, re-entered by a:6, a:7 released one, a:8 re-entered.
+		// lease, re-entered by a:6, a:7 released one, a:8 re-entered; a:9
+		// and a:10 extended it.
 		read("a:1", false, time.Second, 1)
 		read("a:2", true, time.Second, 2)
 		runlock("a:3", "a:1", 1)
@@ -45,15 +52,19 @@ func TestLateCopiesRW(t *testing.T) {
 		read("a:6", true, 10*time.Second, 2)
 		runlock("a:7", "a:5", 1)
 		read("a:8", true, 10*time.Second, 2)
+		rextend("a:9", 20*time.Second)
+		rextend("a:10", 10*time.Second)
 
 		renew, keys, args := rw.Renewal(false, time.Second)
 		old := ReadName("a:1")
 		checkLateCopies(t, ctx, rdb, []lateCopy{
 			{"the earlier hold's renewal", int64Of(ctx, rdb, renew, keys, append(args, old)...), int64(0)},
-			{"the earlier hold's RExtend", func() (any, error) { return rw.RExtend(ctx, rdb, time.Second, old) }, false},
+			{"the earlier hold's RExtend", func() (any, error) { return rw.RExtend(ctx, rdb, "a:2", time.Second, old) }, false},
 			{"the earlier hold's release of one of two", func() (any, error) { return rw.RUnlock(ctx, rdb, "a:3", false, old) }, int64(-1)},
 			{"the earlier hold's release to zero", func() (any, error) { return rw.RUnlock(ctx, rdb, "a:4", false, old) }, int64(0)},
 			{"the earlier hold's release of every hold", func() (any, error) { return rw.RUnlock(ctx, rdb, "a:4", true, old) }, int64(0)},
+			{"the fresh hold's RExtend sent before its last", func() (any, error) { return rw.RExtend(ctx, rdb, "a:9", 20*time.Second, ReadName("a:5")) }, true},
+			{"the fresh hold's last RExtend, retried", func() (any, error) { return rw.RExtend(ctx, rdb, "a:10", 10*time.Second, ReadName("a:5")) }, true},
 			{"the fresh hold's release sent before its re-entry", func() (any, error) { return rw.RUnlock(ctx, rdb, "a:7", false, ReadName("a:5")) }, int64(2)},
 			{"the earlier hold's give-back", func() (any, error) { undone, _, err := rw.Leave(ctx, rdb, "a:1", false, false); return undone, err }, false},
 			{"the fresh hold's re-entry's give-back", func() (any, error) { undone, _, err := rw.Leave(ctx, rdb, "a:6", false, false); return undone, err }, false},

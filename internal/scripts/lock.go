@@ -370,10 +370,12 @@ var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lock
 
 // Extend gives the owner's hold named by token (TokenArg) a fixed lease,
 // described by the holder metadata meta, and reports whether the owner
-// held it. Renewals sent before it leave the fixed lease alone. A WAIT
-// shortfall comes with the reply: the lease stands.
-func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, lease time.Duration, token any, meta []byte) (bool, error) {
-	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token, meta)...)
+// held it. Renewals sent before it leave the fixed lease alone, and so
+// does a copy of an Extend of the hold numbered up to req (a request id
+// the handle made in its turn). A WAIT shortfall comes with the reply: the
+// lease stands.
+func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, token any, meta []byte) (bool, error) {
+	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token, meta, req)...)
 	return decode(v, err, isOne)
 }
 

@@ -268,7 +268,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		got, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Second, nil), NoRegistry)
 		require.NoError(t, err)
 		tok := TokenArg(got.Token)
-		ok, err := l.Extend(ctx, rdb, 10*time.Second, tok, []byte("meta"))
+		ok, err := l.Extend(ctx, rdb, "a:9", 10*time.Second, tok, []byte("meta"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		script, keys, args := l.Renewal(300*time.Millisecond, tok)

@@ -217,11 +217,12 @@ func (rw RW) Beat(client string, ttl time.Duration) (*redis.Script, []string, []
 }
 
 // RExtend gives the owner's read hold named (ReadName) a fixed lease of
-// length from now, which a renewal sent before it leaves alone; false: the
-// owner holds no read hold of that name. A WAIT shortfall comes with the
-// reply: the lease stands.
-func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, length time.Duration, named any) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds(), named)
+// length from now, which a renewal sent before it leaves alone, and so
+// does a copy of an RExtend of the hold numbered up to req (a request id
+// the handle made in its turn); false: the owner holds no read hold of
+// that name. A WAIT shortfall comes with the reply: the lease stands.
+func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, req string, length time.Duration, named any) (bool, error) {
+	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds(), named, req)
 	return decode(v, err, isOne)
 }
 

@@ -231,7 +231,7 @@ func TestRWWrongType(t *testing.T) {
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, err = rw.RExtend(ctx, rdb, time.Minute, ReadName("a:1"))
+			_, err = rw.RExtend(ctx, rdb, extendReq(), time.Minute, ReadName("a:1"))
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			keys, err := rdb.Keys(ctx, "*").Result()
 			require.NoError(t, err)
@@ -397,14 +397,14 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		rw := testRW("a")
-		ok, err := rw.RExtend(ctx, rdb, 10*time.Second, NoToken)
+		ok, err := rw.RExtend(ctx, rdb, extendReq(), 10*time.Second, NoToken)
 		require.NoError(t, err)
 		assert.False(t, ok, "no read hold to extend")
 		assert.Empty(t, rdb.Keys(ctx, "*").Val(), "nothing written")
 
 		_, err = rw.Read(ctx, rdb, "a:1", false, time.Second)
 		require.NoError(t, err)
-		ok, err = rw.RExtend(ctx, rdb, 10*time.Second, ReadName("a:1"))
+		ok, err = rw.RExtend(ctx, rdb, extendReq(), 10*time.Second, ReadName("a:1"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		renew := func(ttl time.Duration) int {
@@ -433,7 +433,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 
 		// An orphan (a hold the handle no longer knows) that was extended is
 		// taken over as a fresh hold, renewed again.
-		ok, err = rw.RExtend(ctx, rdb, 30*time.Second, ReadName("a:3"))
+		ok, err = rw.RExtend(ctx, rdb, extendReq(), 30*time.Second, ReadName("a:3"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = rw.Read(ctx, rdb, "a:4", false, time.Second)
@@ -446,7 +446,7 @@ func TestRWExtendOutlastsLateRenewal(t *testing.T) {
 		_, err = testRW("b").Read(ctx, rdb, "b:1", false, 20*time.Millisecond)
 		require.NoError(t, err)
 		time.Sleep(40 * time.Millisecond)
-		ok, err = testRW("b").RExtend(ctx, rdb, 10*time.Second, ReadName("b:1"))
+		ok, err = testRW("b").RExtend(ctx, rdb, extendReq(), 10*time.Second, ReadName("b:1"))
 		require.NoError(t, err)
 		assert.False(t, ok, "the lease had run out")
 	})

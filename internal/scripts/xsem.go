@@ -108,9 +108,11 @@ func (s XSem) Release(ctx context.Context, rdb redis.Scripter, id, req, self str
 }
 
 // Extend sets the permit id's lease to end lease from now, if it is held,
-// and fixes it: the watchdog's renewals leave it be from then on.
-func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, id string, lease time.Duration) (bool, error) {
-	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), "fix")...)
+// and fixes it: the watchdog's renewals leave it be from then on, and so
+// does a copy of an Extend of the permit by the same handle numbered up to
+// req (a request id the handle made in its turn).
+func (s XSem) Extend(ctx context.Context, rdb redis.Scripter, req, id string, lease time.Duration) (bool, error) {
+	v, err := xsemExtend.Run(ctx, rdb, s.keys(), s.args(id, lease.Milliseconds(), "fix", req)...)
 	return decode(v, err, isOne)
 }
 

@@ -69,7 +69,7 @@ func TestXSemKeyTTL(t *testing.T) {
 			assert.Greater(t, ttl(k), 110*time.Second, "%s lives as long as the last lease", k)
 			assert.LessOrEqual(t, ttl(k), 2*time.Minute, k)
 		}
-		ok, err := x.Extend(ctx, rdb, "p2", 3*time.Minute)
+		ok, err := x.Extend(ctx, rdb, extendReq(), "p2", 3*time.Minute)
 		require.NoError(t, err)
 		require.True(t, ok)
 		for _, k := range []string{x.Leases, x.Tokens} {
@@ -212,7 +212,7 @@ func TestXSemRenewalLeavesFixedLease(t *testing.T) {
 		require.Equal(t, int64(1), renew())
 		assert.Greater(t, deadline(), before+50*60*1000, "a renewal of a kept permit pushes it an hour out")
 
-		ok, err := x.Extend(ctx, rdb, "p1", 2*time.Second)
+		ok, err := x.Extend(ctx, rdb, extendReq(), "p1", 2*time.Second)
 		require.NoError(t, err)
 		require.True(t, ok)
 		fixed := deadline()

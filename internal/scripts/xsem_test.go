@@ -227,7 +227,7 @@ func xOp(ctx context.Context, rdb *redis.Client, st xstep) (any, error) {
 		ok, _, err := x.Release(ctx, rdb, st.id, st.arg.(string), "")
 		return ok, err
 	case "extend":
-		return x.Extend(ctx, rdb, st.id, lease)
+		return x.Extend(ctx, rdb, extendReq(), st.id, lease)
 	case "leave":
 		return x.Leave(ctx, rdb, st.id, false, time.Minute, SemUnregistered)
 	case "leavereg": // the leave of a request that registered

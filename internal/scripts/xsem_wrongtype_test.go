@@ -88,7 +88,7 @@ func TestXSemExtendWrongType(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				setup()
 				before := snapshot(t, rdb)
-				ok, err := testXSem().Extend(ctx, rdb, "p1", time.Minute)
+				ok, err := testXSem().Extend(ctx, rdb, extendReq(), "p1", time.Minute)
 				assert.ErrorIs(t, err, errs.ErrWrongType, "extend replied %v", ok)
 				assert.Equal(t, before, snapshot(t, rdb), "keys changed")
 			})

@@ -213,7 +213,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 
 // proclaim is Proclaim of the term token in the handle's turn.
 func (e *Election) proclaim(ctx context.Context, token uint64, value string) error {
-	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), scripts.TokenArg(token), value)
+	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), e.h.NextRequest(), scripts.TokenArg(token), value)
 	if errors.Is(err, errs.ErrNotReplicated) && ok {
 		return fmt.Errorf("%w; the value stands on the primary", err)
 	}

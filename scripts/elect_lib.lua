@@ -4,7 +4,9 @@
 -- with elect_proclaim.lua its own): the holder leads, its hold's token is
 -- its term, its holder metadata is the value it proclaims, and candidates
 -- queue in order of arrival. Each change of leader is logged, for
--- observers.
+-- observers. The lock hash also keeps p, the id of the last Proclaim
+-- applied (elect_proclaim; a Proclaim of an earlier term is another
+-- owner's, or numbered below this term's).
 --
 -- Every election script takes the fair lock's KEYS[1..6] and
 --   KEYS[7] the log: a stream of leader changes, oldest first, each entry

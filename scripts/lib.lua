@@ -7,7 +7,7 @@
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
 --   x  the id of the Extend request that gave the hold a fixed lease
 --      (lock_extend), 0 before any: a renewal of the watchdog sent before
---      it, landing after, leaves it alone (see is_fixed, extend_seen)
+--      it, landing after, leaves it alone (see is_fixed, request_seen)
 -- A fence hash (P:{N}:fence) has
 --   n  the last token handed out, a decimal string (see next_token)
 --   x  when its TTL was last refreshed, server time in microseconds; the
@@ -422,16 +422,18 @@ local function is_fixed(mark)
   return mark and mark ~= '0' and mark ~= ''
 end
 
--- extend_seen reports whether the Extend request req of a hold whose
--- fixed-lease mark is mark (see is_fixed) was applied already, or is
--- numbered below the one that was (see numbered_below): a retry, or a
--- late copy of an Extend the handle has done with. It changes nothing: it
--- would set the lease again from now, past the end a later Extend set. A
--- handle numbers its Extends of a hold in its turn, so in the order it
--- sends them; the Extends of different owners (an expirable permit
+-- request_seen reports whether request req of a hold (an Extend, a
+-- Proclaim) was applied already, or is numbered below one of its kind
+-- that was (see numbered_below): mark is the id of the last one applied,
+-- which the hold keeps ('0', '' or false: none; see is_fixed). Such a
+-- request is a retry, or a late copy of one the handle has done with, and
+-- changes nothing: a late Extend would set the lease again from now, past
+-- the end a later Extend set; a late Proclaim would say an older value. A
+-- handle numbers its requests of a hold in its turn, so in the order it
+-- sends them; the requests of different owners (an expirable permit
 -- extended by a handle that did not take it) are not ordered, and each is
 -- applied.
-local function extend_seen(mark, req)
+local function request_seen(mark, req)
   return is_fixed(mark) and string.match(mark, '^(.*):') == string.match(req, '^(.*):')
     and not numbered_below(mark, req)
 end

@@ -8,12 +8,12 @@
 -- ARGV[9] request id, stored as the hold's fixed-lease mark x
 -- Reply: 1 set, or this request or a later Extend of the hold was applied
 --        already (a retry, or a late copy: nothing changes; see
---        extend_seen); 0 not held by the owner with that token.
+--        request_seen); 0 not held by the owner with that token.
 local h = redis.call('HMGET', KEYS[1], 'o', 't', 'x')
 if not is_named(h[1], h[2], ARGV[5], ARGV[7]) then
   return 0
 end
-if not extend_seen(h[3], ARGV[9]) then
+if not request_seen(h[3], ARGV[9]) then
   redis.call('HSET', KEYS[1], 'x', ARGV[9], 'm', ARGV[8])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
 end

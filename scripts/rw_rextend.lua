@@ -5,7 +5,7 @@
 -- ARGV[9] request id, stored as the hold's fixed-lease mark
 -- Reply: 1 set, or this request or a later RExtend of the hold was applied
 --        already (a retry, or a late copy: nothing changes; see
---        extend_seen); 0 the owner holds no read hold of that name (its
+--        request_seen); 0 the owner holds no read hold of that name (its
 --        lease ran out, it was forced or released, or the owner's read
 --        hold is another one, taken since).
 -- The readers' hash marks the hold 'x:'<owner>; the mark goes with the
@@ -21,7 +21,7 @@ local _, named = rw_read_held(owner, ARGV[8])
 if not named then
   return 0
 end
-if extend_seen(redis.call('HGET', KEYS[3], 'x:' .. owner), ARGV[9]) then
+if request_seen(redis.call('HGET', KEYS[3], 'x:' .. owner), ARGV[9]) then
   return 1
 end
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), owner)

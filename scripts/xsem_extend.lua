@@ -8,7 +8,7 @@
 --         'f:'<id> (see is_fixed)
 -- Reply: 1 extended, or a fixed lease left as it is (a renewal; or a fix
 --        that was applied already, or is numbered below one that was: a
---        retry or a late copy, see extend_seen); 0 not held (unknown, or
+--        retry or a late copy, see request_seen); 0 not held (unknown, or
 --        its lease has ended)
 -- The permit id names the permit: a request of an earlier permit of the
 -- same handle has another id, and finds nothing to change.
@@ -21,7 +21,7 @@ if not deadline or tonumber(deadline) <= now then
 end
 local mark = redis.call('HGET', KEYS[3], 'f:' .. id)
 if ARGV[7] == 'fix' then
-  if extend_seen(mark, ARGV[8]) then
+  if request_seen(mark, ARGV[8]) then
     return 1
   end
   redis.call('HSET', KEYS[3], 'f:' .. id, ARGV[8])

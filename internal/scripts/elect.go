@@ -20,9 +20,10 @@ var electScripts = []*Script{electProclaim, electLeader, electLog}
 
 // Proclaim sets the value of the owner's leadership in term, and reports
 // whether the owner still leads in that term. A value it had already is
-// not logged again.
-func (f Fair) Proclaim(ctx context.Context, rdb redis.Scripter, term any, value string) (bool, error) {
-	v, err := electProclaim.Run(ctx, rdb, f.keys(), f.args(term, value)...)
+// not logged again; a copy of a Proclaim of the term numbered up to req
+// (a request id the handle made in its turn) changes nothing.
+func (f Fair) Proclaim(ctx context.Context, rdb redis.Scripter, req string, term any, value string) (bool, error) {
+	v, err := electProclaim.Run(ctx, rdb, f.keys(), f.args(term, value, req)...)
 	return decode(v, err, isOne)
 }
 

@@ -79,16 +79,16 @@ func TestElectScripts(t *testing.T) {
 		assert.Greater(t, lead.Remaining, 59*time.Second)
 		assert.WithinDuration(t, time.Now(), lead.Since, time.Minute)
 
-		ok, err := a.Proclaim(ctx, rdb, TokenArg(got.Token), "host-a2")
+		ok, err := a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), "host-a2")
 		require.NoError(t, err)
 		assert.True(t, ok)
-		ok, err = a.Proclaim(ctx, rdb, TokenArg(got.Token), "host-a2")
+		ok, err = a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), "host-a2")
 		require.NoError(t, err)
 		assert.True(t, ok, "a retried Proclaim")
-		ok, err = b.Proclaim(ctx, rdb, TokenArg(got.Token), "not me")
+		ok, err = b.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), "not me")
 		require.NoError(t, err)
 		assert.False(t, ok, "only the leader proclaims")
-		ok, err = a.Proclaim(ctx, rdb, TokenArg(got.Token-1), "stale")
+		ok, err = a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token-1), "stale")
 		require.NoError(t, err)
 		assert.False(t, ok, "a term that ended proclaims nothing")
 
@@ -136,14 +136,14 @@ func TestElectLogIsCapped(t *testing.T) {
 		got, err := a.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Minute, []byte("v")), true, time.Minute)
 		require.NoError(t, err)
 		for i := range 200 {
-			_, err := a.Proclaim(ctx, rdb, TokenArg(got.Token), string(rune('a'+i%26))+time.Duration(i).String())
+			_, err := a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), string(rune('a'+i%26))+time.Duration(i).String())
 			require.NoError(t, err)
 		}
 		n := rdb.XLen(ctx, a.Log).Val()
 		assert.GreaterOrEqual(t, n, int64(128))
 		assert.LessOrEqual(t, n, int64(128+100))
 		for range 300 {
-			_, err := a.Proclaim(ctx, rdb, TokenArg(got.Token), time.Now().String())
+			_, err := a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), time.Now().String())
 			require.NoError(t, err)
 		}
 		n = rdb.XLen(ctx, a.Log).Val()

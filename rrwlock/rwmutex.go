@@ -394,8 +394,13 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 				op.Stop()
 			}
 		}()
+		// Numbered in the turn, fresh or not: the read scripts refuse a
+		// request numbered below the read hold's last (see is_stale in
+		// scripts/lib.lua), and a read acquire waits for the turn outside
+		// the write side's slot. Nothing was sent with req before.
+		sent := op.Request(&h.Base, req, true)
 		now := time.Now()
-		a, err := m.rw.Read(ctx, h.S.Writer(), req, held.Held, leaseTTL)
+		a, err := m.rw.Read(ctx, h.S.Writer(), sent, held.Held, leaseTTL)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		if err != nil {
 			return got, wait.Attempt{}, err
@@ -406,7 +411,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return got, wait.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
-		_, _, err := m.rw.Leave(ctx, h.S.RDB, req, false, true)
+		_, _, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), false, true)
 		return err
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
@@ -417,7 +422,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, scripts.ReadName(req), r.Got, fixed, tries)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, scripts.ReadName(op.Sent(req)), r.Got, fixed, tries)
 }
 
 // named names the lock in err, after the sentinel's words (see errs.About).

@@ -15,8 +15,9 @@
 -- a free lock with a live waiter ahead (its holder's lease ran out) is
 -- granted to that waiter. The owner re-enters only the hold the handle knows
 -- (its token); a hold of the owner with another token is an orphan (see
--- lock_acquire) and is taken over as a fresh hold. A request that was left
--- (a late copy) is refused. Writes happen only after every check, so an
+-- lock_acquire) and is taken over as a fresh hold. A request that was left,
+-- or is numbered below the owner's hold's last (a late copy; is_stale), is
+-- refused: {0, pttl, now}. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
 local owner, req = ARGV[5], ARGV[6]
 local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r', 'a')
@@ -26,7 +27,7 @@ local now = now_ms()
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
 end
-if was_left(KEYS[6], req) then
+if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then
   return {0, h[2] and remaining(KEYS[1]) or 1, now}
 end
 if h[2] == owner then

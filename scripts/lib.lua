@@ -412,6 +412,19 @@ local function numbered_below(req, last)
   return #req < #last or (#req == #last and req < last)
 end
 
+-- is_stale reports whether the request req of owner reaches a hold of
+-- seen_owner's whose last applied request is last after that one: a copy
+-- of an acquire or a re-entry numbered below the hold's last request (see
+-- numbered_below), which the handle has done with. It changes nothing: a
+-- late copy of the acquire that took the owner's earlier hold would take
+-- over the owner's fresh hold as an orphan, one of a re-entry would count
+-- a hold nobody releases. A handle numbers a re-entry in the turn it sends
+-- it in (Base.Renumber), and a fresh acquire finds no hold of its owner
+-- but an orphan, numbered before it.
+local function is_stale(seen_owner, owner, req, last)
+  return seen_owner == owner and last and numbered_below(req, last)
+end
+
 -- is_fixed reports whether mark, a hold's fixed-lease mark (a lock hash's
 -- x, an rrwlock read hold's 'x:'<owner>, an expirable permit's 'f:'<id>),
 -- says that Extend gave the hold a fixed lease: the mark is then the id

@@ -16,7 +16,8 @@
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
---                           request was left (a late copy: refused)
+--                           request was left, or is numbered below the
+--                           hold's last (a late copy: refused; is_stale)
 -- Unless its mode is '0' or 'k', a request that holds the lock takes its
 -- Client out of the registry: an earlier try may have registered it, or
 -- this very run did before a reply that was lost (go-redis then sends it
@@ -46,7 +47,7 @@ if h[2] and h[5] == req then
   taken()
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[3], req) then
+if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5]) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] and h[4] == ARGV[9] then

@@ -8,12 +8,13 @@
 --                           applied request; token is the last write's
 --        {0, wait}          a writer holds the lock for wait more ms, or a
 --                           writer waits (writer preference) and its
---                           heartbeat runs wait more ms
+--                           heartbeat runs wait more ms; or refused (below)
 -- A handle that holds a read hold re-enters even while writers wait, and so
 -- does the writer itself (a downgrade), so neither can deadlock itself.
 -- A read hold of the owner that the handle does not know is an orphan (see
 -- lock_acquire): it is taken over as a fresh hold (count 1, a new lease). A
--- request that was left (a late copy) is refused. A fresh hold is named
+-- request that was left, or is numbered below the owner's read hold's last
+-- (a late copy; is_stale), is refused: {0, 1}. A fresh hold is named
 -- by req ('h:'<owner>), which the requests that change it send.
 local registered = rw_check_keys()
 redis.call('ZCARD', KEYS[6]) -- its type (see mark_left), before rw_purge writes
@@ -21,10 +22,11 @@ local owner, req = ARGV[5], ARGV[7]
 local now = now_ms()
 rw_purge(now, registered)
 local c = redis.call('HGET', KEYS[3], owner)
-if c and redis.call('HGET', KEYS[3], 'r:' .. owner) == req then
+local last = c and redis.call('HGET', KEYS[3], 'r:' .. owner)
+if last == req then
   return {1, rw_token(), tonumber(c)}
 end
-if was_left(KEYS[6], req) then
+if was_left(KEYS[6], req) or is_stale(owner, owner, req, last) then
   return {0, 1}
 end
 if c and ARGV[9] == '1' then

@@ -19,7 +19,8 @@
 --                           an upgrade, refused (it could deadlock)
 -- The owner re-enters only the write hold the handle knows (its token); an
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
--- that was left (a late copy) is refused. A waiting writer that finds the
+-- that was left, or is numbered below the owner's hold's last (a late
+-- copy; is_stale), is refused: {0, wait}. A waiting writer that finds the
 -- lock busy waits in KEYS[5], by its owner.
 local owner, req = ARGV[5], ARGV[7]
 local mode = ARGV[10]
@@ -34,7 +35,7 @@ if h[2] == owner and h[5] == req then
   registry_taken(KEYS[7], mode, req, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[6], req) then
+if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] == owner and h[4] == ARGV[12] then

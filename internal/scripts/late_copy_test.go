@@ -79,6 +79,8 @@ next:
 			v = rdb.LRange(ctx, key, 0, -1).Val()
 		case "string":
 			v = rdb.Get(ctx, key).Val()
+		case "stream":
+			v = rdb.XRange(ctx, key, "-", "+").Val()
 		default:
 			v = typ
 		}

@@ -4,6 +4,9 @@
 -- ARGV[6] request id   ARGV[7] heartbeat (ms)
 -- Reply: 1 the request waits (deadline renewed) or was granted the lock;
 --        0 it is gone from the queue (it lapsed or left).
+-- The request id names the wait: a heartbeat of a wait that ended finds
+-- no place in the queue, and renews no hold (the watchdog renews a hold
+-- with lock_renew, by its token).
 local req = ARGV[6]
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'r')
 local queued = fair_check_keys(h[1], true)

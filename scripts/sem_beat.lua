@@ -6,6 +6,10 @@
 -- Reply: 1 renewed; 0 gone (a release woke it, it lapsed, left, or took
 --        permits for its last local waiter): its next try registers it
 --        again.
+-- The registration stands for every blocked acquire of the Client on the
+-- name, and no wait names it: a late renewal finds nothing (the Client
+-- left) or renews a Client that waits again, for one registration's life
+-- at most. No permit changes either way (see lock_beat).
 local deadline = redis.call('ZSCORE', KEYS[6], ARGV[5])
 if not deadline or tonumber(deadline) <= now_ms() then
   return 0

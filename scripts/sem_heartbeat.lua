@@ -4,6 +4,9 @@
 -- ARGV[5] request id   ARGV[6] heartbeat (ms)
 -- Reply: 1 still queued (deadline pushed back), or granted (the grant is
 --        kept as long); 0 gone
+-- The request id names the wait: a heartbeat of a wait that ended finds
+-- no place, and at most keeps the marker of a grant its waiter has not
+-- looked at.
 local req = ARGV[5]
 sem_check_keys(redis.call('HGET', KEYS[1], 'k'))
 local deadline = redis.call('ZSCORE', KEYS[3], req)

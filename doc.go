@@ -26,6 +26,16 @@
 // (see "Sharing a handle" at Locker, which also states the contracts every
 // lock shares: Lost, Context, Extend, Forget, Token, releases).
 //
+// Owner ids alone cannot tell a handle's earlier hold from its next one,
+// and a request may reach Redis late or twice (go-redis retries a command
+// whose reply was lost; the watchdog, the Hub and the caller each have
+// their own connection). So every request that changes a hold names it,
+// by its token (an rrwlock read hold by the request that took it, an
+// expirable permit by its id), and carries its number within the hold: a
+// copy that arrives after the hold ended, or after a later request of the
+// same hold, changes nothing and says so. docs/safety.md lists what each
+// request carries.
+//
 // # Leases and the watchdog
 //
 // A hold taken without a fixed lease has the Client's lease TTL (30s by

@@ -66,6 +66,13 @@ func TestLateCopiesLock(t *testing.T) {
 					leave: func(req string) (bool, error) {
 						undone, _, err := l.Leave(ctx, rdb, req, true)
 						return undone, err
+					},
+					more: func(uint64, uint64) []lateCopy {
+						multi := func() (any, error) {
+							m, err := AcquireMulti(ctx, rdb, "rlock", []MultiPart{{Lock: l, Req: "o:1", Held: NoToken}}, lease)
+							return m.OK, err
+						}
+						return []lateCopy{{"the earlier hold's MultiMutex acquire", multi, false}}
 					}}
 			},
 			"fair": func() lateLock { return fairKind(testFair("o")) },
@@ -169,8 +176,8 @@ func TestLateCopiesLock(t *testing.T) {
 					{"the fresh hold's Extend sent before its last", extend("o:9", fresh, 20*time.Second), true},
 					{"the fresh hold's last Extend, retried", extend("o:10", fresh, 10*time.Second), true},
 				}
-				if k.more != nil {
-					copies = append(copies, k.more(old, fresh)...)
+				if k.more != nil { // first: the give-backs below mark o:1 left
+					copies = append(k.more(old, fresh), copies...)
 				}
 				checkLateCopies(t, ctx, rdb, copies, ":rel:o")
 			})

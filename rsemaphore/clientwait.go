@@ -79,13 +79,19 @@ func (h *handle) failedOn(clientCh string) {
 // was woken and its waiter's try is on the way) those that fit in n beyond
 // what waiters already woken here ask for.
 func (h *handle) handOn(clientCh string, own, n int64) {
-	hb, err := h.S.Hub()
-	if err != nil || hb == nil {
-		return
-	}
-	if own > 0 {
+	if own <= 0 {
+		h.wakeFree(clientCh, n)
+	} else if hb, err := h.S.Hub(); err == nil && hb != nil {
 		hb.WakeN(clientCh, own)
-		return
 	}
-	hb.WakeFree(clientCh, n)
+}
+
+// wakeFree wakes the Client's blocked acquires on clientCh that fit in n
+// free permits, beyond what those with a wake pending ask for, and never
+// one that does not fit (see hub.Hub.WakeFree): for a wake that an
+// acquire gave up and that its Client keeps.
+func (h *handle) wakeFree(clientCh string, n int64) {
+	if hb, err := h.S.Hub(); err == nil && hb != nil {
+		hb.WakeFree(clientCh, n)
+	}
 }

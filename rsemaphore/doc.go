@@ -48,7 +48,9 @@
 // for the Client's last waiter; the last one to fail or give up takes the
 // registration away, even when a reply was lost on the way; so does a wait
 // whose subscription is not confirmed in time, which then polls. A waiter
-// woken just as its context ended passes the wake on to the next.
+// woken just as its context ended passes the wake on: to its Client's
+// waiters that fit in what is available, or, when none does, to the next
+// registered Clients that fit, as the release would have.
 //
 // Live waiters are woken before dead ones. The watchdog renews a
 // registration every TTL/3 (WithLeaseTTL, 30s by default); one whose

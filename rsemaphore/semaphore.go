@@ -223,6 +223,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		}
 		return struct{}{}, wait.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
 	}
+	// kept: the permits the leave found available for the Client's other
+	// blocked acquires, when it kept for them a wake that req may have had
+	// (see scripts.SemLeft)
+	kept := int64(0)
 	leave := func(ctx context.Context) error {
 		if hb != nil {
 			hb.Stop()
@@ -236,7 +240,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			dropped = others == 0
 		}
 		return untilSent(ctx, func(ctx context.Context) error {
-			_, err := s.sem.Leave(ctx, h.S.RDB, req, n, wt != nil, ttl, others)
+			l, err := s.sem.Leave(ctx, h.S.RDB, req, n, wt != nil, ttl, others)
+			kept = l.Kept
 			return err
 		})
 	}
@@ -253,6 +258,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		spec.Early, spec.Join = true, least > 0 && n >= least
 	}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
+	if kept > 0 {
+		// The Client kept a wake for its other blocked acquires: wake those
+		// that fit, now that this acquire's subscription is closed (a wake
+		// it had not received went on then) and it cannot take one itself.
+		h.wakeFree(s.clientCh, kept)
+	}
 	return err
 }
 

@@ -179,14 +179,15 @@ func semSnapshot(t *testing.T, rdb *redis.Client) map[string]any {
 }
 
 // semCalls is a go-redis hook that counts the EVALSHA calls of each
-// semaphore script, and those that replied with the integer 1. Scripts run
-// by EVAL (the first run on a server) are not counted: warm them up first.
+// semaphore script, and those that replied 1, or an array that starts with
+// 1 (sem_release's and sem_leave's success). Scripts run by EVAL (the
+// first run on a server) are not counted: warm them up first.
 type semCalls struct {
 	names map[string]string // SHA -> script name
 
 	mu    sync.Mutex     // guards calls and ones
 	calls map[string]int // script name -> calls
-	ones  map[string]int // script name -> calls that replied 1
+	ones  map[string]int // script name -> calls that replied 1 (see above)
 }
 
 func newSemCalls() *semCalls {
@@ -234,8 +235,12 @@ func (c *semCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if name != "" {
 			one := false
 			if v, ok := cmd.(*redis.Cmd); ok && err == nil {
-				n, _ := v.Val().(int64)
-				one = n == 1
+				switch r := v.Val().(type) {
+				case int64:
+					one = r == 1
+				case []any: // a reply whose first element says what happened
+					one = len(r) > 0 && r[0] == int64(1)
+				}
 			}
 			c.mu.Lock()
 			c.calls[name]++

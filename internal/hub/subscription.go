@@ -47,12 +47,15 @@ func (s *Subscription) Payload() string {
 	return ""
 }
 
-// Close unregisters the waiter; it is idempotent. A wake delivered to it but
-// not received is passed on to another waiter of the channel, so a wake-one
-// message is not swallowed by a waiter that leaves. (A wake already received
-// cannot be passed on: a waiter that receives one and then gives up must
-// let the releaser's protocol hand the resource on.) When the last waiter of
-// a channel leaves, the Hub unsubscribes from it.
+// Close unregisters the waiter; it is idempotent. A wake delivered to it
+// but not received is passed on to the other waiters of the channel that
+// fit in its weight (see SetWeight), and to none that does not: a wake-one
+// message is not swallowed by a waiter that leaves, and a wake too small
+// for the others is left to the primitive's leave script, which passes it
+// on in Redis. (A wake already received cannot be passed on here: a waiter
+// that receives one and then gives up must call PassOn, or let the
+// releaser's protocol hand the resource on.) When the last waiter of a
+// channel leaves, the Hub unsubscribes from it.
 func (s *Subscription) Close() {
 	h := s.hub
 	h.mu.Lock()
@@ -72,8 +75,10 @@ func (s *Subscription) SetWeight(w int64) {
 	s.weight = max(1, w)
 }
 
-// PassOn wakes one other waiter of the channel that has no pending wake:
-// for a waiter that received a wake-one but gives up before acting on it.
+// PassOn wakes one other waiter of the channel that has no pending wake
+// and weighs no more than this one, so that it fits what this one was
+// woken for: for a waiter that received a wake but gives up before acting
+// on it.
 func (s *Subscription) PassOn() {
 	h := s.hub
 	h.mu.Lock()
@@ -83,7 +88,7 @@ func (s *Subscription) PassOn() {
 	}
 	t := s.topic
 	for i, w := range t.waiters {
-		if w != s && w.wake() {
+		if w != s && w.weight <= s.weight && w.wake() {
 			t.waiters = append(slices.Delete(t.waiters, i, i+1), w) // to the back
 			return
 		}
@@ -271,7 +276,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 	}
 	select {
 	case <-s.c:
-		t.wakeN(s.weight)
+		t.wake(s.weight, true)
 	default:
 	}
 	if len(t.waiters) > 0 || t.kept {

@@ -219,15 +219,27 @@ func semReleased(v any, n int64) (SemReleased, error) {
 // leaves the registry be.
 const SemUnregistered = -1
 
+// SemLeft is what a Leave did.
+type SemLeft struct {
+	GaveBack bool // permits the request took or was granted were given back
+	// Kept > 0: the request's Client was woken, the wake may have been
+	// the request's, and the Client keeps it for its other blocked
+	// acquires, one of which fits in the Kept permits available: those
+	// that fit are to be woken, as "n:<Kept>" would wake them.
+	Kept int64
+}
+
 // Leave undoes what the acquire request req (for n permits) did: its queue
 // entry or registration, or the permits it took or was granted. registered
 // says the request waited through the waiter registry (SemRegister): a
-// registration found gone was then woken, and the wake is passed on.
-// others is the fewest permits its Client's other blocked acquires of the
-// name ask for, which the registration says from now on; 0 (none) takes
-// the Client out of the registry; SemUnregistered leaves it be. heartbeat is
-// what the tries of req sent. It reports whether permits were given back.
-func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration, others int64) (bool, error) {
+// registration found gone was then woken, and the wake is kept for the
+// Client's other blocked acquires when one fits what is available (Kept),
+// or else passed on to other Clients. others is the fewest permits its
+// Client's other blocked acquires of the name ask for, which the
+// registration says from now on; 0 (none) takes the Client out of the
+// registry; SemUnregistered leaves it be. heartbeat is what the tries of
+// req sent.
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration, others int64) (SemLeft, error) {
 	reg := "0"
 	if registered {
 		reg = "1"
@@ -238,10 +250,13 @@ func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64,
 	}
 	v, err := semLeave.Run(ctx, rdb, s.keys(), s.args(req, n, reg, heartbeat.Milliseconds(), least)...)
 	if err != nil {
-		return false, err
+		return SemLeft{}, err
 	}
-	k, err := integer(v)
-	return k == 1, err
+	r, err := ints(v, 2)
+	if err != nil {
+		return SemLeft{}, err
+	}
+	return SemLeft{GaveBack: r[0] == 1, Kept: r[1]}, nil
 }
 
 // Heartbeat returns the watchdog's renewal of req's place in the fair

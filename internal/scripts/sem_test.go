@@ -240,7 +240,8 @@ func semOp(ctx context.Context, rdb *redis.Client, st semStep) (any, error) {
 		if st.op == "unregister" {
 			others = 0
 		}
-		return s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister", time.Minute, others)
+		r, err := s.Leave(ctx, rdb, st.req, st.n, st.op == "unregister", time.Minute, others)
+		return r.GaveBack, err
 	case "beat":
 		script, keys, args := s.Heartbeat(st.req, time.Minute)
 		return script.Run(ctx, rdb, keys, args...).Int64()

@@ -130,6 +130,27 @@ func TestCloseHandsOnWeight(t *testing.T) {
 	})
 }
 
+// A wake that a leaving waiter passes on, unreceived (Close) or received
+// (PassOn), goes to the other waiters that fit in its weight, and to none
+// that does not: a heavier waiter woken in its place would try for more
+// than the wake was for, and the wake would be spent.
+func TestPassedOnWakeFitsOnly(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		f, w := threeWaiters(t, srv)
+		w[1].SetWeight(2)
+		publish(t, f, "ch", N(1))
+		w[0].Close() // its wake fits w2, not w1
+		assert.Equal(t, []bool{false, true}, []bool{take(w[1]), take(w[2])})
+
+		w[2].PassOn()
+		assert.False(t, take(w[1]), "PassOn woke a waiter heavier than the one that gave up")
+		publish(t, f, "ch", N(1))
+		require.False(t, take(w[1]))
+		w[2].Close()
+		assert.False(t, take(w[1]), "Close woke a waiter heavier than the one that left")
+	})
+}
+
 func countTrue(bs []bool) int {
 	n := 0
 	for _, b := range bs {

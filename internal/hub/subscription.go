@@ -47,15 +47,12 @@ func (s *Subscription) Payload() string {
 	return ""
 }
 
-// Close unregisters the waiter; it is idempotent. A wake delivered to it
-// but not received is passed on to the other waiters of the channel that
-// fit in its weight (see SetWeight), and to none that does not: a wake-one
-// message is not swallowed by a waiter that leaves, and a wake too small
-// for the others is left to the primitive's leave script, which passes it
-// on in Redis. (A wake already received cannot be passed on here: a waiter
-// that receives one and then gives up must call PassOn, or let the
-// releaser's protocol hand the resource on.) When the last waiter of a
-// channel leaves, the Hub unsubscribes from it.
+// Close unregisters the waiter; it is idempotent. A wake delivered to it but
+// not received is passed on to another waiter of the channel, so a wake-one
+// message is not swallowed by a waiter that leaves. (A wake already received
+// cannot be passed on: a waiter that receives one and then gives up must
+// let the releaser's protocol hand the resource on.) When the last waiter of
+// a channel leaves, the Hub unsubscribes from it.
 func (s *Subscription) Close() {
 	h := s.hub
 	h.mu.Lock()
@@ -75,10 +72,11 @@ func (s *Subscription) SetWeight(w int64) {
 	s.weight = max(1, w)
 }
 
-// PassOn wakes one other waiter of the channel that has no pending wake
-// and weighs no more than this one, so that it fits what this one was
-// woken for: for a waiter that received a wake but gives up before acting
-// on it.
+// PassOn wakes one other waiter of the channel that has no pending wake:
+// the longest-waiting one that fits in this one's weight (see SetWeight),
+// or, when none does, the longest-waiting one all the same, whose try
+// tells the primitive what it waits for (see wakeN). It is for a waiter
+// that received a wake but gives up before acting on it.
 func (s *Subscription) PassOn() {
 	h := s.hub
 	h.mu.Lock()
@@ -86,13 +84,23 @@ func (s *Subscription) PassOn() {
 	if s.closed || h.closed {
 		return
 	}
+	if !s.passOn(true) {
+		s.passOn(false)
+	}
+}
+
+// passOn wakes the longest-waiting waiter of s's channel but s that has no
+// pending wake and, if weighed, fits in s's weight, moves it to the back,
+// and reports whether there was one. The caller holds the Hub's mu.
+func (s *Subscription) passOn(weighed bool) bool {
 	t := s.topic
 	for i, w := range t.waiters {
-		if w != s && w.weight <= s.weight && w.wake() {
+		if w != s && (!weighed || w.weight <= s.weight) && w.wake() {
 			t.waiters = append(slices.Delete(t.waiters, i, i+1), w) // to the back
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func (s *Subscription) wake() bool {
@@ -276,7 +284,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 	}
 	select {
 	case <-s.c:
-		t.wake(s.weight, true)
+		t.wakeN(s.weight)
 	default:
 	}
 	if len(t.waiters) > 0 || t.kept {

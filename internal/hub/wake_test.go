@@ -130,24 +130,22 @@ func TestCloseHandsOnWeight(t *testing.T) {
 	})
 }
 
-// A wake that a leaving waiter passes on, unreceived (Close) or received
-// (PassOn), goes to the other waiters that fit in its weight, and to none
-// that does not: a heavier waiter woken in its place would try for more
-// than the wake was for, and the wake would be spent.
-func TestPassedOnWakeFitsOnly(t *testing.T) {
+// A wake that a waiter received and gives up (PassOn) goes to the
+// longest-waiting other waiter that fits in its weight, past heavier ones:
+// a heavier waiter woken in its place would try for more than the wake was
+// for. When none fits, the longest-waiting one wakes all the same.
+func TestPassOnFitsFirst(t *testing.T) {
 	forEachServer(t, func(t *testing.T, srv *server) {
 		f, w := threeWaiters(t, srv)
 		w[1].SetWeight(2)
 		publish(t, f, "ch", N(1))
-		w[0].Close() // its wake fits w2, not w1
-		assert.Equal(t, []bool{false, true}, []bool{take(w[1]), take(w[2])})
+		require.Equal(t, []bool{true, false, false}, takeAll(w))
+		w[0].PassOn()
+		assert.Equal(t, []bool{false, false, true}, takeAll(w), "w2 fits, w1 does not")
 
-		w[2].PassOn()
-		assert.False(t, take(w[1]), "PassOn woke a waiter heavier than the one that gave up")
-		publish(t, f, "ch", N(1))
-		require.False(t, take(w[1]))
-		w[2].Close()
-		assert.False(t, take(w[1]), "Close woke a waiter heavier than the one that left")
+		w[2].SetWeight(3)
+		w[0].PassOn()
+		assert.Equal(t, []bool{false, true, false}, takeAll(w), "none fits: the longest-waiting")
 	})
 }
 

@@ -265,10 +265,14 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		case <-timer.C:
 		}
 		if res.Got, a, err = try(ctx, s, t, w, r); err != nil || a.Acquired {
+			err = settle(ctx, cfg, s, t, err)
 			if err != nil && woken {
-				sub.PassOn() // the wake was meant for a waiter that will try
+				// The wake was meant for a waiter that will try. After the
+				// leave: a local waiter's try must not hide from it that a
+				// wake of the Client was given up (see the semaphore's).
+				sub.PassOn()
 			}
-			return res, settle(ctx, cfg, s, t, err)
+			return res, err
 		}
 		timer.Reset(interval(a.Hint, cfg.MaxPoll))
 	}

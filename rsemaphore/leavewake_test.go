@@ -9,35 +9,43 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/locktest"
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
-// A release of 1 permit wakes the Client wp, whose waiter of 1 permit
-// gives up while the wake is on its way (wp's pub/sub replies are late).
-// Its leave is not wp's last: another waiter of wp waits too. When that
-// one asks for more than is free, the wake goes on at once to the next
+// A release of 1 permit wakes the Client wp, whose waiter of 1 permit gives
+// up the wake: while the wake is on its way (wp's pub/sub replies are
+// late) its context ends, or it receives the wake and its try fails. Its
+// leave is not wp's last: another waiter of wp waits too. When that one
+// asks for more than is free, the wake goes on at once to the next
 // registered process that fits, op; when it fits, wp keeps the wake and
 // that waiter takes the permit at once, and op stays registered. Nobody
-// waits for a poll.
+// waits for a poll, and wp ends registered for the waiter left, if any.
 func TestGivenUpWakeGoesOn(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		next int64 // what wp's other waiter asks for
-		kept bool  // it takes the permit, before op
+		name     string
+		received bool  // the waiter received the wake, and its try failed
+		next     int64 // what wp's other waiter asks for
+		kept     bool  // it takes the permit, before op
 	}{
-		{"to the next process", 2, false},
-		{"to the next local waiter that fits", 1, true},
+		{"in flight, to the next process", false, 2, false},
+		{"in flight, to the next local waiter that fits", false, 1, true},
+		{"received, to the next process", true, 2, false},
+		{"received, to the next local waiter that fits", true, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
 				ps := semProcs(t, 3, nil)
 				hp, wp, op := ps[0], ps[1], ps[2]
+				faults := &locktest.ScriptFaults{}
+				wp.RDB.AddHook(faults)
 				s := rsemaphore.New(hp.C, "n")
 				require.NoError(t, s.SetPermits(ctx, 2))
 				require.NoError(t, s.Acquire(ctx, 2))
 
 				wctx, cancelFirst := context.WithCancel(ctx)
+				defer cancelFirst()
 				first := semAsync(wctx, rsemaphore.New(wp.C, "n"), 1)
 				synctest.Wait()
 				time.Sleep(time.Millisecond) // op registers after wp: the release wakes wp
@@ -48,11 +56,19 @@ func TestGivenUpWakeGoesOn(t *testing.T) {
 				require.Equal(t, int64(2), semRegistered(t, hp))
 
 				const late = 10 * time.Millisecond
-				wp.Faults.DelaySubscribers(late)
+				if tc.received {
+					faults.FailBefore("sem_acquire") // the woken waiter's try
+				} else {
+					wp.Faults.DelaySubscribers(late)
+				}
 				start := time.Now()
 				require.NoError(t, s.Release(ctx, 1)) // wakes wp, for 1
-				cancelFirst()
-				require.ErrorIs(t, semResult(t, first), context.Canceled)
+				if tc.received {
+					require.ErrorIs(t, semResult(t, first), locktest.ErrInjected)
+				} else {
+					cancelFirst()
+					require.ErrorIs(t, semResult(t, first), context.Canceled)
+				}
 				winner, loser := other, next
 				if tc.kept {
 					winner, loser = next, other
@@ -62,7 +78,7 @@ func TestGivenUpWakeGoesOn(t *testing.T) {
 				semPending(t, loser)
 				assert.Zero(t, semAvailable(t, s))
 				wp.Faults.DelaySubscribers(0)
-				time.Sleep(late) // the wake reaches wp
+				time.Sleep(late) // a late wake has reached wp
 				synctest.Wait()
 				semPending(t, loser)
 				assert.Equal(t, int64(1), semRegistered(t, hp), "the loser's Client is registered")

@@ -239,7 +239,8 @@ type SemLeft struct {
 // registration says from now on; 0 (none) takes the Client out of the
 // registry; SemUnregistered leaves it be. heartbeat is what the tries of
 // req sent.
-func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool, heartbeat time.Duration, others int64) (SemLeft, error) {
+func (s Sem) Leave(ctx context.Context, rdb redis.Scripter, req string, n int64, registered bool,
+	heartbeat time.Duration, others int64) (SemLeft, error) {
 	reg := "0"
 	if registered {
 		reg = "1"

@@ -268,8 +268,10 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 			err = settle(ctx, cfg, s, t, err)
 			if err != nil && woken {
 				// The wake was meant for a waiter that will try. After the
-				// leave: a local waiter's try must not hide from it that a
-				// wake of the Client was given up (see the semaphore's).
+				// leave, so that the try of the waiter woken here, which
+				// may register its Client again, cannot hide from the leave
+				// script that the Client's wake was given up (see
+				// sem_leave.lua).
 				sub.PassOn()
 			}
 			return res, err

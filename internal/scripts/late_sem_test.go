@@ -43,7 +43,10 @@ func TestLateCopiesSem(t *testing.T) {
 			return func() (any, error) { r, err := s.Release(ctx, rdb, req, n, ""); return r.Available, err }
 		}
 		leave := func(req string, n int64) func() (any, error) {
-			return func() (any, error) { return s.Leave(ctx, rdb, req, n, false, time.Minute, 0) }
+			return func() (any, error) {
+				left, err := s.Leave(ctx, rdb, req, n, false, time.Minute, 0)
+				return left.GaveBack, err
+			}
 		}
 		// o:1 took a permit and o:2 gave it back; o:3 took two, o:4 gave
 		// one back; o:5 took one, and gave it up (o:5's leave): one held.

@@ -90,6 +90,7 @@ func (rn *run) result() result {
 		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds), res.events, rn.rec.holds)...)
 	}
 	res.violations = append(res.violations, rn.checkProbes(res.events)...)
+	res.violations = append(res.violations, rn.checkStranded()...)
 	lin, lv := checkLin(rn.c, rn.rec.holds, res.events)
 	res.lin = lin
 	res.violations = append(res.violations, lv...)

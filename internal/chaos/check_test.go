@@ -88,7 +88,11 @@ func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 				var who []string
 				for _, a := range with {
 					seq = min(seq, a.seq)
-					who = append(who, describeHold(a))
+					d := describeHold(a)
+					if a.endHow == "unlock" && a.unlockAt > 0 && a.unlockAt <= b.start {
+						d += fmt.Sprintf(" (its Unlock in flight since %.3fs)", a.unlockAt.Seconds())
+					}
+					who = append(who, d)
 				}
 				out = append(out, violation{check: check, name: name, at: b.start, seq: seq,
 					msg: fmt.Sprintf("%s began while %s", describeHold(b), strings.Join(who, ", ")), a: first, b: b})

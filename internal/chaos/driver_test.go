@@ -54,6 +54,10 @@ type run struct {
 	ops, faults int
 	heals       []heal // faults to end, in order of at
 	wd          widening
+
+	waits   []waitRec  // blocking acquires that returned (protected by mu)
+	samples []sample   // the driver's samples of Redis (stranded_test.go)
+	ft      faultTrack // the driver's view of faults in effect
 }
 
 type heal struct {
@@ -97,6 +101,7 @@ func (rn *run) sleep(d time.Duration) {
 	time.Sleep(d + apart)
 	if rn.bubble {
 		synctest.Wait()
+		rn.sample()
 	}
 }
 
@@ -179,10 +184,10 @@ func (rn *run) issue(o opStep, quiet bool) {
 	rn.mu.Lock()
 	rn.busy[o.h] = true
 	rn.mu.Unlock()
-	reentry := false
+	var u *unlock
 	switch o.kind {
 	case oRelease:
-		reentry = rn.rec.releasing(o.h, o.a.read)
+		u = rn.rec.unlockCall(o.h, o.a.read)
 	case oClose:
 		rn.w.procs[proc].closed = true
 		rn.rec.closing(proc)
@@ -193,12 +198,8 @@ func (rn *run) issue(o opStep, quiet bool) {
 		defer rn.wg.Done()
 		defer cancel()
 		res := rn.exec(ctx, seq, o, quiet)
-		if reentry {
-			var holds func(bool) bool
-			if hc, ok := h.(holdCounter); ok {
-				holds = hc.holds
-			}
-			rn.rec.released(o.h, o.a.read, res != "ok", holds)
+		if u != nil {
+			rn.unlocked(u, seq, res)
 		}
 		rn.rec.ret(seq, o.h, proc, what, res)
 		rn.mu.Lock()
@@ -225,7 +226,12 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 			defer cancel()
 			ctx = hctx
 		}
+		waits := !o.a.try && !o.done && !rn.rec.holding(o.h, false) && !rn.rec.holding(o.h, true)
 		ok, err := h.acquire(ctx, o.a)
+		if waits {
+			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(),
+				from: called, to: rn.rec.now(), res: outcome(ok, err)})
+		}
 		if !ok || err != nil {
 			// A handle whose RUnlock failed still reads: its Lock is refused.
 			if quiet && rn.rec.quiet >= 0 && !errors.Is(err, redcoord.ErrUpgrade) {
@@ -235,17 +241,22 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 			return outcome(ok, err)
 		}
 		hd := h.held(o.a.read)
-		rn.rec.acquired(seq, o.h, proc, o.a.read, h.names(), hd)
+		if rn.rec.acquired(seq, o.h, proc, o.a.read, h.names(), hd) && rn.c.context {
+			cctx, cancel := h.context(context.Background(), o.a.read)
+			rn.rec.watchCtx(o.h, o.a.read, cctx, cancel)
+		}
 		res := "ok" + tokensText(hd.tokens)
 		if quiet {
 			if late := rn.rec.now() - rn.rec.quiet; late > livenessBound {
 				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,
 					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, livenessBound)})
 			}
-			rn.rec.releasing(o.h, o.a.read)
+			u := rn.rec.unlockCall(o.h, o.a.read)
 			rctx, rcancel := context.WithTimeout(context.Background(), leaseTTL)
 			defer rcancel()
-			res += ", released: " + outcome(true, h.release(rctx, o.a.read))
+			released := outcome(true, h.release(rctx, o.a.read))
+			rn.unlocked(u, seq, released)
+			res += ", released: " + released
 		}
 		return res
 	case oRelease:
@@ -288,4 +299,20 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		return outcome(true, err)
 	}
 	return "?"
+}
+
+// unlocked records how the Unlock u of operation seq ended (res), and what
+// it broke of the contract of Lost and Context (check "unlock").
+func (rn *run) unlocked(u *unlock, seq int, res string) {
+	if u.hr == nil {
+		return
+	}
+	var holds func(bool) bool
+	if hc, ok := rn.hs[u.hr.h].(holdCounter); ok {
+		holds = hc.holds
+	}
+	if broke := rn.rec.unlocked(u, res, holds); broke != "" {
+		rn.violate(violation{check: "unlock", name: u.hr.names[0], at: rn.rec.now(), seq: u.hr.seq,
+			msg: fmt.Sprintf("%s: %s (Unlock #%d called at %.3fs)", describeHold(u.hr), broke, seq, u.at.Seconds()), a: u.hr})
+	}
 }

@@ -15,7 +15,9 @@ import (
 // Context that ended, every fault, at the instant it happened on the
 // bubble's clock (the wall clock on the real server), and the holds they
 // imply: a hold is believed from the acquire's return to the first of its
-// Unlock's call, its Lost closing, its Context ending.
+// Context ending, its Lost closing, and its Unlock returning nil (see
+// unlocked). A primitive without a Context (a Semaphore's permits) is
+// believed until its Release is called.
 
 type evKind uint8
 
@@ -71,14 +73,17 @@ type holdRec struct {
 	start     time.Duration
 	end       time.Duration // valid once !open
 	open      bool
-	endHow    string        // "unlock", "lost", "ctx", "replaced" (by a fresh hold of the handle), "open" (when the run ended)
+	endHow    string        // "unlock", "lost", "ctx", "notheld" (an Unlock said so), "replaced" (by a fresh hold of the handle), "open" (when the run ended)
 	seq       int           // the acquire that began it
-	count     int           // re-entries + 1
+	count     int           // re-entries + 1, less the releases in flight
 	releaseAt time.Duration // the call of the latest release of a re-entry
+	unlocking bool          // the Unlock that drops the last re-entry is in flight
+	unlockAt  time.Duration // the call of that Unlock, while it is in flight or once it ended the hold
 	done      chan struct{}
 	cancels   []context.CancelFunc
 	lostSeen  bool
 	lostCh    <-chan struct{} // the hold's Lost
+	ctx       context.Context // the hold's Context, taken when it began; nil for a primitive without one
 }
 
 type holdKey struct {
@@ -92,7 +97,8 @@ type recorder struct {
 	t0     time.Time
 	events []event
 	holds  []*holdRec
-	cur    map[holdKey]*holdRec
+	cur    map[holdKey]*holdRec // the holds believed in
+	latest map[holdKey]*holdRec // each handle's latest hold, believed in or not
 	seq    int
 	bubble bool                  // the clock is a bubble's
 	quiet  time.Duration         // when faults stopped; -1 before
@@ -100,7 +106,7 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{t0: time.Now(), cur: make(map[holdKey]*holdRec), quiet: -1, closed: make(map[int]time.Duration)}
+	return &recorder{t0: time.Now(), cur: make(map[holdKey]*holdRec), latest: make(map[holdKey]*holdRec), quiet: -1, closed: make(map[int]time.Duration)}
 }
 
 func (r *recorder) now() time.Duration { return time.Since(r.t0) }
@@ -143,15 +149,16 @@ func (r *recorder) holding(h int, read bool) bool {
 }
 
 // acquired records an acquire by h that returned true: a fresh hold, or a
-// re-entry of the one h believes it has.
-func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold) {
+// re-entry of the one h believes it has. It reports whether the hold is
+// fresh: the driver then has its Context watched (watchCtx).
+func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold) (fresh bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := holdKey{h, read}
 	if hr := r.cur[k]; hr != nil {
 		if hr.lostCh == hd.lost && maps.Equal(hr.tokens, hd.tokens) {
 			hr.count++
-			return
+			return false
 		}
 		// The handle took a fresh hold: the one it had is over, though
 		// its Lost may not have been seen closing yet.
@@ -165,15 +172,17 @@ func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold
 	}
 	hr := &holdRec{h: h, proc: proc, names: names, read: read, tokens: hd.tokens, start: r.now(),
 		open: true, seq: seq, count: 1, done: make(chan struct{}), lostCh: hd.lost}
-	r.cur[k] = hr
+	r.cur[k], r.latest[k] = hr, hr
 	r.holds = append(r.holds, hr)
 	if hd.lost != nil {
 		go r.watch(hr, hd.lost, evLost, "lost")
 	}
+	return true
 }
 
-// watchCtx ends hr's belief when ctx ends, as a user's work under Context
-// would stop.
+// watchCtx ends the belief in h's current hold when ctx, a Context of it,
+// ends, as a user's work under it would stop. The first one watched is
+// the hold's own, taken when it began.
 func (r *recorder) watchCtx(h int, read bool, ctx context.Context, cancel context.CancelFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -181,6 +190,9 @@ func (r *recorder) watchCtx(h int, read bool, ctx context.Context, cancel contex
 	if hr == nil {
 		cancel()
 		return
+	}
+	if hr.ctx == nil {
+		hr.ctx = ctx
 	}
 	hr.cancels = append(hr.cancels, cancel)
 	go r.watch(hr, ctx.Done(), evCtxDone, "ctx")
@@ -206,6 +218,9 @@ func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how strin
 			hr.lostSeen = true
 		}
 		if hr.open {
+			if how == "ctx" && hr.unlocking {
+				how = "unlock" // the Unlock in flight ended it
+			}
 			r.events = append(r.events, event{at: at, seq: hr.seq, kind: kind, h: hr.h, proc: hr.proc})
 			r.endAtLocked(hr, how, at)
 		}
@@ -213,42 +228,115 @@ func (r *recorder) watch(hr *holdRec, ch <-chan struct{}, kind evKind, how strin
 	}
 }
 
-// releasing records an Unlock (Resign, Release) call by h: the last one
-// ends the belief, whatever the call then returns. It reports whether the
-// call releases a re-entry (the belief goes on); the driver then calls
-// released with its outcome.
+// releasing records an Unlock (Resign, Release) by h whose outcome is not
+// looked at (issueAside): the belief ends with the hold's Context. It
+// reports whether the call releases a re-entry.
 func (r *recorder) releasing(h int, read bool) (reentry bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	hr := r.cur[holdKey{h, read}]
-	if hr == nil {
-		return false
-	}
-	if hr.count--; hr.count == 0 {
-		r.endLocked(hr, "unlock")
-		return false
-	}
-	hr.releaseAt = r.now()
-	return true
+	u := r.unlockCall(h, read)
+	return u.hr != nil && u.open && !u.last
 }
 
-// released records how the release of a re-entry that h called at
-// hr.releaseAt ended. A failed one leaves the hold as it was (see
-// "Releases" in package redcoord): the re-entry is still counted. One that
-// the handle's own state says left it holding nothing ended the hold at
-// once: Redis had counted fewer re-entries than the handle (an earlier
-// release failed after it was applied), and the hold ended during the
-// call. holds is nil for a handle that cannot tell.
-func (r *recorder) released(h int, read bool, failed bool, holds func(read bool) bool) {
+// unlock is one Unlock (Resign, Release) call: the handle's latest hold as
+// the call found it.
+type unlock struct {
+	hr   *holdRec      // nil: the handle never held
+	at   time.Duration // the call
+	open bool          // the hold was believed in at the call
+	last bool          // the call drops the last re-entry believed in
+	lost bool          // the hold's Lost had closed by the call
+}
+
+// unlockCall records the call of an Unlock (Resign, Release) by h; the
+// driver passes what it returned to unlocked. A hold without a Context
+// (see watchCtx) stops being believed in at the call of its last release.
+func (r *recorder) unlockCall(h int, read bool) *unlock {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	hr := r.cur[holdKey{h, read}]
+	u := &unlock{hr: r.latest[holdKey{h, read}], at: r.now()}
+	hr := u.hr
+	if hr == nil {
+		return u
+	}
+	u.open, u.lost = hr.open, isClosed(hr.lostCh)
+	if !hr.open {
+		return u
+	}
+	if hr.count--; hr.count > 0 {
+		hr.releaseAt = u.at
+		return u
+	}
+	hr.count, u.last = 0, true
+	if hr.ctx == nil {
+		r.endLocked(hr, "unlock")
+		return u
+	}
+	hr.unlocking, hr.unlockAt = true, u.at
+	return u
+}
+
+// unlocked records how the Unlock u ended (res, as outcome says it) and
+// returns what about it broke the contract of Lost and Context (see
+// redcoord.Locker), or "".
+//
+// The last release ends the belief when it returns nil; one that fails
+// leaves it (and the hold count) as it was: the user's work goes on under
+// the hold's Context until that ends (see "Releases" in package redcoord).
+// ErrNotHeld and ErrLeaseLost say the hold is over: by then its Context
+// must have ended, and for ErrLeaseLost its Lost closed. A release of a
+// re-entry that fails leaves the re-entry counted; one that the handle's
+// own state says left it holding nothing ended the hold at once: Redis had
+// counted fewer re-entries than the handle (an earlier release failed after
+// it was applied), and the hold ended during the call. holds is nil for a
+// handle that cannot tell.
+func (r *recorder) unlocked(u *unlock, res string, holds func(read bool) bool) (broke string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr := u.hr
+	if hr == nil {
+		return ""
+	}
+	lostNow := isClosed(hr.lostCh)
+	ctxDone := hr.ctx != nil && hr.ctx.Err() != nil
 	switch {
-	case hr == nil:
-	case holds != nil && !holds(read):
+	case res == "ok" && u.lost:
+		broke = "Unlock returned nil after the hold's Lost closed"
+	case res == "ok" && !u.open && hr.endHow == "ctx":
+		broke = "Unlock returned nil after the hold's Context ended"
+	case res == "lost" && hr.lostCh != nil && !lostNow:
+		broke = "Unlock returned ErrLeaseLost while the hold's Lost was open"
+	case (res == "lost" || res == "not held") && u.open && hr.ctx != nil && !ctxDone:
+		broke = "Unlock returned " + res + " while the hold's Context was live"
+	}
+	if !hr.open || !u.open {
+		return broke
+	}
+	if u.last {
+		hr.unlocking = false
+	}
+	switch {
+	case u.last && res == "ok":
+		r.endLocked(hr, "unlock")
+	case u.last && (res == "lost" || res == "not held"):
+		if !lostNow && !ctxDone {
+			r.endLocked(hr, "notheld") // its Context, flagged above, is left running
+		}
+	case u.last:
+		hr.count, hr.unlockAt = 1, 0
+	case holds != nil && !holds(hr.read):
 		r.endAtLocked(hr, "unlock", hr.releaseAt)
-	case failed:
+	case res != "ok":
 		hr.count++
+	}
+	return broke
+}
+
+// isClosed reports whether ch is closed; a nil ch never is.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -57,6 +57,7 @@ type run struct {
 
 	waits   []waitRec  // blocking acquires that returned (protected by mu)
 	samples []sample   // the driver's samples of Redis (stranded_test.go)
+	names   []string   // the names sampled
 	ft      faultTrack // the driver's view of faults in effect
 }
 
@@ -97,12 +98,23 @@ func (rn *run) settle() {
 // sleep moves the clock on by d, and apart, and in the bubble settles:
 // goroutines whose timers fire at the instant the driver wakes run until
 // they block before the driver reads the state its next draw depends on.
+//
+// In the bubble the driver wakes every sampleEvery of a long sleep to
+// sample Redis (stranded_test.go): it only reads, so what the others do
+// does not depend on it.
 func (rn *run) sleep(d time.Duration) {
-	time.Sleep(d + apart)
-	if rn.bubble {
+	if !rn.bubble {
+		time.Sleep(d + apart)
+		return
+	}
+	for ; d > sampleEvery; d -= sampleEvery {
+		time.Sleep(sampleEvery)
 		synctest.Wait()
 		rn.sample()
 	}
+	time.Sleep(d + apart)
+	synctest.Wait()
+	rn.sample()
 }
 
 // drive runs the steps with faults, then the quiet phase.
@@ -170,6 +182,20 @@ func opContext(o opStep) (context.Context, func()) {
 	return ctx, cancel
 }
 
+// ctxEnd is how long after the call o's context ends; a long time for one
+// that does not.
+func ctxEnd(o opStep) time.Duration {
+	switch {
+	case o.done:
+		return 0
+	case o.cancel > 0:
+		return o.cancel
+	case o.ctxDur > 0:
+		return o.ctxDur
+	}
+	return time.Hour
+}
+
 // issue starts o in a goroutine of its own and, in the bubble, lets it run
 // until it blocks, then moves the clock on by apart. quiet marks the acquires of the
 // quiet phase: they release at once, and their wait is checked.
@@ -230,7 +256,7 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		ok, err := h.acquire(ctx, o.a)
 		if waits {
 			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(),
-				from: called, to: rn.rec.now(), res: outcome(ok, err)})
+				from: called, to: min(rn.rec.now(), called+ctxEnd(o)), res: outcome(ok, err)})
 		}
 		if !ok || err != nil {
 			// A handle whose RUnlock failed still reads: its Lock is refused.

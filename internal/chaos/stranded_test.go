@@ -31,8 +31,9 @@ const strandBound = maxPoll + maxPoll/10
 // try that failed backs off for up to a poll interval.
 const calmMargin = maxPoll
 
-// sampleEvery is the least bubble time between two samples.
-const sampleEvery = maxPoll / 8
+// sampleEvery is the least bubble time between two samples, and how often
+// the driver samples during a long sleep.
+const sampleEvery = maxPoll / 4
 
 // nameState is what Redis says of one name at a sample.
 type nameState struct {
@@ -67,7 +68,9 @@ type faultTrack struct {
 	global   time.Duration     // the same for every process (a server's fault)
 }
 
-// waitRec is one blocking acquire: from its call to its return.
+// waitRec is one blocking acquire: from its call to its return, or to the
+// end of its context if that came first (from then on it is not waiting
+// for the name but for a reply to give up on).
 type waitRec struct {
 	h, proc  int
 	seq      int
@@ -92,25 +95,22 @@ func (rn *run) sample() {
 	if !rn.bubble || (len(rn.samples) > 0 && now-rn.samples[len(rn.samples)-1].at < sampleEvery) {
 		return
 	}
-	s := sample{at: now, names: make(map[string]nameState), ok: true}
+	s := sample{at: now}
 	s.calm, s.calmFrom = rn.ft.update(rn, now)
 	if slices.Contains(s.calm, true) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		for _, n := range rn.sampledNames() {
-			ns, err := rn.nameState(ctx, n)
-			if err != nil {
-				s.ok = false
-				break
-			}
-			s.names[n] = ns
-		}
+		names, err := rn.namesState(ctx, rn.sampledNames())
+		s.names, s.ok = names, err == nil
 	}
 	rn.samples = append(rn.samples, s)
 }
 
 // sampledNames are the names the handles lock.
 func (rn *run) sampledNames() []string {
+	if rn.names != nil {
+		return rn.names
+	}
 	var ns []string
 	for _, h := range rn.hs {
 		for _, n := range h.names() {
@@ -120,33 +120,68 @@ func (rn *run) sampledNames() []string {
 		}
 	}
 	slices.Sort(ns)
+	rn.names = ns
 	return ns
 }
 
-// nameState asks every server about name n, in one round trip each.
-func (rn *run) nameState(ctx context.Context, n string) (nameState, error) {
-	k := func(part string) string { return "rc:{" + n + "}:" + part }
-	var ns nameState
+// queueParts are the keys whose members wait in a queue, by primitive.
+func queueParts(p primitive) []string {
+	switch p.(type) {
+	case rfairlockPrim:
+		return []string{"alive"}
+	case relectionPrim:
+		return []string{"elect-alive"}
+	case semPrim:
+		return []string{"sem-alive"}
+	}
+	return nil
+}
+
+// namesState asks every server about names, in one round trip each.
+func (rn *run) namesState(ctx context.Context, names []string) (map[string]nameState, error) {
+	type cmds struct {
+		lock           *redis.IntCmd
+		leases, writer *redis.ZSliceCmd
+		queue          []*redis.ZSliceCmd
+		permits        *redis.MapStringStringCmd
+		semLeases      *redis.ZSliceCmd
+	}
+	out := make(map[string]nameState)
+	qparts := queueParts(rn.prim)
 	for _, a := range rn.w.admin {
-		var lock *redis.IntCmd
-		var zs []*redis.ZSliceCmd
-		var permits *redis.MapStringStringCmd
 		var now *redis.TimeCmd
+		cs := make([]cmds, len(names))
 		_, err := a.Pipelined(ctx, func(p redis.Pipeliner) error {
 			now = p.Time(ctx)
-			lock = p.Exists(ctx, k("lock"))
-			for _, part := range []string{"leases", "writers", "alive", "elect-alive", "sem-alive", "sem-leases"} {
-				zs = append(zs, p.ZRangeWithScores(ctx, k(part), 0, -1))
+			for i, n := range names {
+				k := func(part string) string { return "rc:{" + n + "}:" + part }
+				c := &cs[i]
+				switch {
+				case rn.c.capacity > 1:
+					c.permits = p.HGetAll(ctx, k("permits"))
+					c.semLeases = p.ZRangeWithScores(ctx, k("sem-leases"), 0, -1)
+				case rn.c.read:
+					c.leases = p.ZRangeWithScores(ctx, k("leases"), 0, -1)
+					c.writer = p.ZRangeWithScores(ctx, k("writers"), 0, -1)
+					fallthrough
+				default:
+					c.lock = p.Exists(ctx, k("lock"))
+				}
+				for _, q := range qparts {
+					c.queue = append(c.queue, p.ZRangeWithScores(ctx, k(q), 0, -1))
+				}
 			}
-			permits = p.HGetAll(ctx, k("permits"))
 			return nil
 		})
 		if err != nil {
-			return ns, err
+			return nil, err
 		}
 		nowMs := now.Val().UnixMilli()
 		live := func(c *redis.ZSliceCmd) []string {
 			var m []string
+			if c == nil {
+				return nil
+			}
 			for _, z := range c.Val() {
 				if int64(z.Score) > nowMs {
 					m = append(m, fmt.Sprint(z.Member))
@@ -154,23 +189,29 @@ func (rn *run) nameState(ctx context.Context, n string) (nameState, error) {
 			}
 			return m
 		}
-		ns.held = ns.held || lock.Val() > 0
-		ns.reads += len(live(zs[0]))
-		ns.writers += len(live(zs[1]))
-		for _, c := range zs[2:5] {
-			for _, m := range live(c) {
-				ns.queue = append(ns.queue, procOf(m))
+		for i, n := range names {
+			c, ns := cs[i], out[n]
+			ns.held = ns.held || (c.lock != nil && c.lock.Val() > 0)
+			ns.reads += len(live(c.leases))
+			ns.writers += len(live(c.writer))
+			for _, q := range c.queue {
+				for _, m := range live(q) {
+					ns.queue = append(ns.queue, procOf(m))
+				}
 			}
-		}
-		p := permits.Val()
-		if a, ok := p["a"]; ok {
-			ns.avail, _ = strconv.Atoi(a)
-		} else if t, ok := p["t"]; ok {
-			total, _ := strconv.Atoi(t)
-			ns.avail = total - len(live(zs[5]))
+			if c.permits != nil {
+				p := c.permits.Val()
+				if a, ok := p["a"]; ok {
+					ns.avail, _ = strconv.Atoi(a)
+				} else if t, ok := p["t"]; ok {
+					total, _ := strconv.Atoi(t)
+					ns.avail = total - len(live(c.semLeases))
+				}
+			}
+			out[n] = ns
 		}
 	}
-	return ns, nil
+	return out, nil
 }
 
 // procOf is the process whose Client's id begins a queue entry (see

@@ -79,6 +79,7 @@ type holdRec struct {
 	releaseAt time.Duration // the call of the latest release of a re-entry
 	unlocking bool          // the Unlock that drops the last re-entry is in flight
 	unlockAt  time.Duration // the call of that Unlock, while it is in flight or once it ended the hold
+	failedRel int           // releases of a re-entry that failed: each may have been applied
 	done      chan struct{}
 	cancels   []context.CancelFunc
 	lostSeen  bool
@@ -326,6 +327,7 @@ func (r *recorder) unlocked(u *unlock, res string, holds func(read bool) bool) (
 		r.endAtLocked(hr, "unlock", hr.releaseAt)
 	case res != "ok":
 		hr.count++
+		hr.failedRel++
 	}
 	return broke
 }
@@ -388,4 +390,16 @@ func (r *recorder) text() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// believed returns h's write hold believed in, if any, with its count of
+// re-entries and of releases of a re-entry that failed.
+func (r *recorder) believed(h int) (hr *holdRec, count, failed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr = r.cur[holdKey{h, false}]
+	if hr == nil {
+		return nil, 0, 0
+	}
+	return hr, hr.count, hr.failedRel
 }

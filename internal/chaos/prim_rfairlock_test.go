@@ -51,3 +51,5 @@ func (h *rfairHandle) context(p context.Context, _ bool) (context.Context, conte
 }
 
 func (h *rfairHandle) holds(bool) bool { return h.m.Token() != 0 }
+
+func (h *rfairHandle) redisCount(ctx context.Context) (int64, error) { return h.m.HoldCount(ctx) }

@@ -72,3 +72,5 @@ func lockWith(ctx context.Context, a acq,
 }
 
 func (h *rlockHandle) holds(bool) bool { return h.m.Token() != 0 }
+
+func (h *rlockHandle) redisCount(ctx context.Context) (int64, error) { return h.m.HoldCount(ctx) }

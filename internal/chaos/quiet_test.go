@@ -29,6 +29,7 @@ func (rn *run) quiet() {
 	rn.rec.mu.Unlock()
 	tq := rn.rec.quiet
 
+	rn.checkCounts()
 	rn.releaseHolds()
 	rn.settle()
 	if rn.retryReleases() {
@@ -209,5 +210,37 @@ func (rn *run) idleCheck() {
 	if len(found) > 0 {
 		rn.violate(violation{check: "leftover", at: rn.rec.now(), seq: rn.rec.seq,
 			msg: "with every handle idle: " + strings.Join(found, "; ")})
+	}
+}
+
+// redisCounter is implemented by the handles of re-entrant locks: the hold
+// count Redis keeps for the handle's owner.
+type redisCounter interface {
+	redisCount(ctx context.Context) (int64, error)
+}
+
+// checkCounts compares, once faults stopped, the hold count Redis keeps for
+// each idle handle that believes it holds with the re-entries it believes
+// in. Redis may count fewer: a release of a re-entry that failed may have
+// been applied, and a hold gone from Redis (0) is one whose loss the handle
+// has yet to learn. It may never count more.
+func (rn *run) checkCounts() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for h, hd := range rn.hs {
+		rc, ok := hd.(redisCounter)
+		if !ok || rn.isBusy(h) || rn.w.procs[rn.hproc[h]].closed {
+			continue
+		}
+		hr, count, failed := rn.rec.believed(h)
+		if hr == nil || isClosed(hr.lostCh) || (hr.ctx != nil && hr.ctx.Err() != nil) {
+			continue
+		}
+		n, err := rc.redisCount(ctx)
+		if err != nil || n == 0 || (int(n) < count && failed > 0) || int(n) == count {
+			continue
+		}
+		rn.violate(violation{check: "holdcount", name: hr.names[0], at: rn.rec.now(), seq: hr.seq,
+			msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, whose handle believes in %d (%d releases of a re-entry failed)", n, h, hr.seq, count, failed)})
 	}
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -95,7 +96,7 @@ func (rn *run) result() result {
 	res.lin = lin
 	res.violations = append(res.violations, lv...)
 	for _, v := range res.violations {
-		res.known = append(res.known, known(v, rn.rec, res.events))
+		res.known = append(res.known, cmp.Or(known(v, rn.rec, res.events), moreKnown(v)))
 	}
 	return res
 }

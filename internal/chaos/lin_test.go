@@ -119,7 +119,7 @@ func linHistory(name string, holds []*holdRec, events []event, calls, rets map[i
 		}
 		ops = append(ops,
 			porcupine.Operation{ClientId: hr.h, Input: linOp{h: hr.h, acquire: true, seq: hr.seq}, Call: int64(ac.at), Return: int64(ar.at)},
-			porcupine.Operation{ClientId: hr.h, Input: linOp{h: hr.h, seq: rc.seq}, Call: int64(hr.end), Return: int64(rr.at)})
+			porcupine.Operation{ClientId: hr.h, Input: linOp{h: hr.h, seq: rc.seq}, Call: int64(min(rc.at, hr.end)), Return: int64(rr.at)})
 	}
 	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 	return ops, len(ops) > 0

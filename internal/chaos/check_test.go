@@ -89,7 +89,7 @@ func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 				for _, a := range with {
 					seq = min(seq, a.seq)
 					d := describeHold(a)
-					if a.unlockAt > 0 && a.unlockAt <= b.start {
+					if a.unlockAt > 0 && a.unlockAt <= b.start && (a.unlockRet == 0 || a.unlockRet > b.start) {
 						d += fmt.Sprintf(" (its Unlock in flight since %.3fs)", a.unlockAt.Seconds())
 					}
 					who = append(who, d)

@@ -78,7 +78,8 @@ type holdRec struct {
 	count     int           // re-entries + 1, less the releases in flight
 	releaseAt time.Duration // the call of the latest release of a re-entry
 	unlocking bool          // the Unlock that drops the last re-entry is in flight
-	unlockAt  time.Duration // the call of that Unlock, while it is in flight or once it ended the hold
+	unlockAt  time.Duration // the call of the latest Unlock that dropped the last re-entry; 0: none
+	unlockRet time.Duration // when that Unlock returned an error; 0: it did not
 	failedRel int           // releases of a re-entry that failed: each may have been applied
 	done      chan struct{}
 	cancels   []context.CancelFunc
@@ -271,7 +272,7 @@ func (r *recorder) unlockCall(h int, read bool) *unlock {
 		r.endLocked(hr, "unlock")
 		return u
 	}
-	hr.unlocking, hr.unlockAt = true, u.at
+	hr.unlocking, hr.unlockAt, hr.unlockRet = true, u.at, 0
 	return u
 }
 
@@ -322,7 +323,7 @@ func (r *recorder) unlocked(u *unlock, res string, holds func(read bool) bool) (
 			r.endLocked(hr, "notheld") // its Context, flagged above, is left running
 		}
 	case u.last:
-		hr.count, hr.unlockAt = 1, 0
+		hr.count, hr.unlockRet = 1, r.now()
 	case holds != nil && !holds(hr.read):
 		r.endAtLocked(hr, "unlock", hr.releaseAt)
 	case res != "ok":

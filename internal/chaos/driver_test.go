@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing/synctest"
 	"time"
 
@@ -55,10 +56,11 @@ type run struct {
 	heals       []heal // faults to end, in order of at
 	wd          widening
 
-	waits   []waitRec  // blocking acquires that returned (protected by mu)
-	samples []sample   // the driver's samples of Redis (stranded_test.go)
-	names   []string   // the names sampled
-	ft      faultTrack // the driver's view of faults in effect
+	waits   []waitRec    // blocking acquires that returned (protected by mu)
+	waiting atomic.Int32 // blocking acquires in flight
+	samples []sample     // the driver's samples of Redis (stranded_test.go)
+	names   []string     // the names sampled
+	ft      faultTrack   // the driver's view of faults in effect
 }
 
 type heal struct {
@@ -253,8 +255,12 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 			ctx = hctx
 		}
 		waits := !o.a.try && !o.done && !rn.rec.holding(o.h, false) && !rn.rec.holding(o.h, true)
+		if waits {
+			rn.waiting.Add(1)
+		}
 		ok, err := h.acquire(ctx, o.a)
 		if waits {
+			rn.waiting.Add(-1)
 			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(),
 				from: called, to: min(rn.rec.now(), called+ctxEnd(o)), res: outcome(ok, err)})
 		}

@@ -88,11 +88,11 @@ func (rn *run) recordWait(w waitRec) {
 }
 
 // sample reads the fault state and every name's state in Redis, at most
-// once per sampleEvery; bubble tier only. It must be called with
-// everything settled.
+// once per sampleEvery and only while a blocking acquire is in flight;
+// bubble tier only. It must be called with everything settled.
 func (rn *run) sample() {
 	now := rn.rec.now()
-	if !rn.bubble || (len(rn.samples) > 0 && now-rn.samples[len(rn.samples)-1].at < sampleEvery) {
+	if !rn.bubble || rn.waiting.Load() == 0 || (len(rn.samples) > 0 && now-rn.samples[len(rn.samples)-1].at < sampleEvery) {
 		return
 	}
 	s := sample{at: now}

@@ -43,9 +43,12 @@ import "context"
 // hold is lost (the cause matches ErrLeaseLost and names the lock), released
 // by the Unlock that drops the last re-entry (ErrNotHeld), or no longer
 // kept once the Client is closed (ErrClosed), before the call that ended it
-// returns; at once, with ErrNotHeld, when the handle holds nothing. A Lock
-// with it, or with a context derived from it, re-enters the hold (see
-// Sharing a handle). Call the CancelFunc when the work is done.
+// returns; at once, with ErrNotHeld, when the handle holds nothing. The
+// last Unlock cancels it as it sends the release, before Redis may give
+// the name to another, whether or not the release then succeeds: Unlock
+// again releases what a failed one left. A Lock with it, or with a context
+// derived from it, re-enters the hold (see Sharing a handle). Call the
+// CancelFunc when the work is done.
 //
 // # Extend
 //

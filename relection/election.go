@@ -165,10 +165,15 @@ func (e *Election) Resign(ctx context.Context) error {
 	if e.h.Hold.Token() != token { // lost while this call waited for its turn
 		return e.named(e.h.ReleaseLost(ctx, "", token, e.q.ReleaseNamed))
 	}
-	err := e.h.UnlockOn(ctx, e.h.Hold, "", hold.Release(e.releaseAll))
 	e.mu.Lock()
 	t := e.term
 	e.mu.Unlock()
+	if t != nil && t.token == token && !hold.Closed(e.h.Hold.Lost()) {
+		// The term ends as the release is sent: Redis may hand the lead
+		// on before the reply comes back, or the reply may never come.
+		t.end(e.named(ErrResigned))
+	}
+	err := e.h.UnlockOn(ctx, e.h.Hold, "", hold.Release(e.releaseAll))
 	if t != nil && e.h.Hold.Token() != t.token {
 		if hold.Closed(e.h.Hold.Lost()) {
 			t.end(lostCause(e.h.Name))
@@ -257,11 +262,12 @@ func (e *Election) Lost() <-chan struct{} { return e.h.Hold.Lost() }
 
 // Context returns a copy of parent that is cancelled when this handle
 // stops leading in its current term: with the cause ErrLeaseLost when the
-// lead is lost, ErrResigned by the Resign that ends it (before Resign
-// returns), ErrClosed when the Client closes (before Close returns; the
-// lead then lapses with its lease). If the handle does not lead, the context is cancelled at
-// once with the cause ErrNotHeld. Run the leader's work under it, so that
-// the work stops with the lead; call the CancelFunc when the work is done.
+// lead is lost, ErrResigned by the Resign that ends it (as it sends the
+// release, before Redis may hand the lead on), ErrClosed when the Client
+// closes (before Close returns; the lead then lapses with its lease). If
+// the handle does not lead, the context is cancelled at once with the cause
+// ErrNotHeld. Run the leader's work under it, so that the work stops with
+// the lead; call the CancelFunc when the work is done.
 func (e *Election) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	e.mu.Lock()
 	t := e.term

@@ -22,3 +22,10 @@ func TestContext(t *testing.T) {
 		require.NoError(t, rdb.Del(context.Background(), "rc:{f}:lock").Err())
 	})
 }
+
+// Context ends when the last Unlock is sent: locktest.ScopedInFlight.
+func TestContextEndsAsUnlockIsSent(t *testing.T) {
+	locktest.ScopedInFlight(t, []string{"fair_release"},
+		func(t *testing.T, ps []*locktest.Proc) redcoord.Locker { return rfairlock.New(ps[0].C, "f") },
+		func(ps []*locktest.Proc) redcoord.Locker { return rfairlock.New(ps[1].C, "f") })
+}

@@ -34,7 +34,7 @@ func TestMultiFailedUnlockEndsHold(t *testing.T) {
 		require.ErrorIs(t, err, locktest.ErrInjected)
 		assert.Contains(t, err.Error(), "Unlock again")
 		require.Error(t, hctx.Err(), "the hold's Context ends with the Unlock")
-		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrLeaseLost)
+		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrNotHeld, "ended as the Unlock was sent")
 		assert.True(t, locktest.IsClosed(lost), "Lost closes with the Unlock")
 		assert.Nil(t, mm.Tokens(), "nothing is held")
 		var released, left string
@@ -150,7 +150,7 @@ func TestRedLockFailedUnlockEndsHold(t *testing.T) {
 		require.ErrorIs(t, err, locktest.ErrInjected)
 		assert.Contains(t, err.Error(), "clients[2]")
 		require.Error(t, hctx.Err(), "the hold's Context ends with the Unlock")
-		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrLeaseLost)
+		assert.ErrorIs(t, context.Cause(hctx), redcoord.ErrNotHeld, "ended as the Unlock was sent")
 		assert.True(t, locktest.IsClosed(lost), "Lost closes with the Unlock")
 		assert.Zero(t, rl.Token())
 		assert.Zero(t, rl.Validity())

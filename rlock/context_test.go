@@ -34,3 +34,28 @@ func TestContext(t *testing.T) {
 		})
 	})
 }
+
+// Each handle's Context ends when its last Unlock is sent:
+// locktest.ScopedInFlight.
+func TestContextEndsAsUnlockIsSent(t *testing.T) {
+	rel := []string{"lock_release"}
+	t.Run("Mutex", func(t *testing.T) {
+		locktest.ScopedInFlight(t, rel,
+			func(t *testing.T, ps []*locktest.Proc) redcoord.Locker { return rlock.New(ps[0].C, "m") },
+			func(ps []*locktest.Proc) redcoord.Locker { return rlock.New(ps[1].C, "m") })
+	})
+	t.Run("MultiMutex", func(t *testing.T) {
+		locktest.ScopedInFlight(t, rel,
+			func(t *testing.T, ps []*locktest.Proc) redcoord.Locker {
+				return rlock.NewMulti(ps[0].C, []string{"x", "y"})
+			},
+			func(ps []*locktest.Proc) redcoord.Locker { return rlock.New(ps[1].C, "x") })
+	})
+	t.Run("RedLock", func(t *testing.T) {
+		locktest.ScopedInFlight(t, rel,
+			func(t *testing.T, ps []*locktest.Proc) redcoord.Locker {
+				c2 := locktest.NewClient(t, ps[0].RDB, redcoord.WithPrefix("rd"))
+				return rlock.NewRedLock([]*redcoord.Client{ps[0].C, c2}, "r")
+			}, nil)
+	})
+}

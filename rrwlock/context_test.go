@@ -27,3 +27,18 @@ func TestContext(t *testing.T) {
 		require.NoError(t, rdb.Del(ctx, "rc:{r}:readers", "rc:{r}:leases").Err())
 	})
 }
+
+// Context and RContext end when the last Unlock or RUnlock is sent:
+// locktest.ScopedInFlight.
+func TestContextEndsAsUnlockIsSent(t *testing.T) {
+	t.Run("write", func(t *testing.T) {
+		locktest.ScopedInFlight(t, []string{"rw_unlock"},
+			func(t *testing.T, ps []*locktest.Proc) redcoord.Locker { return rrwlock.New(ps[0].C, "w") },
+			func(ps []*locktest.Proc) redcoord.Locker { return rrwlock.New(ps[1].C, "w") })
+	})
+	t.Run("read", func(t *testing.T) {
+		locktest.ScopedInFlight(t, []string{"rw_runlock"},
+			func(t *testing.T, ps []*locktest.Proc) redcoord.Locker { return rrwlock.New(ps[0].C, "r").RLocker() },
+			func(ps []*locktest.Proc) redcoord.Locker { return rrwlock.New(ps[1].C, "r") })
+	})
+}

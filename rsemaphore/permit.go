@@ -184,7 +184,8 @@ func (s *ExpirableSemaphore) notHeld(p Permit) error {
 // Context returns a copy of parent that is cancelled when the permit p,
 // which this handle acquired, ends: lost (its lease ran out, or another
 // handle released it: the cause matches ErrLeaseLost and names the permit)
-// or released by this handle (ErrNotHeld), before that call returns; at
+// or released by this handle (ErrNotHeld, as the release is sent, see
+// Context at redcoord.Locker), before that call returns; at
 // once, with ErrNotHeld, for a permit this handle does not keep. Call the
 // CancelFunc when the work is done.
 func (s *ExpirableSemaphore) Context(parent context.Context, p Permit) (context.Context, context.CancelFunc) {

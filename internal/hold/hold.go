@@ -67,6 +67,10 @@ type Tracker struct {
 	// may end it names.
 	n            uint32
 	read, listed bool
+	// unlocking: the release of the current hold's last count was sent,
+	// and its Contexts ended then (see StartRelease); until a fresh hold,
+	// or a reply that says Redis still counts the hold.
+	unlocking bool
 	// gone: the last hold was lost (Lost is closed), or ended by the
 	// Client's Close, and no fresh hold has been taken since; a release
 	// then reports ErrLeaseLost.
@@ -316,7 +320,8 @@ func (t *Tracker) lostChanLocked() chan struct{} {
 
 // Context returns a copy of parent that is cancelled when the handle's
 // current hold ends: lost (the cause matches ErrLeaseLost), released to
-// zero (ErrNotHeld), or no longer kept once the Client is closed
+// zero (ErrNotHeld: when that release is sent, before Redis can give the
+// name to another), or no longer kept once the Client is closed
 // (ErrClosed), before the call that ended it returns; at once, with
 // ErrNotHeld, when the handle holds nothing. what names the hold in the
 // cause (`rlock "orders:42"`). An acquire with the context, or one
@@ -325,7 +330,7 @@ func (t *Tracker) lostChanLocked() chan struct{} {
 func (t *Tracker) Context(parent context.Context, what string) (context.Context, context.CancelFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.count == 0 {
+	if t.count == 0 || t.unlocking {
 		return Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what))
 	}
 	return t.scoped.Add(t.gate.Mark(parent, t.lostChanLocked()), &t.mu, what)

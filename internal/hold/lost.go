@@ -70,7 +70,7 @@ func (t *Tracker) dropLocked() {
 	if t.rare != nil {
 		t.rare.maybeEnd, t.rare.ending, t.rare.extended, t.rare.extending = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	}
-	t.count, t.token, t.arg = 0, 0, nil
+	t.count, t.token, t.arg, t.unlocking = 0, 0, nil, false
 	t.gate.End()
 }
 

@@ -33,8 +33,15 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 		t.lease.Remove()
 		t.lease = nil
 	}
-	if t.count == 1 { // a hold being released is not lost by its timers
+	if t.count == 1 {
+		// A hold being released is not lost by its timers, and the work it
+		// guards ends now: Redis may give the name to another as soon as
+		// the request arrives, before its reply comes back, or the reply
+		// may never come. A release that fails does not bring the
+		// Contexts back; Unlock again releases what is left.
 		t.stopTimersLocked()
+		t.scoped.End(releasedCause)
+		t.unlocking = true
 	}
 	return t.count == 0 && t.gone, nil
 }
@@ -94,9 +101,10 @@ func (t *Tracker) released(n int64, what string) error {
 		}
 		t.count = n
 		if n == 0 {
-			t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: released", errs.ErrNotHeld, what) })
+			t.scoped.End(releasedCause)
 			t.dropLocked()
 		} else {
+			t.unlocking = false
 			t.watchLocked() // Redis counted more holds than the handle did
 		}
 		return nil
@@ -107,6 +115,9 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, t.whatLocked(what))
 }
+
+// releasedCause is the cause of a released hold's Contexts.
+func releasedCause(what string) error { return fmt.Errorf("%w: %s: released", errs.ErrNotHeld, what) }
 
 // Forced records that the hold was deleted by force: a loss.
 func (t *Tracker) Forced() {

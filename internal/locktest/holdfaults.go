@@ -69,10 +69,10 @@ func FaultBubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb 
 
 // FailedUnlock checks that a hold whose release failed is no longer
 // renewed, whatever became of the request (whoever deferred the release
-// will not retry it): an Unlock again may still release it; otherwise it
-// ends with the lease it has, and Lost closes (its contexts end with
-// ErrLeaseLost) when that lease may end in Redis. A failed release of a
-// re-entry leaves the hold renewed.
+// will not retry it): its contexts ended as the Unlock was sent (with
+// ErrNotHeld); an Unlock again may still release it; otherwise it ends
+// with the lease it has, and Lost closes when that lease may end in Redis.
+// A failed release of a re-entry leaves the hold renewed.
 func FailedUnlock(t *testing.T, k Kind) {
 	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
 		ctx := context.Background()
@@ -106,6 +106,8 @@ func FailedUnlock(t *testing.T, k Kind) {
 		defer cancel()
 		sf.FailBefore(k.Release)
 		require.ErrorIs(t, x.Unlock(ctx), ErrInjected)
+		require.Error(t, scoped.Err(), "the hold's contexts end as its last Unlock is sent")
+		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrNotHeld)
 		ends := start.Add(ttl - ttl/100) // the lease's end, less its margin
 		time.Sleep(time.Until(ends) - time.Millisecond)
 		synctest.Wait()
@@ -113,7 +115,6 @@ func FailedUnlock(t *testing.T, k Kind) {
 		time.Sleep(time.Millisecond)
 		synctest.Wait()
 		assert.True(t, IsClosed(lost), "lost when its lease may end: nothing renewed it")
-		assert.ErrorIs(t, context.Cause(scoped), redcoord.ErrLeaseLost)
 		time.Sleep(ttl/100 + time.Millisecond)
 		synctest.Wait()
 		assert.Zero(t, k.Count(m, "n", x.Owner()), "expired in Redis")

@@ -46,6 +46,7 @@ func TestChaos(t *testing.T) {
 // result is what one schedule did and found.
 type result struct {
 	ops, faults int
+	late        int // requests delivered after a request sent later
 	violations  []violation
 	events      []event
 	text        string
@@ -84,7 +85,8 @@ func runBubble(t *testing.T, name string, seed uint64, p primitive, yield bool) 
 
 // result runs the checkers over the finished history.
 func (rn *run) result() result {
-	res := result{ops: rn.ops, faults: rn.faults, events: rn.rec.sorted(), text: rn.rec.text()}
+	netFaults, late := rn.netCounts()
+	res := result{ops: rn.ops, faults: rn.faults + netFaults, late: late, events: rn.rec.sorted(), text: rn.rec.text()}
 	res.violations = append(res.violations, rn.violations...)
 	res.violations = append(res.violations, checkHolds(rn.c, rn.rec.holds, rn.windows)...)
 	if rn.c.fenced {
@@ -114,6 +116,7 @@ func report(prim string, seed uint64, v violation, events []event, known string)
 // summary counts a primitive's schedules.
 type summary struct {
 	schedules, ops, faults, violations int
+	late                               int // requests delivered after a request sent later
 	first                              int // the number of the first schedule with a violation; 0: none
 	byCheck, byKnown                   map[string]int
 	lin                                linCount // names with holds and of them checked, over all schedules
@@ -127,6 +130,7 @@ func (s *summary) add(r result) {
 	}
 	s.ops += r.ops
 	s.faults += r.faults
+	s.late += r.late
 	s.violations += len(r.violations)
 	s.lin.names += r.lin.names
 	s.lin.checked += r.lin.checked
@@ -145,7 +149,7 @@ func (s *summary) add(r result) {
 }
 
 func (s summary) line(prim string) string {
-	l := fmt.Sprintf("chaos: %s schedules=%d ops=%d faults=%d violations=%d", prim, s.schedules, s.ops, s.faults, s.violations)
+	l := fmt.Sprintf("chaos: %s schedules=%d ops=%d faults=%d late=%d violations=%d", prim, s.schedules, s.ops, s.faults, s.late, s.violations)
 	if s.lin.names > 0 {
 		l += fmt.Sprintf(" lin=%d/%d (names %d/%d)", s.linSchedules, s.schedules, s.lin.checked, s.lin.names)
 	}

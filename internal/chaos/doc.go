@@ -5,7 +5,15 @@
 // record what each handle was told, and check the history: exclusivity,
 // fencing, counts, liveness once faults stop, and nothing left behind.
 //
-// The bubble tier runs on miniredis inside a testing/synctest bubble and is
+// The bubble tier runs on miniredis inside a testing/synctest bubble, on a
+// simulated network (redistest.Net, simnet_test.go): every command, reply
+// and pub/sub message of every connection passes through it, and until the
+// quiet phase it may hold a script call and deliver it after later requests
+// of other connections (its caller sees a late reply, or a timeout while
+// the copy is still in flight), deliver it twice, or drop it before or
+// after the server applies it, and drop, duplicate or delay a message. Its
+// decisions are drawn from a source seeded by the schedule's seed, and the
+// summary line counts the requests it delivered late (late=). The tier is
 // determined by its seed; a failure names the seed, and
 //
 //	REDCOORD_CHAOS_SEED=<seed> go test ./internal/chaos -run TestChaos
@@ -14,10 +22,10 @@
 // exception: when one event wakes several waiters at one instant of the
 // bubble's clock (a release's message), their tries reach miniredis in
 // the goroutine scheduler's order, and which of them takes the name, and
-// the history from there, follows it. REDCOORD_CHAOS_SCHEDULES=<n> runs n schedules per
-// primitive instead of the default. The real-server tier (restarts with and
-// without persistence, SIGSTOP) is seeded too, but timing makes it
-// best-effort.
+// the history from there, follows it. REDCOORD_CHAOS_SCHEDULES=<n> runs n
+// schedules per primitive instead of the default. The real-server tier
+// (restarts with and without persistence, SIGSTOP) is seeded too, but timing
+// makes it best-effort.
 //
 // The package has no API: everything is in its tests.
 package chaos

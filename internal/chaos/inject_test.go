@@ -28,9 +28,16 @@ func (rn *run) inject(f faultStep) {
 	rn.rec.fault(f.proc, f.String())
 	switch f.kind {
 	case fDelay:
-		p.faults.DelayReply(isScript, f.d)
+		// One per server: a RedLock call sends to every server at once,
+		// and which of its scripts would take a single fault is the
+		// scheduler's choice.
+		for range p.clients {
+			p.faults.DelayReply(isScript, f.d)
+		}
 	case fDrop:
-		p.faults.DropReply(isScript)
+		for range p.clients {
+			p.faults.DropReply(isScript)
+		}
 	case fBreak:
 		p.faults.CloseAll()
 	case fDeaf:
@@ -48,10 +55,12 @@ func (rn *run) inject(f faultStep) {
 	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
 }
 
-// healDue ends the lasting faults whose time has come. A connection that
+// healDue starts the network's faults at the first step, and ends the
+// lasting faults whose time has come. A connection that
 // swallowed bytes is out of step with its server, so it is broken too; the
 // calls that breaking wakes run until they block before healDue returns.
 func (rn *run) healDue() {
+	rn.netOn()
 	healed := false
 	for len(rn.heals) > 0 && rn.heals[0].at <= rn.rec.now() {
 		healed = true

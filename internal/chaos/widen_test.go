@@ -44,6 +44,7 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 type widening struct {
 	skews  map[int]*skew // clock-back offsets by server
 	probes []probe       // releases of the wake-probe step (wake_test.go)
+	netOn  bool          // the network faults (simnet_test.go)
 }
 
 func moreFaultString(f faultStep) string {
@@ -117,9 +118,10 @@ func (rn *run) healMore(h heal) bool {
 	return true
 }
 
-// quietMore ends the widened faults when faults stop: clocks back in step,
-// messages on time. It must be called with everything settled.
+// quietMore ends the widened faults when faults stop: the network sound and
+// empty, clocks back in step, messages on time. It must be called with everything settled.
 func (rn *run) quietMore() {
+	rn.netCalm()
 	rn.restoreClocks()
 	for _, p := range rn.w.procs {
 		p.faults.DelaySubscribers(0)

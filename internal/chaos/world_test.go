@@ -28,7 +28,8 @@ type world struct {
 	opts    []*redis.Options       // one per server
 	admin   []*redis.Client        // fault-free, for setup and idle checks
 	procs   []*proc
-	names   []string // the names handles lock
+	names   []string       // the names handles lock
+	net     *redistest.Net // bubble tier: the network every process's connections go through
 }
 
 // proc is one process: its own connections to every server, one fault set
@@ -103,11 +104,14 @@ func (p *proc) heal() {
 	p.faults.CloseAll()
 }
 
-// close closes everything of w: processes first, then admin clients and
-// servers.
+// close closes everything of w: processes first, then the network (its
+// deliveries still waiting are dropped), then admin clients and servers.
 func (w *world) close() {
 	for _, p := range w.procs {
 		p.close()
+	}
+	if w.net != nil {
+		w.net.Close()
 	}
 	for _, a := range w.admin {
 		_ = a.Close()
@@ -117,10 +121,12 @@ func (w *world) close() {
 	}
 }
 
-// newBubbleWorld makes n miniredis servers and procs processes; it must run
-// inside a synctest bubble.
+// newBubbleWorld makes n miniredis servers and procs processes, whose
+// connections go through one simulated network (simnet_test.go); it must
+// run inside a synctest bubble.
 func newBubbleWorld(n, procs int, names []string) (*world, error) {
-	w := &world{names: names}
+	w := &world{names: names, net: redistest.NewNet()}
+	w.net.SetLatency(netLatency)
 	for range n {
 		m, o := redistest.Bubble()
 		w.servers = append(w.servers, m)
@@ -128,7 +134,13 @@ func newBubbleWorld(n, procs int, names []string) (*world, error) {
 		w.admin = append(w.admin, redis.NewClient(o))
 	}
 	for pi := range procs {
-		p, err := newProc(pi, w.opts, true)
+		opts := make([]*redis.Options, len(w.opts))
+		for i, o := range w.opts {
+			oo := *o
+			oo.Dialer = w.net.Dialer(pi*netServers+i, o.Dialer)
+			opts[i] = &oo
+		}
+		p, err := newProc(pi, opts, true)
 		if err != nil {
 			w.close()
 			return nil, err

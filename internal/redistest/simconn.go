@@ -16,6 +16,7 @@ type simConn struct {
 	n        *Net
 	tag      int
 	dial     func() (net.Conn, error) // dials the same server through the base dialer
+	lat      time.Duration            // how late a passed script call's reply comes
 
 	wmu     sync.Mutex // serialises Write; protects parser, hello, helloN
 	parser  respParser
@@ -26,6 +27,7 @@ type simConn struct {
 	mu     sync.Mutex    // protects the fields below
 	sub    bool          // has written a (S|P)SUBSCRIBE: its replies are cut into messages
 	await  *await        // a faulted request whose reply the client waits for
+	slow   bool          // a script call passed: its reply comes lat late
 	out    []byte        // a held request's late reply, to return
 	in     []byte        // subscriber: bytes read, not yet a whole reply
 	segs   []segment     // subscriber: whole replies, each to return at its time
@@ -92,8 +94,8 @@ func (c *simConn) Write(b []byte) (int, error) {
 		c.n.wrote(len(cmds))
 		return c.Conn.Write(b)
 	}
-	what := describe(cmds)
-	f := c.n.decide(c.tag, false, what)
+	what, call := describe(cmds)
+	f := c.n.decide(c.tag, false, call, what)
 	switch f.Kind {
 	case NetHold:
 		c.setAwait(&await{f: f, g: c.n.deliverLater(c, b, len(cmds), what, f.D)})
@@ -105,6 +107,11 @@ func (c *simConn) Write(b []byte) (int, error) {
 		c.setAwait(&await{f: f})
 	case NetDup:
 		c.n.deliverLater(c, b, len(cmds), what, f.D)
+	}
+	if f.Kind != NetDropAfter && c.lat > 0 {
+		c.mu.Lock()
+		c.slow = true
+		c.mu.Unlock()
 	}
 	return c.Conn.Write(b)
 }
@@ -135,12 +142,32 @@ func (c *simConn) Read(b []byte) (int, error) {
 		a := c.await
 		c.mu.Unlock()
 		if a == nil {
-			return c.Conn.Read(b)
+			return c.readSlow(b)
 		}
 		if err := c.readAwait(b, a); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// readSlow reads a reply, lat late if it answers a script call that passed.
+func (c *simConn) readSlow(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.mu.Lock()
+	slow := c.slow && n > 0
+	if slow {
+		c.slow = false
+	}
+	c.mu.Unlock()
+	if slow {
+		t := time.NewTimer(c.lat)
+		select {
+		case <-t.C:
+		case <-c.closed:
+		}
+		t.Stop()
+	}
+	return n, err
 }
 
 // readAwait waits for what a faulted request's client reads: a held
@@ -175,6 +202,14 @@ func (c *simConn) readAwait(b []byte, a *await) error {
 		}
 	case a.f.Kind == NetDropAfter:
 		_, _ = c.Conn.Read(b) // the reply comes: the request was applied
+	}
+	if a.f.D > 0 { // the reset takes its time to come
+		t := time.NewTimer(a.f.D)
+		select {
+		case <-t.C:
+		case <-c.closed:
+		}
+		t.Stop()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -263,9 +298,9 @@ func (c *simConn) readSub(b []byte) (int, error) {
 // message. c.mu is held.
 func (c *simConn) push(reply []byte) {
 	at := c.lastAt()
-	switch kind := pushKind(reply); kind {
+	switch pushKind(reply) {
 	case "message", "smessage", "pmessage":
-		f := c.n.decide(c.tag, true, kind)
+		f := c.n.decide(c.tag, true, "", "")
 		switch f.Kind {
 		case NetMsgDrop:
 			return

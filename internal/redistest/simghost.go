@@ -59,18 +59,13 @@ func (n *Net) deliver(g *ghost, c *simConn, hello []byte, helloN int, d time.Dur
 	}
 	defer conn.Close()
 	n.mu.Lock()
-	late := n.sent > g.sentAt
-	if late {
+	if n.sent > g.sentAt {
 		n.late += g.k
 	}
 	hook := n.hook
 	n.mu.Unlock()
 	if hook != nil {
-		how := "on time"
-		if late {
-			how = "after later requests"
-		}
-		hook(c.tag, "net: delivered "+g.what+" "+how)
+		hook(c.tag, "net: delivered "+g.what)
 	}
 	if err := conn.SetDeadline(time.Now().Add(ghostTimeout)); err != nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,8 +36,8 @@ import (
 //     been applied).
 //   - dropped before the server ([NetDropBefore]) or after it, the reply
 //     lost ([NetDropAfter]): the client's read fails with a reset (io.EOF,
-//     the connection broken) once the server has had its chance to apply
-//     it, or with a timeout at its read deadline when Timeout is set.
+//     the connection broken) D after the server has had its chance to
+//     apply it, or with a timeout at its read deadline when Timeout is set.
 //
 // A whole message pushed on a subscriber connection (a RESP3 push or RESP2
 // array whose kind is message, smessage or pmessage) may be dropped
@@ -45,19 +46,22 @@ import (
 // keeps its order.
 //
 // What happens to each request and message comes from [Net.Arm]ed faults,
-// oldest first, then from the function [Net.SetDraw] installed, called with
-// the network's lock held in the order requests are written and messages
-// read: inside a testing/synctest bubble on one P that order, and so every
-// decision, follows from the draw function's seed.
+// oldest first, then from the function [Net.SetDraw] installed, which is
+// told the tag of the connection and what the request calls: a draw that
+// keeps a source per tag and call makes each decision a function of the
+// order within that stream, not of the order in which goroutines woken at
+// one instant write to several servers, call several scripts, or read one
+// message on several subscriber connections.
 type Net struct {
 	mu       sync.Mutex
-	draw     func(msg bool) NetFault // nil: nothing is faulted unless armed
-	armed    [2][]NetFault           // armed faults for requests, for messages
+	draw     func(tag int, msg bool, call string) NetFault // nil: nothing is faulted unless armed
+	armed    [2][]NetFault                                 // armed faults for requests, for messages
 	hook     func(tag int, what string)
-	sent     int64     // requests written by clients so far
-	faults   int       // faults that took effect
-	late     int       // requests delivered after a request sent later
-	due      time.Time // when the last delivery or message in flight is due
+	latency  func(tag int) time.Duration // nil: none
+	sent     int64                       // requests written by clients so far
+	faults   int                         // faults that took effect
+	late     int                         // requests delivered after a request sent later
+	due      time.Time                   // when the last delivery or message in flight is due
 	stop     chan struct{}
 	stopping bool
 
@@ -85,7 +89,7 @@ func (k NetKind) String() string { return netKindNames[k] }
 // NetFault is one decision of the network.
 type NetFault struct {
 	Kind    NetKind
-	D       time.Duration // NetHold, NetDup, NetMsgDelay: how late
+	D       time.Duration // NetHold, NetDup, NetMsgDelay: how late; NetDropBefore, NetDropAfter: how late the reset comes
 	Timeout bool          // NetDropBefore, NetDropAfter: the client sees a timeout at its read deadline, not a reset
 }
 
@@ -95,8 +99,12 @@ func NewNet() *Net { return &Net{stop: make(chan struct{})} }
 
 // SetDraw installs draw (nil: none), asked for every request the network may
 // fault (msg false) and every pushed message (msg true) for which no fault is
-// armed. It must be quick and must not call methods of n.
-func (n *Net) SetDraw(draw func(msg bool) NetFault) {
+// armed, with the tag of its connection and, for a request, what it calls:
+// each command's name, script SHA1 or source, and first key, sorted (a
+// pipeline's order may follow a map's). It is called with n's lock held, in
+// the order requests are written and messages read; it must be quick and
+// must not call methods of n.
+func (n *Net) SetDraw(draw func(tag int, msg bool, call string) NetFault) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.draw = draw
@@ -121,6 +129,19 @@ func (n *Net) OnFault(hook func(tag int, what string)) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.hook = hook
+}
+
+// SetLatency installs latency (nil: none): the reply to a script call that
+// the network passes comes latency(tag) after the server wrote it, on a
+// connection of that tag. Distinct latencies keep apart the replies of
+// several servers to requests sent at one instant (a RedLock's), which
+// would otherwise reach their callers at one instant of a synctest
+// bubble's clock, in the scheduler's order. It applies to connections
+// dialed from then on.
+func (n *Net) SetLatency(latency func(tag int) time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.latency = latency
 }
 
 // Calm stops faulting (armed faults and the draw function are dropped) and
@@ -170,7 +191,13 @@ func (n *Net) Dialer(tag int, base func(ctx context.Context, network, addr strin
 			return nil, err
 		}
 		dial := func() (net.Conn, error) { return base(context.Background(), network, addr) }
-		return &simConn{Conn: c, n: n, tag: tag, dial: dial, closed: make(chan struct{})}, nil
+		var lat time.Duration
+		n.mu.Lock()
+		if n.latency != nil {
+			lat = n.latency(tag)
+		}
+		n.mu.Unlock()
+		return &simConn{Conn: c, n: n, tag: tag, dial: dial, lat: lat, closed: make(chan struct{})}, nil
 	}
 }
 
@@ -183,7 +210,7 @@ func (n *Net) wrote(k int) {
 
 // decide returns what happens to a request (msg false) or a message, and
 // counts a request as written.
-func (n *Net) decide(tag int, msg bool, what string) NetFault {
+func (n *Net) decide(tag int, msg bool, call, what string) NetFault {
 	n.mu.Lock()
 	i := 0
 	if msg {
@@ -196,7 +223,7 @@ func (n *Net) decide(tag int, msg bool, what string) NetFault {
 	case len(n.armed[i]) > 0:
 		f, n.armed[i] = n.armed[i][0], n.armed[i][1:]
 	case n.draw != nil:
-		f = n.draw(msg)
+		f = n.draw(tag, msg, call)
 	}
 	if f.Kind != NetPass {
 		n.faults++
@@ -220,7 +247,10 @@ func (n *Net) dueBy(t time.Time) {
 }
 
 func faultText(f NetFault, what string) string {
-	s := "net: " + f.Kind.String() + " " + what
+	s := "net: " + f.Kind.String()
+	if what != "" {
+		s += " " + what
+	}
 	switch f.Kind {
 	case NetHold, NetDup, NetMsgDelay:
 		s += fmt.Sprintf(" (%v)", f.D)
@@ -232,15 +262,24 @@ func faultText(f NetFault, what string) string {
 	return s
 }
 
-// describe names a request by its commands and first keys, as hooks see it.
-func describe(cmds [][]string) string {
-	var parts []string
+// describe names a request by its commands and first keys, as hooks see it,
+// and returns what it calls for the draw function (see [Net.SetDraw]); both
+// sorted.
+func describe(cmds [][]string) (what, call string) {
+	var parts, calls []string
 	for _, args := range cmds {
 		s := args[0]
 		if len(args) > 3 && (strings.HasPrefix(s, "EVAL") || strings.HasPrefix(s, "FCALL")) {
 			s += " " + args[3]
 		}
 		parts = append(parts, s)
+		c := args[0]
+		if len(args) > 3 {
+			c += " " + args[1] + " " + args[3]
+		}
+		calls = append(calls, c)
 	}
-	return strings.Join(parts, "+")
+	slices.Sort(parts)
+	slices.Sort(calls)
+	return strings.Join(parts, "+"), strings.Join(calls, "+")
 }

@@ -1,0 +1,138 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
+)
+
+// The simulated network of the bubble tier (redistest.Net): every byte
+// between a process's Clients and the servers, on every connection (the
+// caller's, the watchdog's, the Hub's), passes through it. From the first
+// step of a schedule until the quiet phase, each request that calls a
+// script may be held and delivered after later requests of other
+// connections, delivered twice, or dropped before or after the server, and
+// each pub/sub message may be dropped, duplicated or delayed. Its decisions
+// come from a source of their own, seeded from the schedule's seed, drawn
+// in the order requests are written and messages read, which the bubble
+// (one P, every step settled) makes a function of the seed.
+
+// Rates of the network's faults, in percent: most requests and messages
+// pass, so that between faults there are stretches in which calls run as
+// on a sound network.
+const (
+	netRequestRate = 4
+	netMessageRate = 5
+)
+
+// netServers is the most servers a world has: a connection's tag is its
+// process times netServers plus its server.
+const netServers = 8
+
+// netDraw returns the network's draw function for a schedule: one source
+// per stream, seeded by the schedule's seed and the stream: a connection
+// tag (process and server) with, for requests, the script and key called.
+// A decision then depends on the order within its stream only, not on the
+// order in which goroutines woken at one instant reach several servers,
+// call several scripts, or read one message on several subscriber
+// connections.
+func netDraw(seed uint64) func(tag int, msg bool, call string) redistest.NetFault {
+	srcs := make(map[string]*rand.Rand)
+	return func(tag int, msg bool, call string) redistest.NetFault {
+		stream := fmt.Sprintf("%d %t %s", tag, msg, call)
+		r := srcs[stream]
+		if r == nil {
+			h := fnv.New64a()
+			h.Write([]byte(stream))
+			r = rand.New(rand.NewPCG(seed, h.Sum64()))
+			srcs[stream] = r
+		}
+		// A few nanoseconds keep a late delivery off the instants of the
+		// suite's own events (see apart), whose order it would race.
+		late := func(d time.Duration) time.Duration { return d + time.Duration(3+r.IntN(997))*time.Nanosecond }
+		if msg {
+			if r.IntN(100) >= netMessageRate {
+				return redistest.NetFault{}
+			}
+			switch r.IntN(3) {
+			case 0:
+				return redistest.NetFault{Kind: redistest.NetMsgDrop}
+			case 1:
+				return redistest.NetFault{Kind: redistest.NetMsgDup}
+			}
+			return redistest.NetFault{Kind: redistest.NetMsgDelay, D: late(pick(r, maxPoll/2, leaseTTL/2, leaseTTL))}
+		}
+		if r.IntN(100) >= netRequestRate {
+			return redistest.NetFault{}
+		}
+		x := r.IntN(10)
+		switch {
+		case x < 4: // past the next step, past the lease, past the read timeout
+			return redistest.NetFault{Kind: redistest.NetHold, D: late(pick(r, maxPoll/2, leaseTTL/3, leaseTTL*3/2, readTimeout+leaseTTL/2))}
+		case x < 6:
+			return redistest.NetFault{Kind: redistest.NetDup, D: late(pick(r, maxPoll/4, leaseTTL/2, 2*leaseTTL))}
+		}
+		// A reset comes a little later than the request's other answers
+		// would: a RedLock's answers at one instant are collected in the
+		// scheduler's order.
+		f := redistest.NetFault{Kind: redistest.NetDropBefore, Timeout: r.IntN(2) == 0, D: late(time.Duration(r.IntN(1000)) * time.Microsecond)}
+		if x >= 8 {
+			f.Kind = redistest.NetDropAfter
+		}
+		return f
+	}
+}
+
+// netOn starts the network's faults, once, at the schedule's first step:
+// setup ran on a sound network.
+func (rn *run) netOn() {
+	if rn.w.net == nil || rn.wd.netOn {
+		return
+	}
+	rn.wd.netOn = true
+	// Every script is on every server first: a request that finds its
+	// script missing (NOSCRIPT) is sent again as EVAL, and which of two
+	// concurrent first calls loads it is the scheduler's choice.
+	for _, a := range rn.w.admin {
+		for _, s := range scripts.All() {
+			_ = s.Load(context.Background(), a).Err()
+		}
+	}
+	rn.w.net.OnFault(func(tag int, what string) {
+		rn.rec.fault(tag/netServers, fmt.Sprintf("s%d %s", tag%netServers, what))
+	})
+	rn.w.net.SetDraw(netDraw(rn.seed))
+}
+
+// netLatency is how late the network passes a reply on a connection of tag:
+// a few nanoseconds, distinct per process and server, so that a RedLock's
+// answers, or two processes' answers to requests sent at one instant, reach
+// their callers in an order of the seed's, not the scheduler's.
+func netLatency(tag int) time.Duration {
+	return time.Duration(10*(tag%netServers)+100*(tag/netServers)) * time.Nanosecond
+}
+
+// netCalm stops the network's faults and waits until whatever it holds in
+// flight has been delivered: the quiet phase runs on a sound network.
+func (rn *run) netCalm() {
+	if rn.w.net == nil {
+		return
+	}
+	if d := time.Until(rn.w.net.Calm()); d > 0 {
+		rn.sleep(d)
+	}
+	rn.settle()
+}
+
+// netCounts returns the faults the network made and its late deliveries.
+func (rn *run) netCounts() (faults, late int) {
+	if rn.w.net == nil {
+		return 0, 0
+	}
+	return rn.w.net.Faults(), rn.w.net.Late()
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redcoord/redcoord/internal/redistest"
 )
 
 // The widened mix: fault kinds and compound steps beyond the basic ones,
@@ -42,9 +44,10 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 
 // widening is the run's state of the widened mix.
 type widening struct {
-	skews  map[int]*skew // clock-back offsets by server
-	probes []probe       // releases of the wake-probe step (wake_test.go)
-	netOn  bool          // the network faults (simnet_test.go)
+	skews  map[int]*skew                                           // clock-back offsets by server
+	probes []probe                                                 // releases of the wake-probe step (wake_test.go)
+	netOn  bool                                                    // the network faults (simnet_test.go)
+	draw   func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
 }
 
 func moreFaultString(f faultStep) string {
@@ -150,7 +153,7 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.c.reentrant && rn.r.IntN(10) == 0 && rn.lateReentryStep(o.h) {
 		return
 	}
-	if rn.r.IntN(8) == 0 && rn.wakeProbeStep(o.h) {
+	if rn.r.IntN(8) == 0 && rn.netHushed(func() bool { return rn.wakeProbeStep(o.h) }) {
 		return
 	}
 	if len(rn.wd.skews) > 0 && rn.c.forget && o.kind == oAcquire && rn.r.IntN(4) == 0 {

@@ -48,6 +48,18 @@
 // peer went away: writes are accepted and discarded, reads return io.EOF, so
 // go-redis treats the error as retryable and dials a new connection.
 //
+// # A simulated network
+//
+// [Net] is a seeded network for a synctest bubble: every connection dialed
+// through [Net.Dialer] passes through it, and it may hold a script call
+// and deliver it, on a ghost connection of its own, after requests sent
+// later on other connections (its client sees a late reply, or a timeout
+// while the copy is still in flight), deliver it twice, or drop it before
+// or after the server applies it; and drop, duplicate or delay a pushed
+// pub/sub message, keeping each connection's order. What it does to each
+// request and message comes from faults armed one at a time or from a
+// draw function the caller seeds.
+//
 // Nothing here keeps package-level state: every server, hook and fault set
 // belongs to the test that made it and is released by t.Cleanup or by the
 // caller, as each constructor documents.

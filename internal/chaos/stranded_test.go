@@ -301,6 +301,15 @@ func (ft *faultTrack) event(e event, servers int) {
 		return
 	}
 	ft.calmFrom[p] = max(ft.calmFrom[p], e.at+calmMargin)
+	if strings.Contains(e.what, " net: ") {
+		// The simulated network's faults last as long as what they hold
+		// is in flight: a held or duplicated request, a delayed message,
+		// a request dropped at a timeout (see simnet_test.go).
+		if strings.ContainsRune(e.what, '(') {
+			ft.calmFrom[p] = max(ft.calmFrom[p], e.at+parenDuration(e.what)+calmMargin)
+		}
+		return
+	}
 	for _, l := range lasting {
 		switch {
 		case strings.HasPrefix(e.what, "end of "+l):

@@ -5,6 +5,20 @@
 // record what each handle was told, and check the history: exclusivity,
 // fencing, counts, liveness once faults stop, and nothing left behind.
 //
+// The checkers hold the user's view. A handle believes it holds from its
+// acquire's success until its hold's Context ends or its Unlock returns nil
+// (an Unlock that fails does not end the belief), and a compound's belief
+// covers every name; two beliefs in one name beyond the documented windows
+// are a violation. Unlock's error is checked against what happened (Lost,
+// Context), and Redis's hold count against the re-entries a handle believes
+// in. A waiter that waits more than a poll interval, in a stretch free of
+// faults, while its name (or the permits it asks for) is free in Redis and
+// by every belief is a stranded waiter (stranded_test.go).
+//
+// The harness in mutants/ (build tag mutants, see its README) applies small
+// deliberate bugs to the scripts and the hold code one at a time and runs
+// the suite on each: the net is judged by what it catches.
+//
 // The bubble tier runs on miniredis inside a testing/synctest bubble, on a
 // simulated network (redistest.Net, simnet_test.go): every command, reply
 // and pub/sub message of every connection passes through it, and until the

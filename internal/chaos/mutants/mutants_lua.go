@@ -7,7 +7,7 @@ import "slices"
 // mutants is every mutant the harness knows, in the order it runs them:
 // the scripts' guards (here and in mutants_lua2.go), then the Go code's
 // (mutants_go.go).
-var mutants = slices.Concat(lockMutants, rwSemMutants, goMutants)
+var mutants = slices.Concat(lockMutants, rwSemMutants, goMutants, revertMutants)
 
 // Prims of the script families (see mutant.Prims).
 var (
@@ -23,14 +23,14 @@ var lockMutants = []mutant{
 	// lock_*
 	{
 		Name: "lock-renew-owner-only", File: "scripts/lock_renew.lua", Prims: heldLocks,
-		Old:    "if h[1] == ARGV[5] and h[2] == ARGV[7] then\n  if h[3] ~= '1' then",
-		New:    "if h[1] == ARGV[5] then\n  if h[3] ~= '1' then",
+		Old:    "if is_named(h[1], h[2], ARGV[5], ARGV[7]) then",
+		New:    "if h[1] == ARGV[5] then",
 		Breaks: "renewal matches the owner only, not owner+token: a late renewal of a lost hold extends the owner's next hold, and the watchdog keeps a hold Redis gave to a later acquire",
 	},
 	{
 		Name: "lock-extend-owner-only", File: "scripts/lock_extend.lua", Prims: heldLocks,
-		Old:    "if h[1] == ARGV[5] and h[2] == ARGV[7] then",
-		New:    "if h[1] == ARGV[5] then",
+		Old:    "if not is_named(h[1], h[2], ARGV[5], ARGV[7]) then",
+		New:    "if h[1] ~= ARGV[5] then",
 		Breaks: "Extend matches the owner only: an Extend of a lost hold succeeds on a later hold of the owner and reports the lost one held",
 	},
 	{
@@ -41,13 +41,13 @@ var lockMutants = []mutant{
 	},
 	{
 		Name: "lock-acquire-left-unchecked", File: "scripts/lock_acquire.lua", Prims: locks,
-		Old:    "if was_left(KEYS[3], req) then",
-		New:    "if false and was_left(KEYS[3], req) then",
+		Old:    "if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5]) then",
+		New:    "if is_stale(h[2], owner, req, h[5]) then",
 		Breaks: "request-id (left marker) check skipped: a late copy of an acquire that was given up takes the lock for nobody",
 	},
 	{
 		Name: "lock-release-owner-only", File: "scripts/lock_release.lua", Prims: locks,
-		Old:    "local mine = h[2] == ARGV[5] and h[5] == ARGV[8]",
+		Old:    "local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])",
 		New:    "local mine = h[2] == ARGV[5]",
 		Breaks: "release matches the owner only, not owner+token: a late release of a lost hold drops the owner's next hold",
 	},
@@ -115,7 +115,7 @@ var lockMutants = []mutant{
 	// fair_*, elect_*
 	{
 		Name: "fair-release-owner-only", File: "scripts/fair_release.lua", Prims: fairLocks,
-		Old:    "local mine = h[2] == ARGV[5] and h[5] == ARGV[8]",
+		Old:    "local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])",
 		New:    "local mine = h[2] == ARGV[5]",
 		Breaks: "an owner-only match where owner+token is checked: a release naming a lost hold drops the grant a waiting acquire of the same handle was given since",
 	},
@@ -127,8 +127,8 @@ var lockMutants = []mutant{
 	},
 	{
 		Name: "fair-acquire-left-unchecked", File: "scripts/fair_acquire.lua", Prims: fairLocks,
-		Old:    "if was_left(KEYS[6], req) then",
-		New:    "if false and was_left(KEYS[6], req) then",
+		Old:    "if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then",
+		New:    "if is_stale(h[2], owner, req, h[5]) then",
 		Breaks: "request-id (left marker) check skipped: a late copy of a given-up acquire takes the lock or queues for nobody",
 	},
 	{
@@ -145,7 +145,7 @@ var lockMutants = []mutant{
 	},
 	{
 		Name: "elect-proclaim-term-unchecked", File: "scripts/elect_proclaim.lua", Prims: []string{"relection"},
-		Old:    "if h[2] ~= ARGV[5] or h[3] ~= ARGV[6] then",
+		Old:    "if not is_named(h[2], h[3], ARGV[5], ARGV[6]) then",
 		New:    "if h[2] ~= ARGV[5] then",
 		Breaks: "Proclaim matches the owner only, not the term: a proclaim of an ended term changes the value of the owner's next term",
 	},

@@ -20,14 +20,14 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "rw-unlock-owner-only", File: "scripts/rw_unlock.lua", Prims: []string{"rrwlock"},
-		Old:    "local mine = h[2] == ARGV[5] and h[5] == ARGV[9]",
+		Old:    "local mine = is_named(h[2], h[5], ARGV[5], ARGV[9])",
 		New:    "local mine = h[2] == ARGV[5]",
 		Breaks: "write release matches the owner only, not owner+token: a late release of a lost write hold drops the owner's next one",
 	},
 	{
 		Name: "rw-runlock-retry-applied-twice", File: "scripts/rw_runlock.lua", Prims: []string{"rrwlock"},
-		Old:    "if redis.call('HGET', KEYS[3], 'r:' .. owner) == req then\n  return tonumber(c)",
-		New:    "if false then\n  return tonumber(c)",
+		Old:    "local last = redis.call('HGET', KEYS[3], 'r:' .. owner)",
+		New:    "local last = redis.call('HGET', KEYS[3], 'r:' .. owner)\nif last == req then\n  last = false\nend",
 		Breaks: "request-id check skipped on read release: a retried RUnlock drops a second read hold of a re-entered reader",
 	},
 	{
@@ -88,7 +88,7 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "xsem-extend-renews-fixed", File: "scripts/xsem_extend.lua", Prims: []string{"xsemaphore"},
-		Old:    "elseif redis.call('HEXISTS', KEYS[3], 'f:' .. id) == 1 then\n  return 1",
+		Old:    "elseif is_fixed(mark) then\n  return 1",
 		New:    "elseif false then\n  return 1",
 		Breaks: "a watchdog renewal sent before Extend and landing after it replaces the fixed lease with a TTL one",
 	},

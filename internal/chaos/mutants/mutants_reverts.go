@@ -1,0 +1,39 @@
+//go:build mutants
+
+package main
+
+// revertMutants undo, one line each, the fixes of the defects that the
+// suite's simulated network and belief checkers were built to find; each
+// brings back the defect its name says (see the commits that fixed them).
+var revertMutants = []mutant{
+	{
+		Name: "revert-late-read-renewal", File: "scripts/rw_renew.lua", Prims: []string{"rrwlock"},
+		Old:    "  if not named then\n    return 0\n  end\n",
+		New:    "",
+		Breaks: "a renewal of a read hold finds it by its owner alone: a late copy renews the owner's next read hold, cutting its fixed lease",
+	},
+	{
+		Name: "revert-compound-partial-unlock", File: "rlock/compound.go", Prims: []string{"multi", "redlock"},
+		Old:    "\tif !all || lost {\n",
+		New:    "\tif !all {\n\t\t_ = c.t.EndRelease(0, errTakenLost, c.what)\n\t\treturn\n\t}\n\tif lost {\n",
+		Breaks: "an Unlock that fails to release one part keeps the compound held: Lost stays open while a part is free",
+	},
+	{
+		Name: "revert-drop-gap", File: "internal/core/waits.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
+		Old:    "if wt == nil || wt.dropping == nil {",
+		New:    "if true {",
+		Breaks: "a new acquire does not wait for its Client's registration drop in flight: the drop deletes the new waiter's registration",
+	},
+	{
+		Name: "revert-sem-leave-wake", File: "scripts/sem_leave.lua", Prims: []string{"semaphore"},
+		Old:    "local woken = ARGV[7] == '1' and not listed",
+		New:    "local woken = ARGV[7] == '1' and last and not listed",
+		Breaks: "a leave that gives up its Client's wake passes it on only when it is the Client's last waiter",
+	},
+	{
+		Name: "revert-context-at-send", File: "internal/hold/release.go", Prims: holders,
+		Old:    "\t\tt.scoped.End(releasedCause)\n\t\tt.unlocking = true\n",
+		New:    "",
+		Breaks: "a hold's Contexts end when its last release's reply comes, not when the release is sent: work runs on while Redis gave the name to another",
+	},
+}

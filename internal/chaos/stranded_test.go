@@ -367,8 +367,13 @@ func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) 
 			continue
 		}
 		start := time.Duration(-1)
+		remnant := remnantEnd(w, holds)
 		for _, s := range samples {
 			if s.at < w.from || s.at > w.to {
+				continue
+			}
+			if s.at < remnant {
+				start = -1
 				continue
 			}
 			if w.proc >= len(s.calm) || !s.calm[w.proc] || !s.ok || !redisFree(c, w, s, waits) {
@@ -394,6 +399,21 @@ func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) 
 		}
 	}
 	return out
+}
+
+// remnantEnd is when a hold of w's handle whose last Unlock failed may
+// have ended, at the latest; 0 when there is none. Such a hold ends with
+// its lease (see EndRelease in internal/hold), and the handle's next
+// acquire waits for it at the handle's gate until then: a documented
+// wait, not a stranded one.
+func remnantEnd(w waitRec, holds []*holdRec) time.Duration {
+	var end time.Duration
+	for _, hr := range holds {
+		if hr.h == w.h && hr.read == w.read && hr.unlockRet > 0 && hr.unlockRet <= w.to {
+			end = max(end, hr.unlockRet+leaseTTL*3/2+calmMargin)
+		}
+	}
+	return end
 }
 
 // redisFree reports whether Redis, at s, leaves w what it asks for: every

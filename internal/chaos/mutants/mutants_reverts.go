@@ -20,9 +20,9 @@ var revertMutants = []mutant{
 	},
 	{
 		Name: "revert-drop-gap", File: "internal/core/waits.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
-		Old:    "if wt == nil || wt.dropping == nil {",
-		New:    "if true {",
-		Breaks: "a new acquire does not wait for its Client's registration drop in flight: the drop deletes the new waiter's registration",
+		Old:    "\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t} else if last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n",
+		New:    "\tif last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t}\n",
+		Breaks: "the last waiter's Exit removes the Client's wait record before its drop: a new acquire registers meanwhile, and the drop deletes its registration",
 	},
 	{
 		Name: "revert-sem-leave-wake", File: "scripts/sem_leave.lua", Prims: []string{"semaphore"},

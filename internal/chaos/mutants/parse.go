@@ -22,7 +22,7 @@ type primRun struct {
 
 var (
 	runLine     = regexp.MustCompile(`^=== RUN\s+TestChaos/(\S+)`)
-	summaryLine = regexp.MustCompile(`chaos: (\S+) schedules=\d+ ops=\d+ faults=\d+ violations=(\d+)`)
+	summaryLine = regexp.MustCompile(`chaos: (\S+) schedules=\d+ ops=\d+ faults=\d+ (?:late=\d+ )?violations=(\d+)`)
 	// a violation's report (chaos_test.go, report) or a schedule that
 	// made no progress (guard_test.go)
 	seedLine = regexp.MustCompile(`chaos: (\S+) seed=(\d+) (?:(\S+) on "|has not ended|made no progress)`)

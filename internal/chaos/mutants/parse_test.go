@@ -20,7 +20,7 @@ replay: REDCOORD_CHAOS_SEED=3 go test ./internal/chaos -run 'TestChaos/rlock$'
     chaos_test.go:37: chaos: rlock seed=8 liveness on "n0" at 2.100s: ...
     chaos_test.go:40: chaos: rlock schedules=10 ops=253 faults=69 violations=3 (exclusivity=1 fencing=1 liveness=1), 0 of them known findings, first=3
 === RUN   TestChaos/multi
-    chaos_test.go:40: chaos: multi schedules=10 ops=250 faults=60 violations=0 lin=2/10 (names 2/9)
+    chaos_test.go:40: chaos: multi schedules=10 ops=250 faults=60 late=7 violations=0 lin=2/10 (names 2/9)
 === RUN   TestChaos/relection
 chaos: relection seed=4 has not ended after 2m0s of real time
 panic: chaos: relection seed=4 made no progress

@@ -29,7 +29,7 @@ func TestChaos(t *testing.T) {
 					}
 					seed = only
 				}
-				res := runBubble(t, p.name, seed, p.make(seed), false)
+				res := runBubble(t, p.name, seed, p.make(seed), false, false)
 				sum.add(res)
 				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
 					t.Logf("seed %d history:\n%s", seed, res.text)
@@ -56,8 +56,9 @@ type result struct {
 
 // runBubble runs one schedule of p, named name, in a synctest bubble of its
 // own, on one P and under the real-time bound (guard_test.go); yield sets
-// the driver's yield (see isBusy).
-func runBubble(t *testing.T, name string, seed uint64, p primitive, yield bool) result {
+// the driver's yield (see isBusy), sound keeps the simulated network from
+// faulting (see TestReplay).
+func runBubble(t *testing.T, name string, seed uint64, p primitive, yield, sound bool) result {
 	defer oneP()()
 	var pr progress
 	defer watch(name, seed, &pr)()
@@ -73,7 +74,7 @@ func runBubble(t *testing.T, name string, seed uint64, p primitive, yield bool) 
 			t.Fatal(err)
 		}
 		rn := newRun(seed, p, w, true)
-		rn.yield = yield
+		rn.yield, rn.sound = yield, sound
 		pr.set(rn.rec)
 		rn.drive()
 		rn.wg.Wait()

@@ -32,11 +32,15 @@
 //
 //	REDCOORD_CHAOS_SEED=<seed> go test ./internal/chaos -run TestChaos
 //
-// replays that schedule byte for byte (TestReplay checks it), with one
-// exception: when one event wakes several waiters at one instant of the
-// bubble's clock (a release's message), their tries reach miniredis in
-// the goroutine scheduler's order, and which of them takes the name, and
-// the history from there, follows it. REDCOORD_CHAOS_SCHEDULES=<n> runs n
+// replays that schedule. On a sound network it replays byte for byte
+// (TestReplay checks it), with one exception: when one event wakes several
+// waiters at one instant of the bubble's clock (a release's message), their
+// tries reach miniredis in the goroutine scheduler's order, and which of
+// them takes the name, and the history from there, follows it. The
+// network's draws follow the order in which requests reach it, so under its
+// faults a schedule replays as far as the first requests that goroutines
+// woken at one instant write in another order: most failures reproduce
+// from their seed, not every history byte for byte. REDCOORD_CHAOS_SCHEDULES=<n> runs n
 // schedules per primitive instead of the default. The real-server tier
 // (restarts with and without persistence, SIGSTOP) is seeded too, but timing
 // makes it best-effort.

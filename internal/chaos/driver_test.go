@@ -42,6 +42,7 @@ type run struct {
 	r      *rand.Rand
 	bubble bool
 	yield  bool // the driver gives way before it reads a handle's state (TestReplay)
+	sound  bool // the simulated network never faults (TestReplay)
 
 	hs    []handle
 	hproc []int // the process of each handle

@@ -95,7 +95,7 @@ func netDraw(seed uint64, servers int) func(tag int, msg bool, call string) redi
 // netOn starts the network's faults, once, at the schedule's first step:
 // setup ran on a sound network.
 func (rn *run) netOn() {
-	if rn.w.net == nil || rn.wd.netOn {
+	if rn.sound || rn.w.net == nil || rn.wd.netOn {
 		return
 	}
 	rn.wd.netOn = true

@@ -21,7 +21,8 @@ import (
 // the scripts); mk makes the handle under test (in the bubble's t), and other, when not nil,
 // a handle of another process that takes the name (the first one released)
 // while the reply is held.
-func ScopedInFlight(t *testing.T, release []string, mk func(t *testing.T, ps []*Proc) redcoord.Locker, other func(ps []*Proc) redcoord.Locker) {
+func ScopedInFlight(t *testing.T, release []string,
+	mk func(t *testing.T, ps []*Proc) redcoord.Locker, other func(ps []*Proc) redcoord.Locker) {
 	t.Helper()
 	InBubble(t, 2, func(t *testing.T, mr *miniredis.Miniredis, ps []*Proc) {
 		ctx := context.Background()

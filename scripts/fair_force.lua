@@ -1,12 +1,18 @@
--- fair_force: delete a fair lock whoever holds it, tell the holder's
--- Client, and hand it to the first live waiter.
+-- fair_force: delete a fair lock whoever holds it, provided it is a hold
+-- the caller saw (see fence_moved), tell the holder's Client, and hand it
+-- to the first live waiter.
 -- KEYS, ARGV[1..5] as in fair_lib.lua
 -- ARGV[6] the prefix of the forced holder's Client's channel (tell_forced)
--- Reply: 1 a hold was deleted; 0 the lock was free.
+-- ARGV[7] the fence's last token as the caller read it (fence_moved)
+-- Reply: 1 a hold was deleted; 0 the lock was free; 2 it is held by a hold
+-- taken after the caller read the fence, which is left alone.
 local h = redis.call('HMGET', KEYS[1], 'k', 'o', 't')
 local queued = fair_check_keys(h[1], true)
 fair_check_fence(queued)
 if h[1] then -- held: the checks found the hash of this kind (its 'k')
+  if fence_moved(KEYS[2], ARGV[7]) then
+    return 2
+  end
   if h[2] then
     tell_forced(PUBLISH, ARGV[6], 'l', h[2], h[3] or '0')
   end

@@ -106,6 +106,17 @@ local function next_token(key)
   return token
 end
 
+-- fence_moved reports whether the fence hash at key handed out a token
+-- after upto, its last token (a decimal string, "0" for none) when a
+-- ForceUnlock read it before sending its force: a hold taken since has a
+-- greater token, and a force is about the holds it saw. A copy of it that
+-- arrives late (a go-redis retry of a force whose first try was applied)
+-- then finds the fence moved, by the holds taken since or by the force
+-- itself, and forces nothing.
+local function fence_moved(key, upto)
+  return tonumber(redis.call('HGET', key, 'n') or '0') > tonumber(upto)
+end
+
 -- is_named reports whether a request that names a hold of owner (named:
 -- its token; an rrwlock read hold's name, see rw_lib.lua) is about the hold
 -- Redis has: that of seen_owner, named seen_name (false for either when

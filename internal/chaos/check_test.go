@@ -33,13 +33,20 @@ type window struct {
 
 // excused reports whether a's belief overlapping a hold begun at b is one a
 // window allows: a ended (by Lost, or by a release that came first) within
-// the grace of a window that opened between a's start and b.
+// the grace of a window that opened between a's start and b. A hold that
+// ended by Lost starts, for this, when its acquire was called: Redis may
+// have granted it before the fault (a force, a restart) and the reply
+// come after, and its Lost then tells the holder, as for any hold forced.
 func excused(a *holdRec, b time.Duration, name string, ws []window) bool {
 	if a.endHow == "open" {
 		return false
 	}
+	began := a.start
+	if a.endHow == "lost" {
+		began = min(began, a.called)
+	}
 	for _, w := range ws {
-		if (w.name == "" || w.name == name) && a.start <= w.to && w.from <= b && a.end <= w.to+w.grace {
+		if (w.name == "" || w.name == name) && began <= w.to && w.from <= b && a.end <= w.to+w.grace {
 			return true
 		}
 	}

@@ -75,6 +75,7 @@ type holdRec struct {
 	open      bool
 	endHow    string        // "unlock", "lost", "ctx", "notheld" (an Unlock said so), "replaced" (by a fresh hold of the handle), "open" (when the run ended)
 	seq       int           // the acquire that began it
+	called    time.Duration // when that acquire was called
 	count     int           // re-entries + 1, less the releases in flight
 	releaseAt time.Duration // the call of the latest release of a re-entry
 	unlocking bool          // the Unlock that drops the last re-entry is in flight
@@ -174,6 +175,13 @@ func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold
 	}
 	hr := &holdRec{h: h, proc: proc, names: names, read: read, tokens: hd.tokens, start: r.now(),
 		open: true, seq: seq, count: 1, done: make(chan struct{}), lostCh: hd.lost}
+	hr.called = hr.start
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if e := r.events[i]; e.seq == seq && e.kind == evCall {
+			hr.called = e.at
+			break
+		}
+	}
 	r.cur[k], r.latest[k] = hr, hr
 	r.holds = append(r.holds, hr)
 	if hd.lost != nil {

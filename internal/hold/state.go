@@ -2,6 +2,7 @@ package hold
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,18 +36,43 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	return h.Lock.Forget(ctx, h.S.Writer(), h.S.InUse(h.Name))
 }
 
-// ForceUnlock deletes the lock with force, which reports whether it was
-// held and tells a forced-out holder's Client on the notice channel that
-// the prefix it is given starts; a hold of this handle is then lost.
-func (h *Handle) ForceUnlock(ctx context.Context, force func(ctx context.Context, rdb redis.Scripter, notice string) (bool, error)) (bool, error) {
+// Force is a primitive's force (scripts.Lock.Force and its kin): it ends
+// the holds of the name, tells a forced-out holder's Client on the notice
+// channel that the prefix notice starts, provided the fence has handed out
+// no token after upto.
+type Force func(ctx context.Context, rdb redis.Scripter, notice, upto string) (scripts.Forced, error)
+
+// forceTries bounds how often ForceUnlock reads the fence again because
+// the lock changed hands between its read and its force.
+const forceTries = 5
+
+// ForceUnlock deletes the lock with force and reports whether it was held;
+// a hold of this handle is then lost. It reads the fence's last token
+// first and sends it with the force, which ends only holds taken up to it:
+// the force is about the holds there were when it was called, and a copy
+// of it that reaches Redis late (a go-redis retry) leaves a hold taken
+// since alone.
+func (h *Handle) ForceUnlock(ctx context.Context, force Force) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	ok, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name))
-	if err == nil && ok {
-		h.Hold.Forced()
+	for range forceTries {
+		upto, err := h.Lock.LastToken(ctx, h.S.RDB)
+		if err != nil {
+			return false, err
+		}
+		got, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name), upto)
+		if err != nil {
+			return false, err
+		}
+		if got != scripts.ForceMoved {
+			if got == scripts.ForceDone {
+				h.Hold.Forced()
+			}
+			return got == scripts.ForceDone, nil
+		}
 	}
-	return ok, err
+	return false, fmt.Errorf("ForceUnlock: the lock changed hands %d times while it was being forced; try again", forceTries)
 }
 
 // State reads who holds the lock.

@@ -172,16 +172,11 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 	return n == 1, err
 }
 
-// Force deletes the lock whoever holds it, tells the holder's Client on
-// its notice channel (see Lock.Force), and hands the lock to the first
-// live waiter; it reports whether it was held.
-func (f Fair) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
-	v, err := fairLock.force.Run(ctx, rdb, f.keys(), f.args(notice)...)
-	if err != nil {
-		return false, err
-	}
-	n, err := integer(v)
-	return n == 1, err
+// Force deletes the lock whoever holds it, provided the fence has handed
+// out no token after upto (see Lock.Force), tells the holder's Client on
+// its notice channel, and hands the lock to the first live waiter.
+func (f Fair) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
+	return forced(fairLock.force.Run(ctx, rdb, f.keys(), f.args(notice, upto)...))
 }
 
 // Heartbeat returns the watchdog's renewal of req's place in the queue: the

@@ -61,9 +61,9 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		assert.Equal(t, []string{"d:1"}, rdb.HKeys(ctx, f.Waiting).Val())
 
 		b := parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())
-		held, err := f.Force(ctx, rdb, "")
+		held, err := f.Force(ctx, rdb, "", anyToken)
 		require.NoError(t, err)
-		require.True(t, held)
+		require.Equal(t, ForceDone, held)
 		granted("d", "d:1", "md", b)
 
 		d := parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())

@@ -256,7 +256,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	case "leave":
 		got, err = f.Leave(ctx, rdb, req)
 	case "force":
-		got, err = f.Force(ctx, rdb, "")
+		got, err = forceReply(f.Force(ctx, rdb, "", anyToken))
 	case "beat":
 		script, keys, args := f.Heartbeat(req, time.Minute)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
@@ -381,7 +381,7 @@ func TestFairWrongType(t *testing.T) {
 				check("release", err, false)
 				_, err = f.Leave(ctx, rdb, "a:1")
 				check("leave", err, true)
-				_, err = f.Force(ctx, rdb, "")
+				_, err = f.Force(ctx, rdb, "", anyToken)
 				check("force", err, true)
 				_, err = f.QueueState(ctx, rdb)
 				check("queue", err, false)

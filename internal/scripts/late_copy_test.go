@@ -104,3 +104,11 @@ var extendSeq atomic.Int64
 // extendReq returns the id of an Extend request, numbered above every
 // earlier one (see extend_seen in lib.lua).
 func extendReq() string { return "e:" + strconv.FormatInt(extendSeq.Add(1), 10) }
+
+// anyToken is above every token a fence hands out (they stay below 2^53):
+// a force told it ends whatever holds.
+const anyToken = "9007199254740992"
+
+// forceReply is a force's reply as the tables of the script tests want it:
+// whether it ended a hold.
+func forceReply(f Forced, err error) (any, error) { return f == ForceDone, err }

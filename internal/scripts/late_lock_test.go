@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,12 +16,14 @@ import (
 // the reply; release drops one hold of token named; leave gives back what
 // acquire request req did; more are the kind's own late copies (beside
 // the renewal and Extend every lock hash has), sent for the earlier hold
-// (token old) or the fresh one (token fresh).
+// (token old) or the fresh one (token fresh); force is the kind's force,
+// told the fence's last token upto.
 type lateLock struct {
 	lock    *Lock
 	acquire func(req string, held uint64) (Acquired, error)
 	release func(req string, named uint64) (int64, error)
 	leave   func(req string) (bool, error)
+	force   func(upto string) (Forced, error)
 	more    func(old, fresh uint64) []lateCopy
 }
 
@@ -47,6 +50,7 @@ func TestLateCopiesLock(t *testing.T) {
 					return f.Release(ctx, rdb, req, false, TokenArg(named))
 				},
 				leave: func(req string) (bool, error) { return f.Leave(ctx, rdb, req) },
+				force: func(upto string) (Forced, error) { return f.Force(ctx, rdb, "", upto) },
 				more: func(uint64, uint64) []lateCopy {
 					script, keys, args := f.Heartbeat("o:1", time.Minute)
 					return []lateCopy{{"the earlier wait's heartbeat", int64Of(ctx, rdb, script, keys, args...), int64(0)}}
@@ -67,6 +71,7 @@ func TestLateCopiesLock(t *testing.T) {
 						undone, _, err := l.Leave(ctx, rdb, req, true)
 						return undone, err
 					},
+					force: func(upto string) (Forced, error) { return l.Force(ctx, rdb, "", upto) },
 					more: func(uint64, uint64) []lateCopy {
 						multi := func() (any, error) {
 							m, err := AcquireMulti(ctx, rdb, "rlock", []MultiPart{{Lock: l, Req: "o:1", Held: NoToken}}, lease)
@@ -90,7 +95,8 @@ func TestLateCopiesLock(t *testing.T) {
 					leave: func(req string) (bool, error) {
 						undone, _, err := rw.Leave(ctx, rdb, req, true, true)
 						return undone, err
-					}}
+					},
+					force: func(upto string) (Forced, error) { return rw.Force(ctx, rdb, "", upto) }}
 			},
 			"elect": func() lateLock {
 				e := testElect("o")
@@ -161,6 +167,7 @@ func TestLateCopiesLock(t *testing.T) {
 					return func() (any, error) { return k.release(req, named) }
 				}
 				leaveCopy := func(req string) func() (any, error) { return func() (any, error) { return k.leave(req) } }
+				forceCopy := func() (any, error) { return k.force(strconv.FormatUint(old, 10)) }
 				copies := []lateCopy{
 					{"the earlier hold's renewal", int64Of(ctx, rdb, renew, keys, args...), int64(0)},
 					{"the earlier hold's Extend", extend("o:3", old, time.Second), false},
@@ -169,6 +176,7 @@ func TestLateCopiesLock(t *testing.T) {
 					{"the earlier hold's release of one of two", releaseCopy("o:3", old), int64(-1)},
 					{"the earlier hold's release to zero", releaseCopy("o:4", old), int64(0)},
 					{"the earlier hold's give-back", leaveCopy("o:1"), false},
+					{"a ForceUnlock sent while the earlier hold held", forceCopy, ForceMoved},
 					{"the fresh hold's acquire", acquireCopy("o:5", 0), false},
 					{"the fresh hold's re-entry sent before a release", acquireCopy("o:6", fresh), false},
 					{"the fresh hold's release sent before a re-entry", releaseCopy("o:7", fresh), int64(2)},

@@ -71,3 +71,41 @@ func TestLateCopiesRW(t *testing.T) {
 		}, ":rel:a")
 	})
 }
+
+// A force ends the holds there were when its caller read the fence, and
+// moves the fence on: a copy of it that arrives after a read hold was taken
+// again (a go-redis retry of a force that was applied) finds the fence
+// moved and forces nothing, whether the force ended a writer or readers.
+func TestLateForceCopyRW(t *testing.T) {
+	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
+		rdb := srv.Client(t)
+		ctx := context.Background()
+		a, b := testRW("a"), testRW("b")
+		for _, forced := range []string{"read", "write"} {
+			t.Run(forced, func(t *testing.T) {
+				require.NoError(t, rdb.FlushAll(ctx).Err())
+				var took Acquired
+				var err error
+				if forced == "read" {
+					took, err = b.Read(ctx, rdb, "b:1", false, time.Minute)
+				} else {
+					took, _, err = b.Write(ctx, rdb, "b:1", NoToken, NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
+				}
+				require.NoError(t, err)
+				require.True(t, took.OK)
+				upto, err := b.Lock.LastToken(ctx, rdb)
+				require.NoError(t, err)
+				got, err := b.Force(ctx, rdb, "", upto)
+				require.NoError(t, err)
+				require.Equal(t, ForceDone, got)
+				fresh, err := a.Read(ctx, rdb, "a:1", false, 10*time.Second)
+				require.NoError(t, err)
+				require.True(t, fresh.OK)
+				require.Greater(t, fresh.Token, took.Token, "a read hold after a force has a greater token")
+				checkLateCopies(t, ctx, rdb, []lateCopy{
+					{"the force, again", func() (any, error) { return b.Force(ctx, rdb, "", upto) }, ForceMoved},
+				}, ":rel:a", ":rel:b")
+			})
+		}
+	})
+}

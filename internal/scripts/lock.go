@@ -2,9 +2,12 @@ package scripts
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
 )
 
 // The lock-hash scripts, shared by every primitive whose exclusive hold is a
@@ -294,16 +297,52 @@ func handed(v any) (Handed, error) {
 	return Handed{N: n, Wake: wake}, nil
 }
 
-// Force deletes the lock whoever holds it, and tells the holder's Client
-// on its notice channel: notice, the prefix its id follows (see
-// tell_forced in lib.lua); it reports whether it was held.
-func (l Lock) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters}, l.args(notice)...)
+// Forced is the reply of a force: what it found.
+type Forced int64
+
+const (
+	ForceFree  Forced = 0 // nothing was held
+	ForceDone  Forced = 1 // the holds were ended
+	ForceMoved Forced = 2 // held by a hold taken after the fence was read: nothing changed
+)
+
+// Force deletes the lock whoever holds it, provided the fence has handed
+// out no token after upto (its last token when the caller read it, see
+// fence_moved in lib.lua), and tells the holder's Client on its notice
+// channel: notice, the prefix its id follows (see tell_forced).
+func (l Lock) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
+	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters, l.Fence}, l.args(notice, upto)...)
+	return forced(v, err)
+}
+
+// forced decodes a force's reply.
+func forced(v any, err error) (Forced, error) {
 	if err != nil {
-		return false, err
+		return ForceFree, err
 	}
 	n, err := integer(v)
-	return n == 1, err
+	if err == nil && (n < 0 || n > 2) {
+		return ForceFree, errUnexpected(v)
+	}
+	return Forced(n), err
+}
+
+// LastToken reads the last token the fence handed out ("0": none), which
+// Force is told.
+func (l Lock) LastToken(ctx context.Context, rdb interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}) (string, error) {
+	cmd := redis.NewStringCmd(ctx, "HGET", l.Fence, "n")
+	if err := rdb.Process(ctx, cmd); err != nil && err != redis.Nil {
+		if _, ok := wrongType(err); ok {
+			return "", fmt.Errorf("%w: key %s holds no hash", errs.ErrWrongType, l.Fence)
+		}
+		return "", err
+	}
+	if cmd.Val() == "" {
+		return "0", nil
+	}
+	return cmd.Val(), nil
 }
 
 // Renewal returns the watchdog's renewal of the owner's hold named by token

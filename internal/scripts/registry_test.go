@@ -75,9 +75,9 @@ func TestWaiterRegistry(t *testing.T) {
 
 		_, err = b.Acquire(ctx, rdb, "cb:1:3", TokenArg(0), lease, Register) // a second waiter of client cb
 		require.NoError(t, err)
-		forced, err := a.Force(ctx, rdb, "")
+		forced, err := a.Force(ctx, rdb, "", anyToken)
 		require.NoError(t, err)
-		require.True(t, forced)
+		require.Equal(t, ForceDone, forced)
 		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
 		assert.Equal(t, []string{"cb"}, waiters(), "a forced unlock keeps the registrations, one per Client")
 
@@ -142,7 +142,7 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
 		_, _, err = a.Leave(ctx, rdb, "ca:1:1", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
-		_, err = a.Force(ctx, rdb, "")
+		_, err = a.Force(ctx, rdb, "", anyToken)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a forced unlock")
 		assert.Equal(t, before, dump(t, rdb), "keys changed")
 	})
@@ -193,9 +193,9 @@ func TestWaiterRegistryHolderLeaves(t *testing.T) {
 		require.True(t, take(a, "ca:1:1", 0, NoRegistry).OK)
 		require.False(t, take(b, "cb:1:1", 0, Register).OK)
 		require.False(t, take(c, "cc:1:1", 0, Register).OK)
-		forced, err := a.Force(ctx, rdb, "") // frees the lock, keeps the registrations
+		forced, err := a.Force(ctx, rdb, "", anyToken) // frees the lock, keeps the registrations
 		require.NoError(t, err)
-		require.True(t, forced)
+		require.Equal(t, ForceDone, forced)
 		assert.Equal(t, []string{"cb", "cc"}, waiters())
 
 		got := take(b, "cb:1:1", 0, Register) // the copy sent again, the lock now free

@@ -190,16 +190,11 @@ func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write, k
 	return h.N == 1, h.Wake, err
 }
 
-// Force ends every hold, whoever holds it, and tells the holders' Clients
-// on their notice channels (see Lock.Force); it reports whether any was
-// held.
-func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice string) (bool, error) {
-	v, err := rw.run(ctx, rdb, rwForce, notice)
-	if err != nil {
-		return false, err
-	}
-	n, err := integer(v)
-	return n == 1, err
+// Force ends every hold, whoever holds it, provided the fence has handed
+// out no token after upto (see Lock.Force), and tells the holders' Clients
+// on their notice channels.
+func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
+	return forced(rw.run(ctx, rdb, rwForce, notice, upto))
 }
 
 // Renewal returns the watchdog's renewal of the owner's read hold (write

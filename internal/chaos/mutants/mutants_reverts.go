@@ -36,4 +36,16 @@ var revertMutants = []mutant{
 		New:    "",
 		Breaks: "a hold's Contexts end when its last release's reply comes, not when the release is sent: work runs on while Redis gave the name to another",
 	},
+	{
+		Name: "revert-late-acquire-copy", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock", "multi"},
+		Old:    "  return seen_owner == owner and last and numbered_below(req, last)\n",
+		New:    "  return false\n",
+		Breaks: "a late copy of an acquire or a re-entry is applied: it re-enters the owner's fresh hold, counting a hold nobody releases",
+	},
+	{
+		Name: "revert-force-names-no-hold", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
+		Old:    "  return tonumber(redis.call('HGET', key, 'n') or '0') > tonumber(upto)\n",
+		New:    "  return false\n",
+		Breaks: "a force ends whatever holds when it arrives: a late copy of a ForceUnlock ends a hold taken after it",
+	},
 }

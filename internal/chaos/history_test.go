@@ -333,6 +333,9 @@ func (r *recorder) unlocked(u *unlock, res string, holds func(read bool) bool) (
 	case u.last:
 		hr.count, hr.unlockRet = 1, r.now()
 	case holds != nil && !holds(hr.read):
+		if broke == "" {
+			broke = readCountBroke(hr, res)
+		}
 		r.endAtLocked(hr, "unlock", hr.releaseAt)
 	case res != "ok":
 		hr.count++

@@ -25,8 +25,9 @@ import (
 //   - retried RUnlock (rrwlock): a reader that re-entered its read hold
 //     releases one; the release is applied, its reply lost, and go-redis
 //     sends it again. The handle must go on holding the other.
-//   - late write release (rrwlock): an Unlock is held past the read timeout
-//     (go-redis sends it again, which releases); the handle takes a fresh
+//   - late write release (rrwlock): an Unlock of a write hold with a long
+//     fixed lease is held past the read timeout (go-redis sends it again,
+//     which releases); the handle takes a fresh
 //     write hold with a long fixed lease, and a re-entry of it fails after
 //     it was applied (its leave undoes it); the first Unlock then arrives,
 //     and a writer tries.
@@ -41,7 +42,7 @@ import (
 func (rn *run) longRWStep(h int) bool {
 	switch rn.prim.(type) {
 	case rrwlockPrim:
-		if rn.r.IntN(5) != 0 {
+		if rn.r.IntN(3) != 0 {
 			return false
 		}
 		switch rn.r.IntN(3) {
@@ -52,7 +53,7 @@ func (rn *run) longRWStep(h int) bool {
 		}
 		return rn.lateUnlockStep(h)
 	case xsemPrim:
-		if rn.r.IntN(5) != 0 {
+		if rn.r.IntN(3) != 0 {
 			return false
 		}
 		if rn.r.IntN(2) == 0 {
@@ -201,7 +202,10 @@ func (rn *run) lateUnlockStep(h int) bool {
 		return false
 	}
 	proc := rn.hproc[h]
-	if !rn.settled(opStep{kind: oAcquire, h: h, a: acq{try: true}, ctxDur: 3 * leaseTTL}) || !rn.rec.holding(h, false) {
+	// A fixed lease outlives the Unlock's first try: the watchdog stops
+	// renewing a hold when its release is sent.
+	if !rn.settled(opStep{kind: oAcquire, h: h, a: acq{try: true, lease: longLease}, ctxDur: 3 * leaseTTL}) ||
+		!rn.rec.holding(h, false) {
 		return true
 	}
 	const late = readTimeout + leaseTTL/2

@@ -34,8 +34,8 @@ import (
 //   - late renewal after Extend (xsemaphore): a watchdog renewal of a
 //     permit is held while the handle extends it past the TTL; the renewal
 //     then arrives, and once a TTL has passed two handles try.
-//   - late grant (xsemaphore): an acquire with a fixed lease is answered
-//     after that lease ended; two handles then try.
+//   - late grant (xsemaphore): an acquire with a fixed lease is applied at
+//     once and answered after that lease ended; two handles then try.
 
 // longRWStep may play, for handle h of the read-write lock or the
 // expirable semaphore, one of the steps above; it reports whether it did.
@@ -221,10 +221,15 @@ func (rn *run) lateUnlockStep(h int) bool {
 		!rn.rec.holding(h, false) {
 		return true
 	}
-	// The re-entry is applied and its reply lost, its context ends before
-	// a retry: its leave undoes it.
-	_, done = rn.netTarget(proc, "rw_write", redistest.NetFault{Kind: redistest.NetDropAfter, Timeout: true})
-	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true}, ctxDur: maxPoll / 2}, false)
+	// The re-entry is applied and its reply lost, and so are those of
+	// every try sent again (by go-redis, then by the handle): it fails, and
+	// its leave undoes it.
+	drops := make([]redistest.NetFault, 8)
+	for i := range drops {
+		drops[i] = redistest.NetFault{Kind: redistest.NetDropAfter, D: netLate(0)}
+	}
+	_, done = rn.netTarget(proc, "rw_write", drops...)
+	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true}, ctxDur: leaseTTL}, false)
 	rn.settle()
 	rn.sleep(maxPoll)
 	done()
@@ -260,11 +265,13 @@ func (rn *run) lateGrantStep(h int) bool {
 	if !rn.freeHandle(h) || !rn.procQuiet(h) {
 		return false
 	}
+	// The acquire is applied at once; its reply comes after its lease
+	// ended, within the read timeout.
 	const lease, late = leaseTTL / 2, 3 * leaseTTL / 2
-	_, done := rn.netTarget(rn.hproc[h], "xsem_acquire", redistest.NetFault{Kind: redistest.NetHold, D: netLate(late)})
+	rn.w.procs[rn.hproc[h]].faults.DelayReply(isScript, late)
+	rn.rec.fault(rn.hproc[h], fmt.Sprintf("delay(%v) (grant)", late))
 	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true, lease: lease}, ctxDur: 3 * leaseTTL}, false)
 	rn.settle()
-	done()
 	rn.sleep(late + maxPoll/4)
 	rn.tryOthers(h, 2)
 	return true

@@ -280,9 +280,9 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		}
 		res := "ok" + tokensText(hd.tokens)
 		if quiet {
-			if late := rn.rec.now() - rn.rec.quiet; late > livenessBound {
+			if late := rn.rec.now() - rn.rec.quiet; late > rn.liveBound() {
 				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,
-					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, livenessBound)})
+					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, rn.liveBound())})
 			}
 			u := rn.rec.unlockCall(o.h, o.a.read)
 			rctx, rcancel := context.WithTimeout(context.Background(), leaseTTL)
@@ -303,7 +303,7 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		ok, err := h.force(ctx)
 		rn.mu.Lock()
 		for _, n := range h.names() {
-			rn.windows = append(rn.windows, window{name: n, from: called, to: rn.rec.now(), grace: leaseTTL, what: "ForceUnlock"})
+			rn.windows = append(rn.windows, window{name: n, from: called, to: rn.rec.now(), grace: rn.maxLease(), what: "ForceUnlock"})
 		}
 		rn.mu.Unlock()
 		return outcome(ok, err)

@@ -37,9 +37,16 @@ import (
 //   - late grant (xsemaphore): an acquire with a fixed lease is applied at
 //     once and answered after that lease ended; two handles then try.
 
-// longRWStep may play, for handle h of the read-write lock or the
+// longRWStep may play, for the handle of o, of the read-write lock or the
 // expirable semaphore, one of the steps above; it reports whether it did.
-func (rn *run) longRWStep(h int) bool {
+// If it did not, it may make o's fixed lease or Extend longer than the TTL
+// (see longer).
+func (rn *run) longRWStep(o *opStep) bool {
+	h := o.h
+	switch rn.prim.(type) {
+	case rrwlockPrim, xsemPrim:
+		rn.longer(o)
+	}
 	switch rn.prim.(type) {
 	case rrwlockPrim:
 		if rn.r.IntN(3) != 0 {
@@ -67,6 +74,21 @@ func (rn *run) longRWStep(h int) bool {
 // longLease is the fixed lease and the Extend of the steps: longer than the
 // TTL, so that a late copy that sets a TTL lease cuts it.
 const longLease = 5 * leaseTTL / 2
+
+// longer makes, one time in two, the fixed lease of an acquire or an
+// Extend of o two to three TTLs long: the holds that a late renewal (or a
+// late copy of any request that sets a TTL lease) would cut.
+func (rn *run) longer(o *opStep) {
+	if (o.kind != oExtend && o.a.lease == 0) || rn.r.IntN(2) != 0 {
+		return
+	}
+	d := pick(rn.r, 2*leaseTTL, longLease, 3*leaseTTL)
+	if o.kind == oExtend {
+		o.lease = d
+	} else {
+		o.a.lease = d
+	}
+}
 
 // scriptSHA returns the SHA1 of the script named name, as the network's
 // draw function sees it called.
@@ -297,3 +319,20 @@ func readCountBroke(hr *holdRec, res string) string {
 	return fmt.Sprintf("a release of a read re-entry returned nil and ended the read hold, whose handle counted %d more "+
 		"and none of whose releases failed", hr.count)
 }
+
+// maxLease is the longest lease a hold of the schedule may have: the
+// longest fixed lease or Extend drawn (see longer), at least the TTL. A
+// holder that goes away (its process closed, its release failed) keeps
+// the name that long, and a forced holder that does not hear of it
+// believes that long (see "Forced unlock" in package redcoord).
+func (rn *run) maxLease() time.Duration {
+	switch rn.prim.(type) {
+	case rrwlockPrim, xsemPrim:
+		return 3 * leaseTTL
+	}
+	return leaseTTL
+}
+
+// liveBound is livenessBound with the schedule's longest lease (maxLease)
+// in place of the TTL.
+func (rn *run) liveBound() time.Duration { return livenessBound - leaseTTL + rn.maxLease() }

@@ -41,13 +41,13 @@ func (rn *run) quiet() {
 	}
 	for h := range rn.hs {
 		if !rn.isBusy(h) && !rn.w.procs[rn.hproc[h]].closed && !rn.rec.holding(h, false) && !rn.rec.holding(h, true) {
-			rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 2 * livenessBound}, true)
+			rn.issue(opStep{kind: oAcquire, h: h, ctxDur: 2 * rn.liveBound()}, true)
 		}
 	}
 	rn.settle()
 	// Every call has a deadline; this bounds the wait for them all the same.
 	for rn.anyBusy() || rn.anyLiveHold() {
-		if rn.rec.now() > tq+4*livenessBound+3*leaseTTL {
+		if rn.rec.now() > tq+4*rn.liveBound()+3*leaseTTL {
 			rn.violate(violation{check: "liveness", at: rn.rec.now(), seq: rn.rec.seq,
 				msg: "operations still running long after faults stopped"})
 			return
@@ -56,7 +56,7 @@ func (rn *run) quiet() {
 		rn.releaseHolds()
 		rn.settle()
 	}
-	rn.sleep(leaseTTL + maxPoll) // holds of closed processes run out
+	rn.sleep(rn.maxLease() + maxPoll) // holds of closed processes run out
 	rn.settle()
 	rn.idleCheck()
 }
@@ -85,7 +85,7 @@ func (rn *run) retryReleases() bool {
 		return false
 	}
 	for rn.anyBusy() || rn.anyLiveHold() {
-		if rn.rec.now() > rn.rec.quiet+4*livenessBound {
+		if rn.rec.now() > rn.rec.quiet+4*rn.liveBound() {
 			return false // the quiet phase reports it
 		}
 		rn.sleep(quietTick)

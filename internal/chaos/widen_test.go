@@ -147,7 +147,7 @@ func (rn *run) lateSubs(skip int, d time.Duration) {
 // issueWidened issues a drawn operation, and for a release may follow it
 // with another handle's ForceUnlock while the grant is in flight.
 func (rn *run) issueWidened(o opStep) {
-	if rn.longRWStep(o.h) {
+	if rn.longRWStep(&o) {
 		return
 	}
 	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {

@@ -33,6 +33,9 @@ import (
 //     the fixed lease of the hold it re-entered ran out (lateReentryStep).
 //   - wake probe (rlock): a release while a subscribed handle waits must
 //     wake it at once (wakeProbeStep, wake_test.go).
+//   - late copies (rrwlock, xsemaphore): a renewal, a release or a grant of
+//     a handle arrives after its next hold began, whose lease is longer
+//     than the TTL (longRWStep, longrw_test.go).
 
 const (
 	fClockBack   faultKind = numFaults + iota // server 0's clock steps back

@@ -49,7 +49,7 @@ func (rn *run) longRWStep(o *opStep) bool {
 	}
 	switch rn.prim.(type) {
 	case rrwlockPrim:
-		if rn.r.IntN(3) != 0 {
+		if rn.r.IntN(4) != 0 {
 			return false
 		}
 		switch rn.r.IntN(3) {
@@ -60,7 +60,7 @@ func (rn *run) longRWStep(o *opStep) bool {
 		}
 		return rn.lateUnlockStep(h)
 	case xsemPrim:
-		if rn.r.IntN(3) != 0 {
+		if rn.r.IntN(4) != 0 {
 			return false
 		}
 		if rn.r.IntN(2) == 0 {
@@ -83,6 +83,7 @@ func (rn *run) longer(o *opStep) {
 		return
 	}
 	d := pick(rn.r, 2*leaseTTL, longLease, 3*leaseTTL)
+	rn.wd.longest = max(rn.wd.longest, d)
 	if o.kind == oExtend {
 		o.lease = d
 	} else {
@@ -148,6 +149,7 @@ func (rn *run) procQuiet(h int) bool {
 // settled issues o and lets it run; it reports whether o's handle is idle
 // after it.
 func (rn *run) settled(o opStep) bool {
+	rn.wd.longest = max(rn.wd.longest, o.a.lease, o.lease)
 	rn.issue(o, false)
 	rn.settle()
 	return !rn.isBusy(o.h)
@@ -320,18 +322,13 @@ func readCountBroke(hr *holdRec, res string) string {
 		"and none of whose releases failed", hr.count)
 }
 
-// maxLease is the longest lease a hold of the schedule may have: the
-// longest fixed lease or Extend drawn (see longer), at least the TTL. A
-// holder that goes away (its process closed, its release failed) keeps
-// the name that long, and a forced holder that does not hear of it
-// believes that long (see "Forced unlock" in package redcoord).
-func (rn *run) maxLease() time.Duration {
-	switch rn.prim.(type) {
-	case rrwlockPrim, xsemPrim:
-		return 3 * leaseTTL
-	}
-	return leaseTTL
-}
+// maxLease is the longest lease a hold of the schedule may have had so
+// far: the longest fixed lease or Extend drawn longer than the TTL (by
+// longer, or a step), at least the TTL. A holder that goes away (its
+// process closed, its release failed) keeps the name that long, and a
+// forced holder that does not hear of it believes that long (see "Forced
+// unlock" in package redcoord).
+func (rn *run) maxLease() time.Duration { return max(leaseTTL, rn.wd.longest) }
 
 // liveBound is livenessBound with the schedule's longest lease (maxLease)
 // in place of the TTL.

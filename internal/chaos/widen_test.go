@@ -51,6 +51,9 @@ type widening struct {
 	probes []probe                                                 // releases of the wake-probe step (wake_test.go)
 	netOn  bool                                                    // the network faults (simnet_test.go)
 	draw   func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
+
+	// longest is the longest fixed lease or Extend drawn (see maxLease).
+	longest time.Duration
 }
 
 func moreFaultString(f faultStep) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/redistest"
@@ -333,3 +334,33 @@ func (rn *run) maxLease() time.Duration { return max(leaseTTL, rn.wd.longest) }
 // liveBound is livenessBound with the schedule's longest lease (maxLease)
 // in place of the TTL.
 func (rn *run) liveBound() time.Duration { return livenessBound - leaseTTL + rn.maxLease() }
+
+// TestReadCountBroke plays read re-entries through the recorder: a release
+// of one that returns nil and leaves the handle holding nothing breaks the
+// contract, unless an earlier release of the hold failed (it may have been
+// applied).
+func TestReadCountBroke(t *testing.T) {
+	r := newRecorder()
+	names := []string{"n0"}
+	none := func(bool) bool { return false }
+	hd := hold{tokens: map[string]uint64{"n0": 1}}
+	r.acquired(1, 0, 0, true, names, hd)
+	r.acquired(2, 0, 0, true, names, hd) // a re-entry
+	if broke := r.unlocked(r.unlockCall(0, true), "ok", none); broke == "" {
+		t.Fatal("a release of a read re-entry that ended the hold broke nothing")
+	}
+	if r.holding(0, true) {
+		t.Fatal("the belief outlived the hold the release ended")
+	}
+
+	r.acquired(3, 1, 1, true, names, hd)
+	r.acquired(4, 1, 1, true, names, hd)
+	r.acquired(5, 1, 1, true, names, hd)
+	if broke := r.unlocked(r.unlockCall(1, true), "error: i/o timeout", nil); broke != "" {
+		t.Fatalf("a failed release of a re-entry broke the contract: %s", broke)
+	}
+	if broke := r.unlocked(r.unlockCall(1, true), "ok", none); broke != "" {
+		t.Fatalf("after a failed release, Redis may count fewer: %s", broke)
+	}
+	r.finish()
+}

@@ -115,9 +115,10 @@
 // # Forced unlock
 //
 // ForceUnlock (rlock, rfairlock, rrwlock) reads the name's fence, then
-// ends the holds there are provided the fence has handed out no token
-// since, so a late copy of it leaves a hold taken after it alone (see
-// docs/safety.md). It tells the Clients of the holds it ends, in the same
+// ends the holds there are provided the fence has not changed since (the
+// holds it saw may have ended on their own: it then reports false and
+// leaves the next holder alone); a copy of the force that lands again
+// changes nothing (see docs/safety.md). It tells the Clients of the holds it ends, in the same
 // script, and a Client that hears it ends them at
 // once: Lost closes and the holds' contexts end with a cause that matches
 // ErrLeaseLost and says they were forced, a round trip after the force

@@ -13,9 +13,8 @@ var kind = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rfairlock.New(c, name) },
 	Acquire: "fair_acquire", Release: "fair_release", Leave: "fair_leave", Extend: "lock_extend",
 	Count: locktest.LockCount,
-	Force: func(ctx context.Context, c *redcoord.Client, name string) error {
-		_, err := rfairlock.New(c, name).ForceUnlock(ctx)
-		return err
+	Force: func(ctx context.Context, c *redcoord.Client, name string) (bool, error) {
+		return rfairlock.New(c, name).ForceUnlock(ctx)
 	},
 }
 
@@ -31,3 +30,5 @@ func TestFaultReentryAfterLoss(t *testing.T) { locktest.ReentryAfterLoss(t, kind
 func TestFaultClosedEnds(t *testing.T)       { locktest.ClosedEnds(t, kind) }
 func TestFaultDoneRelease(t *testing.T)      { locktest.DoneRelease(t, kind) }
 func TestFaultForcedNotice(t *testing.T)     { locktest.ForcedNotice(t, kind) }
+
+func TestFaultRetriedForce(t *testing.T) { locktest.RetriedForce(t, kind, "fair_force") }

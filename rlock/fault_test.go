@@ -13,9 +13,8 @@ var kind = locktest.Kind{
 	New:     func(c *redcoord.Client, name string) locktest.Reentrant { return rlock.New(c, name) },
 	Acquire: "lock_acquire", Release: "lock_release", Leave: "lock_leave", Extend: "lock_extend",
 	Count: locktest.LockCount,
-	Force: func(ctx context.Context, c *redcoord.Client, name string) error {
-		_, err := rlock.New(c, name).ForceUnlock(ctx)
-		return err
+	Force: func(ctx context.Context, c *redcoord.Client, name string) (bool, error) {
+		return rlock.New(c, name).ForceUnlock(ctx)
 	},
 }
 
@@ -31,3 +30,5 @@ func TestFaultReentryAfterLoss(t *testing.T) { locktest.ReentryAfterLoss(t, kind
 func TestFaultClosedEnds(t *testing.T)       { locktest.ClosedEnds(t, kind) }
 func TestFaultDoneRelease(t *testing.T)      { locktest.DoneRelease(t, kind) }
 func TestFaultForcedNotice(t *testing.T)     { locktest.ForcedNotice(t, kind) }
+
+func TestFaultRetriedForce(t *testing.T) { locktest.RetriedForce(t, kind, "lock_force") }

@@ -87,11 +87,11 @@
 // every earlier one (see Fencing tokens in package redcoord); a read hold
 // reports the token of the last write before it (RToken): which version of
 // the protected data the reader saw, 0 when no write lock was taken within
-// the fence's lifetime. A ForceUnlock that ends read holds also takes a
-// token, unused by any write, so that a read hold taken after it reports
-// a greater RToken than the read holds it ended: the force's message to
-// their Clients names that bound, and spares the holds taken since (see
-// "Forced unlock" in package redcoord).
+// the fence's lifetime. A ForceUnlock also takes a token, unused by any
+// write, so that a read hold taken after it reports a greater RToken than
+// the holds it ended: the force's message to their Clients names that
+// bound, and spares the holds taken since, and a late copy of the force
+// finds the fence moved (see "Forced unlock" in package redcoord).
 //
 // # Keys
 //

@@ -16,9 +16,8 @@ import (
 	"github.com/redcoord/redcoord/rrwlock"
 )
 
-func force(ctx context.Context, c *redcoord.Client, name string) error {
-	_, err := rrwlock.New(c, name).ForceUnlock(ctx)
-	return err
+func force(ctx context.Context, c *redcoord.Client, name string) (bool, error) {
+	return rrwlock.New(c, name).ForceUnlock(ctx)
 }
 
 var writer = locktest.Kind{
@@ -144,4 +143,8 @@ func TestFaultReentryAfterLoss(t *testing.T) {
 func TestFaultForcedNotice(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.ForcedNotice(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.ForcedNotice(t, readers) })
+}
+
+func TestFaultRetriedForce(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.RetriedForce(t, writer, "rw_force") })
 }

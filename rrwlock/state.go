@@ -73,7 +73,7 @@ func (m *RWMutex) Token() uint64 { return m.h.Hold.Token() }
 
 // RToken returns the token of the last write before the handle's read hold
 // was taken (0: none ever, or no read hold): which version the reader saw;
-// or, after a ForceUnlock that ended read holds, the token it took (see
+// or, after a ForceUnlock, the token it took (see
 // Fencing tokens in the package documentation).
 func (m *RWMutex) RToken() uint64 { return m.read.Token() }
 

@@ -106,15 +106,13 @@ local function next_token(key)
   return token
 end
 
--- fence_moved reports whether the fence hash at key handed out a token
--- after upto, its last token (a decimal string, "0" for none) when a
--- ForceUnlock read it before sending its force: a hold taken since has a
--- greater token, and a force is about the holds it saw. A copy of it that
--- arrives late (a go-redis retry of a force whose first try was applied)
--- then finds the fence moved, by the holds taken since or by the force
--- itself, and forces nothing.
+-- fence_moved reports whether the fence hash at key changed since a
+-- ForceUnlock read upto, its last token then (a decimal string, "0" for
+-- none), before sending its force: every hold taken since moved it on (a
+-- Forget or a lost fence moved it back), and a force is about the holds
+-- its caller saw.
 local function fence_moved(key, upto)
-  return tonumber(redis.call('HGET', key, 'n') or '0') > tonumber(upto)
+  return (redis.call('HGET', key, 'n') or '0') ~= upto
 end
 
 -- is_named reports whether a request that names a hold of owner (named:
@@ -406,6 +404,22 @@ end
 -- the hold gone, replies as the first run did.
 local function mark_released(key, req, ttl)
   mark_request(key, 'r', req, ttl)
+end
+
+-- force_seen returns the reply of force request req when it ran before
+-- (a go-redis retry, a late copy), or nil: a copy replies as the first run
+-- did and changes nothing, whatever holds now.
+local function force_seen(key, req)
+  if done_has(key, 'f', req) then return 1 end
+  if done_has(key, 'g', req) then return 0 end
+  return nil
+end
+
+-- force_done records that force request req ran and what it replied (1
+-- it ended holds, 0 it found none; see force_seen), and returns the reply.
+local function force_done(key, req, reply, ttl)
+  mark_request(key, reply == 1 and 'f' or 'g', req, ttl)
+  return reply
 end
 
 -- was_released reports whether request req released a hold to zero (see

@@ -2,7 +2,6 @@ package hold
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -36,43 +35,32 @@ func (h *Handle) Forget(ctx context.Context) (bool, error) {
 	return h.Lock.Forget(ctx, h.S.Writer(), h.S.InUse(h.Name))
 }
 
-// Force is a primitive's force (scripts.Lock.Force and its kin): it ends
-// the holds of the name, tells a forced-out holder's Client on the notice
-// channel that the prefix notice starts, provided the fence has handed out
-// no token after upto.
-type Force func(ctx context.Context, rdb redis.Scripter, notice, upto string) (scripts.Forced, error)
+// Force is a primitive's force (scripts.Lock.Force and its kin), sent as
+// request req: it ends the holds of the name and tells a forced-out
+// holder's Client on the notice channel that the prefix notice starts,
+// provided the fence has not changed since it was read as upto.
+type Force func(ctx context.Context, rdb redis.Scripter, notice, upto, req string) (scripts.Forced, error)
 
-// forceTries bounds how often ForceUnlock reads the fence again because
-// the lock changed hands between its read and its force.
-const forceTries = 5
-
-// ForceUnlock deletes the lock with force and reports whether it was held;
-// a hold of this handle is then lost. It reads the fence's last token
-// first and sends it with the force, which ends only holds taken up to it:
-// the force is about the holds there were when it was called, and a copy
-// of it that reaches Redis late (a go-redis retry) leaves a hold taken
-// since alone.
+// ForceUnlock ends the holds of the name there are when it is called, with
+// force, and reports whether it ended any; a hold of this handle is then
+// lost. It reads the fence's last token and sends it with the force, which
+// changes nothing when the fence moved since: the holds it read about
+// ended on their own and another took the name, which it leaves alone
+// (false). A copy of the force that reaches Redis again (a go-redis retry,
+// a late copy) replies as the first did and changes nothing.
 func (h *Handle) ForceUnlock(ctx context.Context, force Force) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	for range forceTries {
-		upto, err := h.Lock.LastToken(ctx, h.S.RDB)
-		if err != nil {
-			return false, err
-		}
-		got, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name), upto)
-		if err != nil {
-			return false, err
-		}
-		if got != scripts.ForceMoved {
-			if got == scripts.ForceDone {
-				h.Hold.Forced()
-			}
-			return got == scripts.ForceDone, nil
-		}
+	upto, err := h.Lock.LastToken(ctx, h.S.RDB)
+	if err != nil {
+		return false, err
 	}
-	return false, fmt.Errorf("ForceUnlock: the lock changed hands %d times while it was being forced; try again", forceTries)
+	got, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name), upto, h.NextRequest())
+	if err == nil && got == scripts.ForceDone {
+		h.Hold.Forced()
+	}
+	return got == scripts.ForceDone, err
 }
 
 // State reads who holds the lock.

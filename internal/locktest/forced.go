@@ -42,7 +42,7 @@ func ForcedNotice(t *testing.T, k Kind) {
 		hctx, cancel := x.Context(ctx)
 		defer cancel()
 		forced := time.Now()
-		require.NoError(t, k.Force(ctx, ps[1].C, "n"))
+		require.NoError(t, Second(k.Force(ctx, ps[1].C, "n")))
 		synctest.Wait()
 		require.True(t, IsClosed(lost), "the force's message ended the hold")
 		assert.Equal(t, forced, time.Now(), "at once: no renewal ran")

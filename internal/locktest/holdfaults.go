@@ -33,8 +33,9 @@ type Kind struct {
 	Acquire, Release, Leave, Extend string // the names of its scripts
 	// Count returns how many holds owner has on name, as Redis sees it.
 	Count func(m *miniredis.Miniredis, name, owner string) int64
-	// Force ends every hold on name through another handle of c.
-	Force func(ctx context.Context, c *redcoord.Client, name string) error
+	// Force ends every hold on name through another handle of c, and
+	// reports whether it ended any (ForceUnlock).
+	Force func(ctx context.Context, c *redcoord.Client, name string) (bool, error)
 	// Shared: goroutines sharing a handle share its holds (a read side),
 	// each counted, instead of taking them in turn.
 	Shared bool
@@ -242,7 +243,7 @@ func LossOneMeaning(t *testing.T, k Kind) {
 
 		require.NoError(t, x.Lock(ctx))
 		lost = x.Lost()
-		require.NoError(t, k.Force(ctx, c, "n"))
+		require.NoError(t, Second(k.Force(ctx, c, "n")))
 		time.Sleep(c.LeaseTTL()/3 + time.Millisecond)
 		synctest.Wait()
 		require.True(t, IsClosed(lost), "the renewal found the hold gone")

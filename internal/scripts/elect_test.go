@@ -203,7 +203,7 @@ func TestElectVacancy(t *testing.T) {
 		require.NoError(t, err)
 		_, err = a.Acquire(ctx, rdb, "a:5", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
-		_, err = b.Force(ctx, rdb, "", anyToken)
+		_, err = b.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, b.Fence), forceReq())
 		require.NoError(t, err)
 
 		log, err := a.Changes(ctx, rdb, "0-0", 10)

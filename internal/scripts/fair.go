@@ -172,11 +172,10 @@ func (f Fair) Leave(ctx context.Context, rdb redis.Scripter, req string) (bool, 
 	return n == 1, err
 }
 
-// Force deletes the lock whoever holds it, provided the fence has handed
-// out no token after upto (see Lock.Force), tells the holder's Client on
-// its notice channel, and hands the lock to the first live waiter.
-func (f Fair) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
-	return forced(fairLock.force.Run(ctx, rdb, f.keys(), f.args(notice, upto)...))
+// Force deletes the lock whoever holds it, as Lock.Force does, and hands
+// it to the first live waiter.
+func (f Fair) Force(ctx context.Context, rdb redis.Scripter, notice, upto, req string) (Forced, error) {
+	return forced(fairLock.force.Run(ctx, rdb, f.keys(), f.args(notice, upto, req)...))
 }
 
 // Heartbeat returns the watchdog's renewal of req's place in the queue: the

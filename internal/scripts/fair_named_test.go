@@ -24,7 +24,7 @@ func TestFairReleaseNamesItsHold(t *testing.T) {
 		lost, err := a.Acquire(ctx, rdb, "a:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
 		require.True(t, lost.OK)
-		_, err = b.Force(ctx, rdb, "", anyToken) // a's hold ends
+		_, err = b.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, b.Fence), forceReq()) // a's hold ends
 		require.NoError(t, err)
 		held, err := b.Acquire(ctx, rdb, "b:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)

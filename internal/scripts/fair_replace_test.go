@@ -61,7 +61,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		assert.Equal(t, []string{"d:1"}, rdb.HKeys(ctx, f.Waiting).Val())
 
 		b := parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())
-		held, err := f.Force(ctx, rdb, "", anyToken)
+		held, err := f.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, f.Fence), forceReq())
 		require.NoError(t, err)
 		require.Equal(t, ForceDone, held)
 		granted("d", "d:1", "md", b)

@@ -256,7 +256,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	case "leave":
 		got, err = f.Leave(ctx, rdb, req)
 	case "force":
-		got, err = forceReply(f.Force(ctx, rdb, "", anyToken))
+		got, err = forceReply(f.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, f.Fence), forceReq()))
 	case "beat":
 		script, keys, args := f.Heartbeat(req, time.Minute)
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
@@ -381,7 +381,7 @@ func TestFairWrongType(t *testing.T) {
 				check("release", err, false)
 				_, err = f.Leave(ctx, rdb, "a:1")
 				check("leave", err, true)
-				_, err = f.Force(ctx, rdb, "", anyToken)
+				_, err = f.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, f.Fence), forceReq())
 				check("force", err, true)
 				_, err = f.QueueState(ctx, rdb)
 				check("queue", err, false)

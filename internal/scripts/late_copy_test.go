@@ -105,9 +105,23 @@ var extendSeq atomic.Int64
 // earlier one (see extend_seen in lib.lua).
 func extendReq() string { return "e:" + strconv.FormatInt(extendSeq.Add(1), 10) }
 
-// anyToken is above every token a fence hands out (they stay below 2^53):
-// a force told it ends whatever holds.
-const anyToken = "9007199254740992"
+// fenceNow reads the last token of the fence at key, as ForceUnlock does
+// before its force: a force told it ends whatever holds. It is "0" when
+// there is none, or the key holds another type (a test of the script's
+// type checks).
+func fenceNow(t *testing.T, ctx context.Context, rdb *redis.Client, key string) string {
+	t.Helper()
+	n, err := rdb.HGet(ctx, key, "n").Result()
+	if err != nil {
+		return "0"
+	}
+	return n
+}
+
+// forceReq numbers the tests' force requests.
+var forceReqs atomic.Int64
+
+func forceReq() string { return fmt.Sprintf("forcer:%d", forceReqs.Add(1)) }
 
 // forceReply is a force's reply as the tables of the script tests want it:
 // whether it ended a hold.

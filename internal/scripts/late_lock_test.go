@@ -16,14 +16,14 @@ import (
 // the reply; release drops one hold of token named; leave gives back what
 // acquire request req did; more are the kind's own late copies (beside
 // the renewal and Extend every lock hash has), sent for the earlier hold
-// (token old) or the fresh one (token fresh); force is the kind's force,
-// told the fence's last token upto.
+// (token old) or the fresh one (token fresh); force is the kind's force
+// by request req, told the fence's last token upto.
 type lateLock struct {
 	lock    *Lock
 	acquire func(req string, held uint64) (Acquired, error)
 	release func(req string, named uint64) (int64, error)
 	leave   func(req string) (bool, error)
-	force   func(upto string) (Forced, error)
+	force   func(upto, req string) (Forced, error)
 	more    func(old, fresh uint64) []lateCopy
 }
 
@@ -50,7 +50,7 @@ func TestLateCopiesLock(t *testing.T) {
 					return f.Release(ctx, rdb, req, false, TokenArg(named))
 				},
 				leave: func(req string) (bool, error) { return f.Leave(ctx, rdb, req) },
-				force: func(upto string) (Forced, error) { return f.Force(ctx, rdb, "", upto) },
+				force: func(upto, req string) (Forced, error) { return f.Force(ctx, rdb, "", upto, req) },
 				more: func(uint64, uint64) []lateCopy {
 					script, keys, args := f.Heartbeat("o:1", time.Minute)
 					return []lateCopy{{"the earlier wait's heartbeat", int64Of(ctx, rdb, script, keys, args...), int64(0)}}
@@ -71,7 +71,7 @@ func TestLateCopiesLock(t *testing.T) {
 						undone, _, err := l.Leave(ctx, rdb, req, true)
 						return undone, err
 					},
-					force: func(upto string) (Forced, error) { return l.Force(ctx, rdb, "", upto) },
+					force: func(upto, req string) (Forced, error) { return l.Force(ctx, rdb, "", upto, req) },
 					more: func(uint64, uint64) []lateCopy {
 						multi := func() (any, error) {
 							m, err := AcquireMulti(ctx, rdb, "rlock", []MultiPart{{Lock: l, Req: "o:1", Held: NoToken}}, lease)
@@ -96,7 +96,7 @@ func TestLateCopiesLock(t *testing.T) {
 						undone, _, err := rw.Leave(ctx, rdb, req, true, true)
 						return undone, err
 					},
-					force: func(upto string) (Forced, error) { return rw.Force(ctx, rdb, "", upto) }}
+					force: func(upto, req string) (Forced, error) { return rw.Force(ctx, rdb, "", upto, req) }}
 			},
 			"elect": func() lateLock {
 				e := testElect("o")
@@ -167,7 +167,7 @@ func TestLateCopiesLock(t *testing.T) {
 					return func() (any, error) { return k.release(req, named) }
 				}
 				leaveCopy := func(req string) func() (any, error) { return func() (any, error) { return k.leave(req) } }
-				forceCopy := func() (any, error) { return k.force(strconv.FormatUint(old, 10)) }
+				forceCopy := func() (any, error) { return k.force(strconv.FormatUint(old, 10), "f:1") }
 				copies := []lateCopy{
 					{"the earlier hold's renewal", int64Of(ctx, rdb, renew, keys, args...), int64(0)},
 					{"the earlier hold's Extend", extend("o:3", old, time.Second), false},

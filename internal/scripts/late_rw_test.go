@@ -72,38 +72,54 @@ func TestLateCopiesRW(t *testing.T) {
 	})
 }
 
-// A force ends the holds there were when its caller read the fence, and
-// moves the fence on: a copy of it that arrives after a read hold was taken
-// again (a go-redis retry of a force that was applied) finds the fence
-// moved and forces nothing, whether the force ended a writer or readers.
+// A copy of a force (a go-redis retry of one that was applied, or a late
+// copy) replies as the force did and changes nothing: not a read hold
+// taken after a force that ended a writer or readers, nor one taken after
+// a force that found the lock free (a read hold does not move the fence),
+// nor one taken after the fence was deleted (Forget). Every force that
+// runs moves the fence on, so a read hold after it has a greater token.
 func TestLateForceCopyRW(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		a, b := testRW("a"), testRW("b")
-		for _, forced := range []string{"read", "write"} {
+		for _, forced := range []string{"read", "write", "free", "forgotten"} {
 			t.Run(forced, func(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				var took Acquired
 				var err error
-				if forced == "read" {
+				switch forced {
+				case "read":
 					took, err = b.Read(ctx, rdb, "b:1", false, time.Minute)
-				} else {
+				case "write", "forgotten":
 					took, _, err = b.Write(ctx, rdb, "b:1", NoToken, NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
+				case "free":
+					took.OK = true
 				}
 				require.NoError(t, err)
 				require.True(t, took.OK)
-				upto, err := b.Lock.LastToken(ctx, rdb)
+				upto := fenceNow(t, ctx, rdb, b.Lock.Fence)
+				got, err := b.Force(ctx, rdb, "", upto, "b:2")
 				require.NoError(t, err)
-				got, err := b.Force(ctx, rdb, "", upto)
-				require.NoError(t, err)
-				require.Equal(t, ForceDone, got)
+				want := ForceDone
+				if forced == "free" {
+					want = ForceFree
+				}
+				require.Equal(t, want, got)
+				if forced == "forgotten" {
+					require.NoError(t, rdb.Del(ctx, b.Lock.Fence).Err())
+				}
 				fresh, err := a.Read(ctx, rdb, "a:1", false, 10*time.Second)
 				require.NoError(t, err)
 				require.True(t, fresh.OK)
-				require.Greater(t, fresh.Token, took.Token, "a read hold after a force has a greater token")
+				if forced != "forgotten" {
+					require.Greater(t, fresh.Token, took.Token, "a read hold after a force has a greater token")
+				}
 				checkLateCopies(t, ctx, rdb, []lateCopy{
-					{"the force, again", func() (any, error) { return b.Force(ctx, rdb, "", upto) }, ForceMoved},
+					{"the force, again", func() (any, error) { return b.Force(ctx, rdb, "", upto, "b:2") }, want},
+					{"another force told the fence as it was", func() (any, error) {
+						return b.Force(ctx, rdb, "", upto, "b:3")
+					}, map[bool]Forced{true: ForceMoved, false: ForceDone}[forced != "forgotten" || upto != "0"]},
 				}, ":rel:a", ":rel:b")
 			})
 		}

@@ -303,15 +303,16 @@ type Forced int64
 const (
 	ForceFree  Forced = 0 // nothing was held
 	ForceDone  Forced = 1 // the holds were ended
-	ForceMoved Forced = 2 // held by a hold taken after the fence was read: nothing changed
+	ForceMoved Forced = 2 // held, and the fence changed since it was read: nothing changed
 )
 
-// Force deletes the lock whoever holds it, provided the fence has handed
-// out no token after upto (its last token when the caller read it, see
+// Force, by request req, deletes the lock whoever holds it, provided the
+// fence has not changed since the caller read upto, its last token (see
 // fence_moved in lib.lua), and tells the holder's Client on its notice
-// channel: notice, the prefix its id follows (see tell_forced).
-func (l Lock) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
-	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters, l.Fence}, l.args(notice, upto)...)
+// channel: notice, the prefix its id follows (see tell_forced). A copy of
+// req replies as its first run did and changes nothing.
+func (l Lock) Force(ctx context.Context, rdb redis.Scripter, notice, upto, req string) (Forced, error) {
+	v, err := lockForce.Run(ctx, rdb, []string{l.Hash, l.Waiters, l.Fence, l.Marks}, l.args(notice, upto, req)...)
 	return forced(v, err)
 }
 

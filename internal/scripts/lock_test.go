@@ -169,7 +169,7 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	case "leave":
 		got, _, err = l.Leave(ctx, rdb, s.req, false)
 	case "force":
-		got, err = forceReply(l.Force(ctx, rdb, "", anyToken))
+		got, err = forceReply(l.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, l.Fence), forceReq()))
 	case "renew", "renewold":
 		token := believed(t, ctx, rdb, l)
 		if s.op == "renewold" { // a late renewal of an earlier hold of the owner
@@ -235,7 +235,7 @@ func TestLockWrongType(t *testing.T) {
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "release: %v", err)
 				_, _, err = l.Leave(ctx, rdb, "1", false)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "leave: %v", err)
-				_, err = l.Force(ctx, rdb, "", anyToken)
+				_, err = l.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, l.Fence), forceReq())
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "force: %v", err)
 				_, err = l.State(ctx, rdb)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "state: %v", err)

@@ -75,7 +75,7 @@ func TestWaiterRegistry(t *testing.T) {
 
 		_, err = b.Acquire(ctx, rdb, "cb:1:3", TokenArg(0), lease, Register) // a second waiter of client cb
 		require.NoError(t, err)
-		forced, err := a.Force(ctx, rdb, "", anyToken)
+		forced, err := a.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, a.Fence), forceReq())
 		require.NoError(t, err)
 		require.Equal(t, ForceDone, forced)
 		assert.Equal(t, "t:{n}:ch:cb *", next(), "each client once")
@@ -142,7 +142,7 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
 		_, _, err = a.Leave(ctx, rdb, "ca:1:1", false)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a leave")
-		_, err = a.Force(ctx, rdb, "", anyToken)
+		_, err = a.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, a.Fence), forceReq())
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a forced unlock")
 		assert.Equal(t, before, dump(t, rdb), "keys changed")
 	})
@@ -193,7 +193,7 @@ func TestWaiterRegistryHolderLeaves(t *testing.T) {
 		require.True(t, take(a, "ca:1:1", 0, NoRegistry).OK)
 		require.False(t, take(b, "cb:1:1", 0, Register).OK)
 		require.False(t, take(c, "cc:1:1", 0, Register).OK)
-		forced, err := a.Force(ctx, rdb, "", anyToken) // frees the lock, keeps the registrations
+		forced, err := a.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, a.Fence), forceReq()) // frees the lock, keeps the registrations
 		require.NoError(t, err)
 		require.Equal(t, ForceDone, forced)
 		assert.Equal(t, []string{"cb", "cc"}, waiters())

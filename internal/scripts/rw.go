@@ -190,11 +190,10 @@ func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write, k
 	return h.N == 1, h.Wake, err
 }
 
-// Force ends every hold, whoever holds it, provided the fence has handed
-// out no token after upto (see Lock.Force), and tells the holders' Clients
-// on their notice channels.
-func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice, upto string) (Forced, error) {
-	return forced(rw.run(ctx, rdb, rwForce, notice, upto))
+// Force ends every hold, whoever holds it, as Lock.Force does, and tells
+// the holders' Clients on their notice channels.
+func (rw RW) Force(ctx context.Context, rdb redis.Scripter, notice, upto, req string) (Forced, error) {
+	return forced(rw.run(ctx, rdb, rwForce, notice, upto, req))
 }
 
 // Renewal returns the watchdog's renewal of the owner's read hold (write

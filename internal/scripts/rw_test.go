@@ -204,7 +204,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 		}
 		got, err = script.Run(ctx, rdb, keys, args...).Int64()
 	case "force":
-		got, err = forceReply(rw.Force(ctx, rdb, "", anyToken))
+		got, err = forceReply(rw.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, rw.Lock.Fence), forceReq()))
 	case "lapse":
 		err = rdb.ZAddXX(ctx, rw.Leases, redis.Z{Score: 1, Member: s.owner}).Err()
 	case "die":

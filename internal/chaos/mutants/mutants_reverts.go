@@ -44,8 +44,14 @@ var revertMutants = []mutant{
 	},
 	{
 		Name: "revert-force-names-no-hold", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
-		Old:    "  return tonumber(redis.call('HGET', key, 'n') or '0') > tonumber(upto)\n",
+		Old:    "  return (redis.call('HGET', key, 'n') or '0') ~= upto\n",
 		New:    "  return false\n",
 		Breaks: "a force ends whatever holds when it arrives: a late copy of a ForceUnlock ends a hold taken after it",
+	},
+	{
+		Name: "force-retry-not-recognised", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
+		Old:    "  if done_has(key, 'f', req) then return 1 end\n  if done_has(key, 'g', req) then return 0 end\n",
+		New:    "",
+		Breaks: "a copy of a force runs again: a retry of a force that found the lock free ends read holds taken since, and a retried force reports false",
 	},
 }

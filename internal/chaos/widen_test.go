@@ -156,6 +156,9 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.longRWStep(&o) {
 		return
 	}
+	if rn.vanishStep(o.h) {
+		return
+	}
 	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {
 		return
 	}

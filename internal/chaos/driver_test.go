@@ -259,7 +259,9 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		if waits {
 			rn.waiting.Add(1)
 		}
+		re := rn.rec.current(o.h)
 		ok, err := h.acquire(ctx, o.a)
+		rn.checkReentry(seq, o, re, err)
 		if waits {
 			rn.waiting.Add(-1)
 			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(),

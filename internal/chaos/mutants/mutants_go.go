@@ -38,10 +38,16 @@ var goMutants = []mutant{
 		Breaks: "off by one: a ForceUnlock notice naming exactly the current hold's token does not end it, so the forced holder keeps believing",
 	},
 	{
-		Name: "hold-reenter-ended-hold", File: "internal/hold/hold.go", Prims: holders,
+		// Dropping the guard's "m != o.t.lost" changes nothing observable:
+		// a ctx that carries an ended hold's mark descends from its Context,
+		// which the hold's end cancelled, and go-redis sends nothing on a
+		// done ctx, so the acquire fails with the ctx's error either way.
+		// Only a ctx that strips cancellation (context.WithoutCancel) and a
+		// second goroutine's fresh hold taken meanwhile would tell.
+		Name: "hold-reenter-live-refused", File: "internal/hold/hold.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
 		Old:    "m != nil && (o.t.count == 0 || m != o.t.lost)",
-		New:    "m != nil && o.t.count == 0",
-		Breaks: "an acquire with the Context of an ended hold re-enters the handle's next hold, as if the ended one went on",
+		New:    "m != nil && (o.t.count == 0 || m == o.t.lost)",
+		Breaks: "the re-entry guard inverted: a re-entry with the live hold's Context is refused as if that hold had ended (ErrLeaseLost while Lost is open)",
 	},
 	{
 		Name: "hold-extend-gone-kept", File: "internal/hold/extend.go", Prims: holders,

@@ -156,7 +156,7 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.longRWStep(&o) {
 		return
 	}
-	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) {
+	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) || rn.validityStep(o.h) {
 		return
 	}
 	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {

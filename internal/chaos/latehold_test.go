@@ -61,8 +61,8 @@ func (rn *run) lateHoldStep(h int) bool {
 	}
 	if held := rn.lockKeys(names); len(held) > 0 {
 		rn.violate(violation{check: "leftover", name: held[0], at: rn.rec.now(), seq: rn.rec.seq,
-			msg: fmt.Sprintf("h%d's TryLockWithLease, whose reply came after its lease, failed, and Redis still holds %v for nobody",
-				h, held)})
+			msg: fmt.Sprintf("h%d's TryLockWithLease, whose reply came after its lease, failed, "+
+				"and Redis still holds %v for nobody", h, held)})
 	}
 	return true
 }

@@ -87,8 +87,8 @@ func (rn *run) vanishStep(h int) bool {
 	rn.rec.mu.Unlock()
 	if open {
 		rn.violate(violation{check: "vanish", name: name, at: rn.rec.now(), seq: hr.seq, a: hr,
-			msg: fmt.Sprintf("%s still believed %v after its lock was deleted in Redis at %.3fs: its renewals did not find it gone",
-				describeHold(hr), vanishGrace, from.Seconds())})
+			msg: fmt.Sprintf("%s still believed %v after its lock was deleted in Redis at %.3fs: "+
+				"its renewals did not find it gone", describeHold(hr), vanishGrace, from.Seconds())})
 	}
 	return true
 }

@@ -58,7 +58,7 @@ func (rn *run) quiet() {
 	}
 	rn.sleep(rn.maxLease() + maxPoll) // holds of closed processes run out
 	rn.settle()
-	rn.semWakeProbe()
+	rn.wakeProbes()
 	rn.idleCheck()
 }
 

@@ -49,6 +49,13 @@ type semWaiter struct {
 	ended  bool
 }
 
+// wakeProbes runs the probes of the quiet phase's end: the Semaphore's and
+// rlock's (lockdrop_test.go).
+func (rn *run) wakeProbes() {
+	rn.semWakeProbe()
+	rn.lockDropProbe()
+}
+
 // semWakeProbe runs the probe, for the Semaphore only, when every process is
 // live, hears messages, and every permit is free. Each scenario is drawn
 // with even odds, on processes drawn for its roles.

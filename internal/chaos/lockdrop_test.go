@@ -11,16 +11,16 @@ import (
 	"github.com/redcoord/redcoord/rlock"
 )
 
-// The rlock's registration probe: once the quiet phase has every handle
-// idle and the network sound, it plays, with handles of its own on a name
-// the suite's rlock handles leave alone, a Client's lone waiter woken by a
-// release while the network holds that Client's registry leaves for
-// lockDropLate. The try that takes the lock takes the Client out of the
-// registry with it: no round trip more is owed, and the Lock returns at
-// once. One that left the registration for a leave to drop would return
-// only once that leave is through, its caller waiting on a lock that Redis
-// already gave it. The check is the wake check's: wakeBound after the
-// release, the woken waiter holds.
+// The rlock's registration probe: at the end of the quiet phase (see
+// semWakeProbe), it plays, with handles of its own on a name the suite's
+// rlock handles leave alone, a Client's lone waiter woken by a release
+// while the network holds that Client's registry leaves for lockDropLate.
+// The try that takes the lock takes the Client out of the registry with
+// it: no round trip more is owed, and the Lock returns at once. One that
+// left the registration for a leave to drop would return only once that
+// leave is through, its caller waiting on a lock that Redis already gave
+// it. The check is the wake check's: wakeBound after the release, the
+// woken waiter holds.
 
 // lockDropLate is how long the network holds the probe Client's leaves.
 const lockDropLate = maxPoll / 2

@@ -10,14 +10,15 @@ import (
 	"github.com/redcoord/redcoord/rsemaphore"
 )
 
-// The Semaphore's wake probe: once the quiet phase has every handle idle,
-// nothing held and the network sound, the probe plays with handles of its
-// own the ways a wake of the waiter registry goes astray when a Client's
-// waiters ask for different numbers of permits: a smaller acquire behind
-// a larger one of its Client, a release by a Client whose registration a
-// wake to it has just taken away, and a waiter that gives up its Client's
-// wake while the message is on its way. Each ends in the check of
-// semWakeBound: in the bubble a delivered wake costs no time on the
+// The Semaphore's wake probe: at the end of the quiet phase, every handle
+// idle, nothing held, the network sound and faults over for a lease and a
+// poll interval, the probe plays with handles of its own the ways a wake
+// of the waiter registry goes astray when a Client's waiters ask for
+// different numbers of permits: a smaller acquire behind a larger one of
+// its Client, a release by a Client whose registration a wake to it has
+// just taken away, and a waiter that gives up its Client's wake while the
+// message is on its way. Each ends in the wake check (wakeBound,
+// wake_test.go): in the bubble a delivered wake costs no time on the
 // clock, so when the permits that a live, subscribed waiter asks for are
 // free in Redis, some waiter that fits takes them within wakeBound; a lost
 // or misdirected wake leaves them free until a poll. The check is made

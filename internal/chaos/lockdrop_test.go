@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/internal/scripts"
@@ -14,16 +15,22 @@ import (
 // The rlock's registration probe: at the end of the quiet phase (see
 // semWakeProbe), it plays, with handles of its own on a name the suite's
 // rlock handles leave alone, a Client's lone waiter woken by a release
+// (or taking the lock at its poll, the holder's fixed lease run out)
 // while the network holds that Client's registry leaves for lockDropLate.
 // The try that takes the lock takes the Client out of the registry with
 // it: no round trip more is owed, and the Lock returns at once. One that
 // left the registration for a leave to drop would return only once that
 // leave is through, its caller waiting on a lock that Redis already gave
 // it. The check is the wake check's: wakeBound after the release, the
-// woken waiter holds.
+// woken waiter holds. Then a waiter of another Client comes, and the lone
+// waiter releases: the registration its take dropped must not take that
+// release's wake.
 
 // lockDropLate is how long the network holds the probe Client's leaves.
 const lockDropLate = maxPoll / 2
+
+// lockDropLease is the fixed lease of a holder that the probe lets run out.
+const lockDropLease = maxPoll / 2
 
 // lockDropProbe runs the probe, for rlock only, with even odds, when two
 // live processes hear messages.
@@ -63,12 +70,28 @@ func (rn *run) lockDropProbe() {
 	lp := &lockProbe{rn: rn, name: name}
 	defer lp.cleanup()
 	x := lp.mutex(b)
-	if !lp.tryLock(b, x) {
+	expire := rn.r.IntN(2) == 0
+	if !lp.tryLock(b, x, expire) {
 		return
 	}
 	w := lp.lock(a)
-	seq := lp.unlock(b, x)
-	lp.check(w, seq, fmt.Sprintf("p%d released the lock while p%d's lone Lock waited", b, a))
+	if expire {
+		rn.sleep(lockDropLease + maxPoll + wakeBound) // a's waiter polls, and takes the lock
+		lp.collect()
+	} else {
+		seq := lp.unlock(b, x)
+		lp.check(w, seq, fmt.Sprintf("p%d released the lock while p%d's lone Lock waited", b, a))
+	}
+	if !w.ok {
+		return
+	}
+	// a's Client is out of the registry: a waiter of b, registered after
+	// a's take, is the one a's release wakes.
+	rn.sleep(2 * time.Millisecond)
+	v := lp.lock(b)
+	seq := lp.unlock(a, w.m)
+	w.ok = false
+	lp.check(v, seq, fmt.Sprintf("p%d released the lock its lone waiter took while p%d's Lock waited", a, b))
 }
 
 // lockProbe is one run of the probe.
@@ -102,13 +125,24 @@ func (lp *lockProbe) ret(seq, p int, what, res string) {
 	lp.rn.rec.ret(seq, p*handlesPerProc, p, "probe "+what, res)
 }
 
-// tryLock takes the lock through m, of process p, and reports whether it did.
-func (lp *lockProbe) tryLock(p int, m *rlock.Mutex) bool {
-	seq := lp.call(p, "TryLock")
+// tryLock takes the lock through m, of process p, with a fixed lease of
+// lockDropLease if fixed, and reports whether it did.
+func (lp *lockProbe) tryLock(p int, m *rlock.Mutex, fixed bool) bool {
+	what := "TryLock"
+	if fixed {
+		what = fmt.Sprintf("TryLock(lease=%v)", lockDropLease)
+	}
+	seq := lp.call(p, what)
 	ctx, cancel := context.WithTimeout(context.Background(), leaseTTL)
 	defer cancel()
-	ok, err := m.TryLock(ctx)
-	lp.ret(seq, p, "TryLock", outcome(ok, err))
+	var ok bool
+	var err error
+	if fixed {
+		ok, err = m.TryLockWithLease(ctx, lockDropLease)
+	} else {
+		ok, err = m.TryLock(ctx)
+	}
+	lp.ret(seq, p, what, outcome(ok, err))
 	lp.rn.sleep(0)
 	return ok
 }
@@ -157,17 +191,18 @@ func (lp *lockProbe) collect() {
 }
 
 // check is the probe's wake check, wakeBound after the release seq
-// (what): the waiter w holds.
-func (lp *lockProbe) check(w *lockWaiter, seq int, what string) {
+// (what): the waiter w holds. It reports whether w's Lock returned.
+func (lp *lockProbe) check(w *lockWaiter, seq int, what string) bool {
 	at := lp.rn.rec.now()
 	lp.rn.sleep(wakeBound)
 	lp.collect()
 	if w.ended {
-		return
+		return true
 	}
 	lp.rn.violate(violation{check: "wake", name: lp.name, at: lp.rn.rec.now(), seq: seq,
 		msg: fmt.Sprintf("%s at %.3fs; %v later its Lock #%d still waited, subscribed (wake bound %v)",
 			what, at.Seconds(), wakeBound, w.seq, wakeBound)})
+	return false
 }
 
 // cleanup cancels the Locks still waiting and releases every hold taken.

@@ -15,8 +15,9 @@
 -- A Client's request markers (P:{N}:rel:<client>, a zset; see done_mark)
 -- remember, for MarkerTTL, the requests of that Client's owners on the name
 -- that released a hold to zero ("r:<request id>", so that a retry is
--- recognised) and that gave up an acquire ("x:<request id>", so that a late
--- copy is refused). One key per Client and name, whatever the number of
+-- recognised), that gave up an acquire ("x:<request id>", so that a late
+-- copy is refused) and that forced the lock ("f:" or "g:<request id>", see
+-- force_seen). One key per Client and name, whatever the number of
 -- handles: one write in 16 or so drops the markers whose time has passed
 -- (mark_request).
 --
@@ -338,6 +339,8 @@ end
 --   a:<req>  the acquire request req was applied (taken, or granted; for
 --            a permit with a lease, req is the permit's id)
 --   x:<req>  the acquire request req was given up: a late copy must not apply
+--   b:<req>  the counting semaphore's TryAcquire req found the permits
+--            taken: a copy replies so again, and takes nothing
 --   r:<req>  the release request req was applied
 --   s:<req>  the set request req (TrySetPermits, SetPermits, AddPermits)
 --            was applied

@@ -22,7 +22,8 @@
 -- Reply: {1, available}  acquired (now, by an earlier copy of this request,
 --                        or by a grant): available is what is left
 --        {0, available}  not acquired: the permits are taken, or a live
---                        queued waiter comes first
+--                        queued waiter comes first (a TryAcquire's copy
+--                        replies so again, and takes nothing)
 --        {-1, total}     n exceeds the total: it could never be acquired
 --        {-2}            the permits were never set
 --        {-3}            this request was given up (a late copy)
@@ -41,6 +42,9 @@ if done_has(KEYS[5], 'a', req) then
 end
 if done_has(KEYS[5], 'x', req) then
   return {-3}
+end
+if done_has(KEYS[5], 'b', req) then
+  return {0, tonumber(h[2])}
 end
 if not h[1] then
   return {-2}
@@ -95,5 +99,10 @@ if enqueue then
   end
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[8]), req)
   sem_keep(tonumber(ARGV[8]))
+elseif mode == '0' then
+  -- A TryAcquire that found the permits taken is over: a copy of it that
+  -- lands later (a go-redis retry whose first try was held) must not take
+  -- permits nobody would release. It replies as this run did.
+  done_mark(KEYS[5], 'b', req, now, MARK_TTL)
 end
 return {0, avail}

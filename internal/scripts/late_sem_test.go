@@ -50,11 +50,14 @@ func TestLateCopiesSem(t *testing.T) {
 		}
 		// o:1 took a permit and o:2 gave it back; o:3 took two, o:4 gave
 		// one back; o:5 took one, and gave it up (o:5's leave): one held.
+		// o:10 took two; o:11, a TryAcquire of two, found none; o:12 gave
+		// o:10's two back.
 		for _, st := range []struct {
 			send func() (any, error)
 			want any
 		}{{acquire("o:1", 1), true}, {release("o:2", 1), int64(3)}, {acquire("o:3", 2), true},
-			{release("o:4", 1), int64(2)}, {acquire("o:5", 1), true}, {leave("o:5", 1), true}} {
+			{release("o:4", 1), int64(2)}, {acquire("o:5", 1), true}, {leave("o:5", 1), true},
+			{acquire("o:10", 2), true}, {acquire("o:11", 2), false}, {release("o:12", 2), int64(2)}} {
 			got, err := st.send()
 			require.NoError(t, err)
 			require.Equal(t, st.want, got)
@@ -64,6 +67,7 @@ func TestLateCopiesSem(t *testing.T) {
 		checkLateCopies(t, ctx, rdb, []lateCopy{
 			{"an acquire applied", acquire("o:1", 1), true},
 			{"an acquire given up", acquire("o:5", 1), "refused"},
+			{"a TryAcquire that found the permits taken", acquire("o:11", 2), false},
 			{"a release", release("o:2", 1), int64(2)},
 			{"a release of one of two", release("o:4", 1), int64(2)},
 			{"a give-back", leave("o:5", 1), false},

@@ -49,6 +49,12 @@ var revertMutants = []mutant{
 		Breaks: "a force ends whatever holds when it arrives: a late copy of a ForceUnlock ends a hold taken after it",
 	},
 	{
+		Name: "revert-sem-try-copy", File: "scripts/sem_acquire.lua", Prims: []string{"semaphore"},
+		Old:    "if done_has(KEYS[5], 'b', req) then\n  return {0, tonumber(h[2])}\nend\n",
+		New:    "",
+		Breaks: "a copy of a TryAcquire that found the permits taken takes them when it lands later: permits nobody releases",
+	},
+	{
 		Name: "force-retry-not-recognised", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
 		Old:    "  if done_has(key, 'f', req) then return 1 end\n  if done_has(key, 'g', req) then return 0 end\n",
 		New:    "",

@@ -153,6 +153,9 @@ func (rn *run) lateSubs(skip int, d time.Duration) {
 // issueWidened issues a drawn operation, and for a release may follow it
 // with another handle's ForceUnlock while the grant is in flight.
 func (rn *run) issueWidened(o opStep) {
+	if rn.wakeInterlude(o.h) {
+		return
+	}
 	if rn.longRWStep(&o) {
 		return
 	}

@@ -1,0 +1,312 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
+)
+
+// The wake interlude (rlock, rrwlock, xsemaphore): faults stop for a
+// while, long enough for what they left behind (a registration or a
+// waiting writer whose leave was lost, a hold whose release failed) to run
+// out, and a scene of releases and waits is played on the calm: each
+// release that frees the name while a live, subscribed handle of a process
+// whose Hub can subscribe waits for it must be followed at once (within
+// wakeBound) by a hold of the name. In the bubble a delivered wake costs no
+// time on the clock; one spent on a registration that outlived its wait,
+// or never sent, costs the waiter its poll interval, which the stranded-
+// waiter check allows. Outside such a stretch wake-ups are noisy (see
+// wake_test.go). The scenes:
+//
+//   - release: holders take every permit (the name), a waiter of another
+//     process waits, a holder releases (for rrwlock a write hold, the
+//     waiter a reader or a writer).
+//   - leave: as release, but first a waiter of a third process waits and
+//     gives up (its context ends), its Client's last waiter: its leave
+//     takes its registration (its waiting writer) away, and the release's
+//     wake goes to the waiter that stayed.
+//   - join: two waiters of one process; the first's try, woken by the
+//     release, is answered late, and the second joins its Client's waits
+//     meanwhile, without a try of its own: the try that took the lock
+//     dropped the Client's registration, so the first wakes the second,
+//     whose try registers the Client again; the first then releases.
+//   - drop gap: two waiters of one process; the second gives up while the
+//     first's woken try (which kept the Client's registration for it) is
+//     answered late; the first's end then drops the registration, a
+//     request the network holds, and the second waits again meanwhile: its
+//     try must follow the drop. The first then releases.
+//
+// The locks play all four (rrwlock's writers for the last two, whose
+// registration is per Client); the semaphore the first two.
+
+// wakeScenes is how many scenes a primitive plays: the last two need a
+// per-Client registration of lock waiters.
+func wakeScenes(p primitive) int {
+	switch p.(type) {
+	case rlockPrim, rrwlockPrim:
+		return 4
+	case xsemPrim:
+		return 2
+	}
+	return 0
+}
+
+// wakeInterlude is drawn for a drawn operation of handle h; it reports
+// whether it ran (the operation is then not issued).
+func (rn *run) wakeInterlude(h int) bool {
+	scenes := wakeScenes(rn.prim)
+	if scenes == 0 || !rn.bubble || len(rn.wd.skews) > 0 || !rn.wakeIdle(h) {
+		return false
+	}
+	// Its own draw, from the seed and the operation's number: a schedule
+	// without an interlude stays as it was.
+	r := newRand(rn.seed ^ uint64(rn.rec.seq+1)*0x9e3779b97f4a7c15)
+	if r.IntN(10) != 0 {
+		return false
+	}
+	scene := r.IntN(scenes)
+	rn.calmDown()
+	if rn.w.net != nil && rn.wd.netOn {
+		defer rn.w.net.SetDraw(rn.wd.draw)
+	}
+	rn.sleep(staleMargin)
+	switch scene {
+	case 0, 1:
+		rn.releaseScene(h, scene == 1)
+	case 2:
+		rn.joinScene(h)
+	case 3:
+		rn.dropGapScene(h)
+	}
+	return true
+}
+
+// staleMargin is how long the interlude waits, calm, before its scene:
+// what a fault left behind lives a lease at most, a failed try backs off
+// a poll interval at most.
+const staleMargin = leaseTTL + maxPoll
+
+// calmDown ends every fault, as the quiet phase does: the network sound and
+// empty (until the interlude ends), messages on time, every process healed.
+// A server's clock that stepped back stays behind (its registrations'
+// deadlines run ahead of it): the interlude is not played after one.
+func (rn *run) calmDown() {
+	rn.settle()
+	rn.netCalm()
+	for i, p := range rn.w.procs {
+		if !p.closed {
+			p.faults.DelaySubscribers(0)
+			p.heal()
+			rn.rec.fault(i, "heal all")
+		}
+	}
+	rn.heals = nil
+	rn.settle()
+}
+
+// wakeIdle reports whether h may act in a scene: its process is live, it
+// is idle and holds nothing.
+func (rn *run) wakeIdle(h int) bool {
+	return !rn.w.procs[rn.hproc[h]].closed && !rn.isBusy(h) && !rn.rec.holding(h, false) && !rn.rec.holding(h, true)
+}
+
+// hubsOK reports whether every live process's Hub can subscribe: a Hub
+// that failed to confirm a subscription lets waits poll for a while, and a
+// registration of a process that cannot hear spends a release's wake.
+func (rn *run) hubsOK() bool {
+	for _, p := range rn.w.procs {
+		if p.closed {
+			continue
+		}
+		hb, err := p.clients[0].Hub()
+		if err != nil || hb == nil || hb.Stats().Err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// wakePeer returns an idle handle of a live process not in skip that
+// shares h's name, or -1.
+func (rn *run) wakePeer(h int, skip ...int) int {
+	return rn.idlePeer(h, func(g int) bool { return rn.wakeIdle(g) && !slices.Contains(skip, rn.hproc[g]) })
+}
+
+// sameProcPeer returns another idle handle of h's process that shares h's
+// name, or -1.
+func (rn *run) sameProcPeer(h int) int {
+	for g := range rn.hs {
+		if g != h && rn.hproc[g] == rn.hproc[h] && rn.wakeIdle(g) && slices.Equal(rn.hs[g].names(), rn.hs[h].names()) {
+			return g
+		}
+	}
+	return -1
+}
+
+// takeAll has h, and for a semaphore another idle handle, take the name
+// (every permit) with a try, for writing; it returns the holders, or nil
+// when one was refused.
+func (rn *run) takeAll(h int) []int {
+	holders := []int{h}
+	if rn.c.capacity > 1 {
+		g := rn.wakePeer(h)
+		if g < 0 {
+			return nil
+		}
+		holders = append(holders, g)
+	}
+	for _, g := range holders {
+		rn.issue(opStep{kind: oAcquire, h: g, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+		rn.settle()
+		if rn.isBusy(g) || !rn.rec.holding(g, false) {
+			return nil
+		}
+	}
+	return holders
+}
+
+// waitFor has g wait for its name (a blocking acquire, read or write) and
+// reports whether it waits.
+func (rn *run) waitFor(g int, read bool, o opStep) bool {
+	o.kind, o.h, o.a = oAcquire, g, acq{read: read}
+	if o.cancel == 0 {
+		o.ctxDur = 3 * leaseTTL
+	}
+	rn.issue(o, false)
+	rn.settle()
+	return rn.isBusy(g)
+}
+
+// probeRelease releases h's write hold; when waiter still waits and every
+// Hub can subscribe, the release is a probe: someone must take the name at
+// once.
+func (rn *run) probeRelease(h, waiter int) {
+	if rn.isBusy(waiter) && rn.hubsOK() {
+		rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: waiter, name: rn.hs[h].names()[0]})
+	}
+	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)
+	rn.settle()
+}
+
+// releaseScene plays the release scene, with a waiter that gives up first
+// when leave is set.
+func (rn *run) releaseScene(h int, leave bool) {
+	holders := rn.takeAll(h)
+	if holders == nil {
+		return
+	}
+	skip := []int{rn.hproc[h]}
+	if leave {
+		a := rn.wakePeer(h, skip...)
+		if a < 0 || !rn.waitFor(a, false, opStep{cancel: maxPoll / 2}) {
+			return
+		}
+		rn.sleep(maxPoll/2 + quietTick)
+		if rn.isBusy(a) || rn.rec.holding(a, false) {
+			return
+		}
+		skip = append(skip, rn.hproc[a])
+	}
+	b := rn.wakePeer(h, skip...)
+	if b < 0 || !rn.waitFor(b, rn.c.read && rn.r.IntN(2) == 0, opStep{}) {
+		return
+	}
+	rn.probeRelease(h, b)
+}
+
+// joinScene plays the join scene.
+func (rn *run) joinScene(h int) {
+	a := rn.wakePeer(h)
+	if a < 0 {
+		return
+	}
+	b := rn.sameProcPeer(a)
+	if b < 0 || rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
+		return
+	}
+	const late = maxPoll / 4
+	p := rn.hproc[a]
+	rn.w.procs[p].faults.DelayReply(isScript, late)
+	rn.rec.fault(p, fmt.Sprintf("delay(%v) (wake interlude)", late))
+	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)
+	rn.settle()
+	if !rn.waitFor(b, false, opStep{}) {
+		return
+	}
+	rn.sleep(late + quietTick)
+	if rn.isBusy(a) || !rn.rec.holding(a, false) {
+		return
+	}
+	rn.probeRelease(a, b)
+}
+
+// dropGapScene plays the drop gap scene.
+func (rn *run) dropGapScene(h int) {
+	a := rn.wakePeer(h)
+	if a < 0 {
+		return
+	}
+	b := rn.sameProcPeer(a)
+	if b < 0 || rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
+		return
+	}
+	const late, gone, held = maxPoll / 4, maxPoll / 20, maxPoll / 2
+	if !rn.waitFor(b, false, opStep{cancel: gone}) {
+		return
+	}
+	p := rn.hproc[a]
+	rn.w.procs[p].faults.DelayReply(isScript, late)
+	rn.rec.fault(p, fmt.Sprintf("delay(%v) (wake interlude)", late))
+	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)
+	rn.settle()
+	rn.sleep(gone + quietTick)
+	if rn.isBusy(b) || rn.w.net == nil {
+		return
+	}
+	// b left, keeping the registration for a; a's try, answered next, kept
+	// it too, and a's end drops it: the network holds that drop.
+	rn.w.net.SetDraw(holdOne(p*netServers, leaveScript(rn.prim), held))
+	rn.sleep(late - gone)
+	if !rn.waitFor(b, false, opStep{}) {
+		return
+	}
+	rn.sleep(held)
+	rn.w.net.SetDraw(nil)
+	rn.settle()
+	if rn.isBusy(a) || !rn.rec.holding(a, false) {
+		return
+	}
+	rn.probeRelease(a, b)
+}
+
+// leaveScript is the SHA1 of the script by which a lock waiter's Client
+// drops its registration.
+func leaveScript(p primitive) string {
+	name := "lock_leave"
+	if _, ok := p.(rrwlockPrim); ok {
+		name = "rw_leave"
+	}
+	for _, s := range scripts.All() {
+		if s.Name() == name {
+			return s.Hash()
+		}
+	}
+	return name
+}
+
+// holdOne is a draw of the network that holds, for d, the first request on
+// connection tag that calls the script sha, and passes everything else.
+func holdOne(tag int, sha string, d time.Duration) func(int, bool, string) redistest.NetFault {
+	done := false
+	return func(t int, msg bool, call string) redistest.NetFault {
+		if done || msg || t != tag || !strings.Contains(call, sha) {
+			return redistest.NetFault{}
+		}
+		done = true
+		return redistest.NetFault{Kind: redistest.NetHold, D: d + 7*time.Nanosecond}
+	}
+}

@@ -62,9 +62,9 @@ func (rn *run) wakeInterlude(h int) bool {
 	if scenes == 0 || !rn.bubble || len(rn.wd.skews) > 0 || !rn.wakeIdle(h) {
 		return false
 	}
-	// Its own draw, from the seed and the operation's number: a schedule
+	// Its own draw, from the seed and the clock: a schedule
 	// without an interlude stays as it was.
-	r := newRand(rn.seed ^ uint64(rn.rec.seq+1)*0x9e3779b97f4a7c15)
+	r := newRand(rn.seed ^ uint64(rn.rec.now())*0x9e3779b97f4a7c15)
 	if r.IntN(10) != 0 {
 		return false
 	}
@@ -134,6 +134,34 @@ func (rn *run) hubsOK() bool {
 // shares h's name, or -1.
 func (rn *run) wakePeer(h int, skip ...int) int {
 	return rn.idlePeer(h, func(g int) bool { return rn.wakeIdle(g) && !slices.Contains(skip, rn.hproc[g]) })
+}
+
+// wakePair returns two idle handles a, b of one live process that share a
+// name, and an idle handle of another live process on that name to hold
+// it: h when it can, or -1s when there are none.
+func (rn *run) wakePair(h int) (holder, a, b int) {
+	if a = rn.pairPeer(h); a >= 0 {
+		return h, a, rn.sameProcPeer(a)
+	}
+	var cands []int
+	for g := range rn.hs {
+		if rn.wakeIdle(g) && rn.pairPeer(g) >= 0 {
+			cands = append(cands, g)
+		}
+	}
+	if len(cands) == 0 {
+		return -1, -1, -1
+	}
+	holder = cands[rn.r.IntN(len(cands))]
+	a = rn.pairPeer(holder)
+	return holder, a, rn.sameProcPeer(a)
+}
+
+// pairPeer returns an idle handle of a live process other than h's that
+// shares h's name and has an idle handle of its own process beside it
+// (sameProcPeer), or -1.
+func (rn *run) pairPeer(h int) int {
+	return rn.idlePeer(h, func(g int) bool { return rn.wakeIdle(g) && rn.sameProcPeer(g) >= 0 })
 }
 
 // sameProcPeer returns another idle handle of h's process that shares h's
@@ -212,7 +240,9 @@ func (rn *run) releaseScene(h int, leave bool) {
 		skip = append(skip, rn.hproc[a])
 	}
 	b := rn.wakePeer(h, skip...)
-	if b < 0 || !rn.waitFor(b, rn.c.read && rn.r.IntN(2) == 0, opStep{}) {
+	// After a writer left, a reader: a waiting writer left behind would
+	// hold readers back.
+	if b < 0 || !rn.waitFor(b, rn.c.read && (leave || rn.r.IntN(2) == 0), opStep{}) {
 		return
 	}
 	rn.probeRelease(h, b)
@@ -220,12 +250,11 @@ func (rn *run) releaseScene(h int, leave bool) {
 
 // joinScene plays the join scene.
 func (rn *run) joinScene(h int) {
-	a := rn.wakePeer(h)
+	h, a, b := rn.wakePair(h)
 	if a < 0 {
 		return
 	}
-	b := rn.sameProcPeer(a)
-	if b < 0 || rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
+	if rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
 		return
 	}
 	const late = maxPoll / 4
@@ -246,12 +275,11 @@ func (rn *run) joinScene(h int) {
 
 // dropGapScene plays the drop gap scene.
 func (rn *run) dropGapScene(h int) {
-	a := rn.wakePeer(h)
+	h, a, b := rn.wakePair(h)
 	if a < 0 {
 		return
 	}
-	b := rn.sameProcPeer(a)
-	if b < 0 || rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
+	if rn.takeAll(h) == nil || !rn.waitFor(a, false, opStep{}) {
 		return
 	}
 	const late, gone, held = maxPoll / 4, maxPoll / 20, maxPoll / 2
@@ -263,18 +291,23 @@ func (rn *run) dropGapScene(h int) {
 	rn.rec.fault(p, fmt.Sprintf("delay(%v) (wake interlude)", late))
 	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)
 	rn.settle()
-	rn.sleep(gone + quietTick)
+	rn.sleep(2 * gone)
 	if rn.isBusy(b) || rn.w.net == nil {
 		return
 	}
 	// b left, keeping the registration for a; a's try, answered next, kept
 	// it too, and a's end drops it: the network holds that drop.
 	rn.w.net.SetDraw(holdOne(p*netServers, leaveScript(rn.prim), held))
-	rn.sleep(late - gone)
+	rn.sleep(late)
+	// b waits again while the drop is held: its try, if it went before
+	// the drop, is answered after it, so that a's end finds b not counted
+	// among the Client's waiters, and wakes nobody.
+	rn.w.procs[p].faults.DelayReply(isScript, held)
+	rn.rec.fault(p, fmt.Sprintf("delay(%v) (wake interlude)", held))
 	if !rn.waitFor(b, false, opStep{}) {
 		return
 	}
-	rn.sleep(held)
+	rn.sleep(2 * held)
 	rn.w.net.SetDraw(nil)
 	rn.settle()
 	if rn.isBusy(a) || !rn.rec.holding(a, false) {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/redistest"
-	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // The wake interlude (rlock, rrwlock, xsemaphore): faults stop for a
@@ -40,14 +39,23 @@ import (
 //     request the network holds, and the second waits again meanwhile: its
 //     try must follow the drop. The first then releases.
 //
-// The locks play all four (rrwlock's writers for the last two, whose
-// registration is per Client); the semaphore the first two.
+//   - lapse (rlock): a waiter gives up and its leave is lost (the network
+//     drops it), so its Client's registration stays, unrenewed; a renewal
+//     of it sent before, which the network held, arrives after it lapsed,
+//     and must find it gone, not renew it: a waiter of another process
+//     then waits, and a release wakes it.
+//
+// The locks play the first four (rrwlock's writers for join and drop gap,
+// whose registration is per Client), rlock all five; the semaphore the
+// first two.
 
 // wakeScenes is how many scenes a primitive plays: the last two need a
 // per-Client registration of lock waiters.
 func wakeScenes(p primitive) int {
 	switch p.(type) {
-	case rlockPrim, rrwlockPrim:
+	case rlockPrim:
+		return 5
+	case rrwlockPrim:
 		return 4
 	case xsemPrim:
 		return 2
@@ -81,6 +89,8 @@ func (rn *run) wakeInterlude(h int) bool {
 		rn.joinScene(h)
 	case 3:
 		rn.dropGapScene(h)
+	case 4:
+		rn.lapseScene(h)
 	}
 	return true
 }
@@ -316,19 +326,59 @@ func (rn *run) dropGapScene(h int) {
 	rn.probeRelease(a, b)
 }
 
+// lapseScene plays the lapse scene.
+func (rn *run) lapseScene(h int) {
+	if rn.w.net == nil || rn.takeAll(h) == nil {
+		return
+	}
+	a := rn.wakePeer(h)
+	if a < 0 {
+		return
+	}
+	// A renewal is sent a third of the lease after a's registration: the
+	// network holds it past the registration's deadline.
+	const gone, held = leaseTTL/3 + quietTick, leaseTTL * 3 / 2
+	p := rn.hproc[a]
+	rn.w.net.SetDraw(lapseDraw(p*netServers, scriptSHA("lock_beat"), scriptSHA("lock_leave"), held))
+	if !rn.waitFor(a, false, opStep{cancel: gone}) {
+		rn.w.net.SetDraw(nil)
+		return
+	}
+	rn.sleep(held + quietTick)
+	rn.w.net.SetDraw(nil)
+	rn.settle()
+	b := rn.wakePeer(h, p)
+	if b < 0 || rn.isBusy(a) || !rn.waitFor(b, false, opStep{}) {
+		return
+	}
+	rn.probeRelease(h, b)
+}
+
+// lapseDraw is a draw of the network that holds, for d, the first request
+// on connection tag that calls the script beat, and drops every one there
+// that calls leave before the server.
+func lapseDraw(tag int, beat, leave string, d time.Duration) func(int, bool, string) redistest.NetFault {
+	held := false
+	return func(t int, msg bool, call string) redistest.NetFault {
+		switch {
+		case msg || t != tag:
+		case strings.Contains(call, leave):
+			return redistest.NetFault{Kind: redistest.NetDropBefore, D: time.Millisecond}
+		case !held && strings.Contains(call, beat):
+			held = true
+			return redistest.NetFault{Kind: redistest.NetHold, D: d + 7*time.Nanosecond}
+		}
+		return redistest.NetFault{}
+	}
+}
+
 // leaveScript is the SHA1 of the script by which a lock waiter's Client
 // drops its registration.
 func leaveScript(p primitive) string {
-	name := "lock_leave"
 	if _, ok := p.(rrwlockPrim); ok {
-		name = "rw_leave"
+		return scriptSHA("rw_leave")
 	}
-	for _, s := range scripts.All() {
-		if s.Name() == name {
-			return s.Hash()
-		}
-	}
-	return name
+	return scriptSHA("lock_leave")
 }
 
 // holdOne is a draw of the network that holds, for d, the first request on

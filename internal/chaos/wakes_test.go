@@ -39,11 +39,11 @@ import (
 //     request the network holds, and the second waits again meanwhile: its
 //     try must follow the drop. The first then releases.
 //
-//   - lapse (rlock): a waiter gives up and its leave is lost (the network
-//     drops it), so its Client's registration stays, unrenewed; a renewal
-//     of it sent before, which the network held, arrives after it lapsed,
-//     and must find it gone, not renew it: a waiter of another process
-//     then waits, and a release wakes it.
+//   - lapse (rlock): a waiter of another process waits throughout; a
+//     waiter gives up and its leave is lost (the network drops it), so its
+//     Client's registration stays, unrenewed; a renewal of it sent before,
+//     which the network held, arrives after it lapsed, and must find it
+//     gone, not renew it: the release then wakes the waiter that stayed.
 //
 // The locks play the first four (rrwlock's writers for join and drop gap,
 // whose registration is per Client), rlock all five; the semaphore the
@@ -328,27 +328,39 @@ func (rn *run) dropGapScene(h int) {
 
 // lapseScene plays the lapse scene.
 func (rn *run) lapseScene(h int) {
-	if rn.w.net == nil || rn.takeAll(h) == nil {
+	// b is of another process than h's: a release hands on to a waiter of
+	// its own process without a wake.
+	b := rn.wakePeer(h)
+	if b < 0 || rn.w.net == nil {
 		return
 	}
-	a := rn.wakePeer(h)
+	a := rn.idlePeer(b, func(g int) bool {
+		return g != h && rn.wakeIdle(g) && slices.Equal(rn.hs[g].names(), rn.hs[h].names())
+	})
 	if a < 0 {
 		return
 	}
+	// h holds with a fixed lease, which no renewal of its process's (held
+	// with a's) needs to keep. b waits throughout: its registration keeps
+	// the registry (and a's lapsed registration in it) from expiring.
+	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true, lease: 3 * leaseTTL}, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	if rn.isBusy(h) || !rn.rec.holding(h, false) || !rn.waitFor(b, false, opStep{}) {
+		return
+	}
 	// A renewal is sent a third of the lease after a's registration: the
-	// network holds it past the registration's deadline.
+	// network holds it past the registration's deadline. The release
+	// comes after b's next try renewed its registration: a revived
+	// registration of a's, due first, would take the wake.
 	const gone, held = leaseTTL/3 + quietTick, leaseTTL * 3 / 2
 	p := rn.hproc[a]
 	rn.w.net.SetDraw(lapseDraw(p*netServers, scriptSHA("lock_beat"), scriptSHA("lock_leave"), held))
+	defer rn.w.net.SetDraw(nil)
 	if !rn.waitFor(a, false, opStep{cancel: gone}) {
-		rn.w.net.SetDraw(nil)
 		return
 	}
-	rn.sleep(held + quietTick)
-	rn.w.net.SetDraw(nil)
-	rn.settle()
-	b := rn.wakePeer(h, p)
-	if b < 0 || rn.isBusy(a) || !rn.waitFor(b, false, opStep{}) {
+	rn.sleep(gone + held + maxPoll)
+	if rn.isBusy(a) {
 		return
 	}
 	rn.probeRelease(h, b)

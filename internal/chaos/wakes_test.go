@@ -232,15 +232,21 @@ func (rn *run) probeRelease(h, waiter int) {
 }
 
 // releaseScene plays the release scene, with a waiter that gives up first
-// when leave is set.
+// when leave is set. The waiter to wake is of another process than the
+// releaser's, which hands on to its own waiters without a wake; the one
+// that gives up, of another process than that waiter's (the releaser's
+// will do: its Client's registration would take the wake as well).
 func (rn *run) releaseScene(h int, leave bool) {
 	holders := rn.takeAll(h)
 	if holders == nil {
 		return
 	}
-	skip := []int{rn.hproc[h]}
+	b := rn.wakePeer(h)
+	if b < 0 {
+		return
+	}
 	if leave {
-		a := rn.wakePeer(h, skip...)
+		a := rn.idlePeer(b, func(g int) bool { return rn.wakeIdle(g) && slices.Equal(rn.hs[g].names(), rn.hs[h].names()) })
 		if a < 0 || !rn.waitFor(a, false, opStep{cancel: maxPoll / 2}) {
 			return
 		}
@@ -248,12 +254,10 @@ func (rn *run) releaseScene(h int, leave bool) {
 		if rn.isBusy(a) || rn.rec.holding(a, false) {
 			return
 		}
-		skip = append(skip, rn.hproc[a])
 	}
-	b := rn.wakePeer(h, skip...)
 	// After a writer left, a reader: a waiting writer left behind would
 	// hold readers back.
-	if b < 0 || !rn.waitFor(b, rn.c.read && (leave || rn.r.IntN(2) == 0), opStep{}) {
+	if !rn.waitFor(b, rn.c.read && (leave || rn.r.IntN(2) == 0), opStep{}) {
 		return
 	}
 	rn.probeRelease(h, b)

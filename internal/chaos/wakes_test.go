@@ -24,10 +24,10 @@ import (
 //   - release: holders take every permit (the name), a waiter of another
 //     process waits, a holder releases (for rrwlock a write hold, the
 //     waiter a reader or a writer).
-//   - leave: as release, but first a waiter of a third process waits and
-//     gives up (its context ends), its Client's last waiter: its leave
-//     takes its registration (its waiting writer) away, and the release's
-//     wake goes to the waiter that stayed.
+//   - leave: as release, but first a waiter of another process than the
+//     one to wake waits and gives up (its context ends), its Client's last
+//     waiter: its leave takes its registration (its waiting writer) away,
+//     and the release's wake goes to the waiter that stayed.
 //   - join: two waiters of one process; the first's try, woken by the
 //     release, is answered late, and the second joins its Client's waits
 //     meanwhile, without a try of its own: the try that took the lock
@@ -38,7 +38,6 @@ import (
 //     answered late; the first's end then drops the registration, a
 //     request the network holds, and the second waits again meanwhile: its
 //     try must follow the drop. The first then releases.
-//
 //   - lapse (rlock): a waiter of another process waits throughout; a
 //     waiter gives up and its leave is lost (the network drops it), so its
 //     Client's registration stays, unrenewed; a renewal of it sent before,

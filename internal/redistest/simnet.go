@@ -56,6 +56,7 @@ type Net struct {
 	mu       sync.Mutex
 	draw     func(tag int, msg bool, call string) NetFault // nil: nothing is faulted unless armed
 	armed    [2][]NetFault                                 // armed faults for requests, for messages
+	aimed    []aimed                                       // armed faults for the requests they match
 	hook     func(tag int, what string)
 	latency  func(tag int) time.Duration // nil: none
 	sent     int64                       // requests written by clients so far
@@ -122,6 +123,40 @@ func (n *Net) Arm(f NetFault) {
 	n.armed[i] = append(n.armed[i], f)
 }
 
+// aimed is a fault armed by [Net.ArmFor].
+type aimed struct {
+	match func(tag int, call string) bool
+	f     NetFault
+}
+
+// ArmFor queues f, a request kind, for the next request for which match
+// returns true, told the tag of its connection and what it calls (as the
+// function [Net.SetDraw] installs is). Faults armed so are tried oldest
+// first, before those of [Net.Arm], and each is consumed by the one request
+// it matches. match is called with n's lock held: it must be quick and must
+// not call methods of n. [Net.Calm] drops those not yet matched, and so
+// does [Net.Disarm].
+func (n *Net) ArmFor(match func(tag int, call string) bool, f NetFault) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.aimed = append(n.aimed, aimed{match: match, f: f})
+}
+
+// Aimed returns how many faults armed by [Net.ArmFor] are not matched yet.
+func (n *Net) Aimed() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.aimed)
+}
+
+// Disarm drops the faults armed by [Net.Arm] and [Net.ArmFor] that have
+// not taken effect yet; the draw function stays.
+func (n *Net) Disarm() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.armed, n.aimed = [2][]NetFault{}, nil
+}
+
 // OnFault installs hook (nil: none), called with a connection's tag and a
 // few words each time a fault takes effect or a held request is delivered.
 // It is called without n's lock held, but possibly inside a Read or Write.
@@ -150,7 +185,7 @@ func (n *Net) Calm() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.draw = nil
-	n.armed = [2][]NetFault{}
+	n.armed, n.aimed = [2][]NetFault{}, nil
 	return n.due
 }
 
@@ -219,7 +254,14 @@ func (n *Net) decide(tag int, msg bool, call, what string) NetFault {
 		n.sent++
 	}
 	var f NetFault
+	aim := -1
+	if !msg {
+		aim = slices.IndexFunc(n.aimed, func(a aimed) bool { return a.match(tag, call) })
+	}
 	switch {
+	case aim >= 0:
+		f = n.aimed[aim].f
+		n.aimed = slices.Delete(n.aimed, aim, aim+1)
 	case len(n.armed[i]) > 0:
 		f, n.armed[i] = n.armed[i][0], n.armed[i][1:]
 	case n.draw != nil:

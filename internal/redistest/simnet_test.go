@@ -218,3 +218,38 @@ func TestNetMessages(t *testing.T) {
 		}
 	})
 }
+
+// A fault armed for the requests it matches passes the others by, and is
+// taken by the first it matches.
+func TestNetArmFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		w := newNetWorld(t)
+		a, b := w.client(-1), w.client(-1)        // tags 0 and 1
+		for _, c := range []*redis.Client{a, b} { // connect: the handshake is not faulted
+			if err := c.Ping(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.n.ArmFor(func(tag int, call string) bool { return tag == 1 }, NetFault{Kind: NetDup, D: 100 * time.Millisecond})
+		if err := a.Eval(ctx, push, nil, "a").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if w.n.Aimed() != 1 {
+			t.Fatalf("Aimed = %d after a request it does not match, want 1", w.n.Aimed())
+		}
+		for _, v := range []string{"b", "c"} {
+			if err := b.Eval(ctx, push, nil, v).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		w.wantList("a", "b", "c", "b")
+		w.n.ArmFor(func(int, string) bool { return true }, NetFault{Kind: NetDup, D: time.Millisecond})
+		w.n.Disarm()
+		if w.n.Aimed() != 0 {
+			t.Fatalf("Aimed = %d after Disarm, want 0", w.n.Aimed())
+		}
+	})
+}

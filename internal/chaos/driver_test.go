@@ -297,7 +297,9 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 	case oRelease:
 		return outcome(true, h.release(ctx, o.a.read))
 	case oExtend:
-		return outcome(true, h.extend(ctx, o.lease, o.a.read))
+		res := outcome(true, h.extend(ctx, o.lease, o.a.read))
+		rn.checkExtended(o.h, seq, res)
+		return res
 	case oForce:
 		// Every call opens the window, whatever it returned: a reply may
 		// be lost and the call retried (go-redis), and the retry reports

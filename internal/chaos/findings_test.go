@@ -11,7 +11,7 @@ func known(v violation, rec *recorder, events []event) string {
 	switch v.check {
 	case "exclusivity", "counts":
 		if a := v.a; a != nil && a.endHow == "open" {
-			if at, ok := rec.closed[a.proc]; ok && at >= a.start {
+			if at, ok := rec.closed[a.proc]; ok && at >= a.start && at <= v.at {
 				return "after Client.Close, Lost and Context never end"
 			}
 		}

@@ -162,6 +162,9 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) || rn.validityStep(o.h) {
 		return
 	}
+	if rn.r.IntN(6) == 0 && rn.lateCopyStep(o.h) {
+		return
+	}
 	if rn.r.IntN(8) == 0 && rn.lostTermStep(o.h) {
 		return
 	}

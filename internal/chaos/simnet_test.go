@@ -1,14 +1,12 @@
 package chaos
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/redistest"
-	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // The simulated network of the bubble tier (redistest.Net): every byte
@@ -102,11 +100,7 @@ func (rn *run) netOn() {
 	// Every script is on every server first: a request that finds its
 	// script missing (NOSCRIPT) is sent again as EVAL, and which of two
 	// concurrent first calls loads it is the scheduler's choice.
-	for _, a := range rn.w.admin {
-		for _, s := range scripts.All() {
-			_ = s.Load(context.Background(), a).Err()
-		}
-	}
+	rn.w.loadScripts()
 	rn.w.net.OnFault(func(tag int, what string) {
 		rn.rec.fault(tag/netServers, fmt.Sprintf("s%d %s", tag%netServers, what))
 	})

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,34 +11,14 @@ import (
 
 // TestChaos runs the bubble tier: for every primitive, schedules seeds 1..n
 // (or the one REDCOORD_CHAOS_SEED names), each in a synctest bubble of its
-// own, and prints one summary line per primitive.
+// own (shard_test.go), and prints one summary line per primitive.
 func TestChaos(t *testing.T) {
 	n, only, err := schedules()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range primitives {
-		t.Run(p.name, func(t *testing.T) {
-			var sum summary
-			for i := range n {
-				seed := uint64(i + 1)
-				if only != 0 {
-					if i > 0 {
-						break
-					}
-					seed = only
-				}
-				res := runBubble(t, p.name, seed, p.make(seed), false, false)
-				sum.add(res)
-				if os.Getenv("REDCOORD_CHAOS_VERBOSE") != "" {
-					t.Logf("seed %d history:\n%s", seed, res.text)
-				}
-				for i, v := range res.violations {
-					t.Errorf("%s", report(p.name, seed, v, res.events, res.known[i]))
-				}
-			}
-			t.Logf("%s", sum.line(p.name))
-		})
+		t.Run(p.name, func(t *testing.T) { runSchedules(t, p.name, p.make, n, only) })
 	}
 }
 

@@ -41,7 +41,9 @@
 // faults a schedule replays as far as the first requests that goroutines
 // woken at one instant write in another order: most failures reproduce
 // from their seed, not every history byte for byte. REDCOORD_CHAOS_SCHEDULES=<n> runs n
-// schedules per primitive instead of the default. The real-server tier
+// schedules per primitive instead of the default; they are split over
+// child processes, one per CPU (REDCOORD_CHAOS_SHARDS=<n> sets how many:
+// shard_test.go), and reported as one run. The real-server tier
 // (restarts with and without persistence, SIGSTOP) is seeded too, but timing
 // makes it best-effort.
 //

@@ -43,10 +43,18 @@ const replaySeeds = 4
 func TestReplay(t *testing.T) {
 	for _, p := range primitives {
 		t.Run(p.name, func(t *testing.T) {
-			same, raced := 0, 0
-			for seed := uint64(1); seed <= replaySeeds; seed++ {
+			runs, _, child := sharded(t, "TestReplay", p.name, replaySeeds, func(i int) replayRun {
+				seed := uint64(i + 1)
 				a := runBubble(t, p.name, seed, p.make(seed), false, true).text
 				b := runBubble(t, p.name, seed, p.make(seed), true, true).text
+				return replayRun{seed, a, b}
+			})
+			if child {
+				return
+			}
+			same, raced := 0, 0
+			for _, r := range runs {
+				seed, a, b := r.Seed, r.A, r.B
 				if a == b {
 					same++
 					continue
@@ -59,9 +67,15 @@ func TestReplay(t *testing.T) {
 				}
 				t.Errorf("%s seed %d: the histories of two runs differ\n%s", p.name, seed, diff)
 			}
-			t.Logf("chaos: %s replay: %d of %d seeds byte for byte, %d parted at a race of waiters woken together", p.name, same, replaySeeds, raced)
+			t.Logf("chaos: %s replay: %d of %d seeds byte for byte, %d parted at a race of waiters woken together", p.name, same, len(runs), raced)
 		})
 	}
+}
+
+// replayRun is the two histories of one seed.
+type replayRun struct {
+	Seed uint64
+	A, B string
 }
 
 // racedGrant reports whether two history lines, at one instant, part as

@@ -19,15 +19,18 @@ import (
 	"testing"
 )
 
-// A primitive's schedules are split into shards that run at once: the
-// bubble tier runs on one P (guard_test.go), so one process uses one core.
-// The test runs shard 0 itself and every other one in a child process, its
-// own binary re-run for the one primitive with shardEnv set; a child
-// prints each schedule's result on a line of its own (shardLine), and the
-// parent reports them all in the order of their seeds, as if it had run
-// them itself: the summary line, the violations and, with
-// REDCOORD_CHAOS_VERBOSE, the histories. A schedule runs alike in either
-// process, so its seed replays it (one seed runs in one process).
+// The schedules of a primitive (TestChaos's, TestReplay's) are split into
+// shards that run at once: the bubble tier runs on one P (guard_test.go),
+// so one process uses one core. The test runs shard 0 itself and every
+// other one in a child process, its own binary re-run for the one subtest
+// with shardEnv set; a child prints each schedule's result on a line of its
+// own (shardLine), and the parent reports them all in the order of their
+// seeds, as if it had run them itself: the summary line, the violations
+// and, with REDCOORD_CHAOS_VERBOSE, the histories. A schedule runs alike in
+// either process, so its seed replays it (one seed runs in one process). A
+// child that fails (a data race, a leaked goroutine, a schedule that made
+// no progress) fails the subtest with its output, and a primitive with a
+// shard that did not deliver every result prints no summary line.
 // REDCOORD_CHAOS_SHARDS=<n> sets the number of shards; by default it is
 // the number of CPUs, at most maxShards.
 
@@ -57,60 +60,24 @@ func runSchedules(t *testing.T, name string, mk func(seed uint64) primitive, n i
 	if only != 0 {
 		seeds = []uint64{only}
 	}
-	part, parts, child, err := shardOf(len(seeds))
-	if err != nil {
-		t.Fatal(err)
-	}
 	verbose := os.Getenv("REDCOORD_CHAOS_VERBOSE") != ""
-	run := func(part int, out func(seedResult)) {
-		for i, seed := range seeds {
-			if i%parts != part {
-				continue
-			}
-			res := runBubble(t, name, seed, mk(seed), false, false)
-			sr := seedResult{Seed: seed, Ops: res.ops, Faults: res.faults, Late: res.late,
-				LinNames: res.lin.names, LinChecked: res.lin.checked, Known: res.known}
-			for i, v := range res.violations {
-				sr.Checks = append(sr.Checks, v.check)
-				sr.Reports = append(sr.Reports, report(name, seed, v, res.events, res.known[i]))
-			}
-			if verbose {
-				sr.Text = res.text
-			}
-			out(sr)
+	all, whole, child := sharded(t, "TestChaos", name, len(seeds), func(i int) seedResult {
+		seed := seeds[i]
+		res := runBubble(t, name, seed, mk(seed), false, false)
+		sr := seedResult{Seed: seed, Ops: res.ops, Faults: res.faults, Late: res.late,
+			LinNames: res.lin.names, LinChecked: res.lin.checked, Known: res.known}
+		for i, v := range res.violations {
+			sr.Checks = append(sr.Checks, v.check)
+			sr.Reports = append(sr.Reports, report(name, seed, v, res.events, res.known[i]))
 		}
-	}
+		if verbose {
+			sr.Text = res.text
+		}
+		return sr
+	})
 	if child {
-		run(part, func(sr seedResult) {
-			b, err := json.Marshal(sr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Printf("%s%s\n", shardLine, b)
-		})
 		return
 	}
-	var kids []*shardChild
-	for i := 1; i < parts; i++ {
-		c, err := startShard(name, i, parts)
-		if err != nil {
-			t.Fatalf("chaos: %s shard %d/%d: %v", name, i, parts, err)
-		}
-		kids = append(kids, c)
-	}
-	var all []seedResult
-	run(0, func(sr seedResult) { all = append(all, sr) })
-	whole := true
-	for _, c := range kids {
-		got, err := c.wait()
-		all = append(all, got...)
-		want := (len(seeds) - c.part + parts - 1) / parts
-		whole = whole && len(got) == want
-		if err != nil || len(got) != want {
-			t.Errorf("chaos: %s shard %d/%d ran %d of its %d schedules: %v\n%s", name, c.part, parts, len(got), want, err, c.rest)
-		}
-	}
-	slices.SortFunc(all, func(a, b seedResult) int { return cmp.Compare(a.Seed, b.Seed) })
 	var sum summary
 	for _, sr := range all {
 		res := result{ops: sr.Ops, faults: sr.Faults, late: sr.Late, known: sr.Known,
@@ -129,6 +96,74 @@ func runSchedules(t *testing.T, name string, mk func(seed uint64) primitive, n i
 	if whole {
 		t.Logf("%s", sum.line(name))
 	}
+}
+
+// sharded runs one(i) for i in 0..n-1, the subtest sub of test (t), over
+// the shards: this process runs shard 0 and a child process each other
+// one. It returns the results in the order of i, whether every shard
+// delivered all of its own, and whether this process is a child (which
+// prints its results, returns none, and must report nothing).
+func sharded[T any](t *testing.T, test, sub string, n int, one func(i int) T) (all []T, whole, child bool) {
+	part, parts, child, err := shardOf(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		I int
+		R T
+	}
+	var got []item
+	run := func(part int) {
+		for i := part; i < n; i += parts {
+			r := one(i)
+			if !child {
+				got = append(got, item{i, r})
+				continue
+			}
+			b, err := json.Marshal(item{i, r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("%s%s\n", shardLine, b)
+		}
+	}
+	if child {
+		run(part)
+		return nil, false, true
+	}
+	var kids []*shardChild
+	for i := 1; i < parts; i++ {
+		c, err := startShard(test, sub, i, parts)
+		if err != nil {
+			t.Fatalf("chaos: %s shard %d/%d: %v", sub, i, parts, err)
+		}
+		kids = append(kids, c)
+	}
+	run(0)
+	whole = true
+	for _, c := range kids {
+		lines, err := c.wait()
+		var mine int
+		for _, l := range lines {
+			var it item
+			if jerr := json.Unmarshal([]byte(l), &it); jerr != nil {
+				err = errors.Join(err, jerr)
+				continue
+			}
+			got = append(got, it)
+			mine++
+		}
+		want := (n - c.part + parts - 1) / parts
+		whole = whole && mine == want
+		if err != nil || mine != want {
+			t.Errorf("chaos: %s shard %d/%d ran %d of its %d: %v\n%s", sub, c.part, parts, mine, want, err, c.rest)
+		}
+	}
+	slices.SortFunc(got, func(a, b item) int { return cmp.Compare(a.I, b.I) })
+	for _, it := range got {
+		all = append(all, it.R)
+	}
+	return all, whole, false
 }
 
 // shardOf returns the shard this process runs of a primitive's seeds
@@ -161,9 +196,9 @@ type shardChild struct {
 }
 
 // startShard starts the child that runs shard part of parts of the
-// primitive name.
-func startShard(name string, part, parts int) (*shardChild, error) {
-	args := []string{"-test.run", "^TestChaos$/^" + regexp.QuoteMeta(name) + "$", "-test.count=1"}
+// subtest sub of test.
+func startShard(test, sub string, part, parts int) (*shardChild, error) {
+	args := []string{"-test.run", "^" + test + "$/^" + regexp.QuoteMeta(sub) + "$", "-test.count=1"}
 	if f := flag.Lookup("test.timeout"); f != nil {
 		args = append(args, "-test.timeout="+f.Value.String())
 	}
@@ -173,21 +208,17 @@ func startShard(name string, part, parts int) (*shardChild, error) {
 	return c, c.cmd.Start()
 }
 
-// wait waits for the child to exit and returns the results it printed.
-func (c *shardChild) wait() ([]seedResult, error) {
+// wait waits for the child to exit and returns the result lines it
+// printed, without their prefix.
+func (c *shardChild) wait() ([]string, error) {
 	err := c.cmd.Wait()
-	var got []seedResult
+	var got []string
 	var rest strings.Builder
 	r := bufio.NewReader(&c.out)
 	for {
 		l, rerr := r.ReadString('\n')
 		if s, ok := strings.CutPrefix(l, shardLine); ok {
-			var sr seedResult
-			if jerr := json.Unmarshal([]byte(s), &sr); jerr != nil {
-				err = errors.Join(err, jerr)
-			} else {
-				got = append(got, sr)
-			}
+			got = append(got, s)
 		} else if l != "PASS\n" {
 			rest.WriteString(l)
 		}

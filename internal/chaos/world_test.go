@@ -11,6 +11,7 @@ import (
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // Timing of every schedule. Lease and poll interval are short so that a
@@ -75,11 +76,14 @@ func newProc(pi int, opts []*redis.Options, bubble bool) (*proc, error) {
 
 // determine gives Client si of process pi what a Client draws at random
 // elsewhere: its id (random ids order the keys and members they name
-// differently in every run) and the back-off jitter RedLock draws, a fixed
+// differently in every run), the holder metadata its acquires send (New
+// encoded it with the random id: a request's bytes would differ between
+// runs of one seed) and the back-off jitter RedLock draws, a fixed
 // fraction of the range, one per Client.
 func determine(c *redcoord.Client, pi, si int) {
 	s := core.Of(c)
 	s.ID = fmt.Sprintf("%030x%02x", pi+1, si)
+	*s.RenewedLease("") = scripts.NewLease(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, ""))
 	frac := time.Duration(3*pi+si+1) % 8
 	s.Jitter = func(n time.Duration) time.Duration { return n * frac / 8 }
 }

@@ -49,6 +49,7 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 type widening struct {
 	skews  map[int]*skew                                           // clock-back offsets by server
 	probes []probe                                                 // releases of the wake-probe step (wake_test.go)
+	fairq  int                                                     // steps of fairq_test.go run so far
 	netOn  bool                                                    // the network faults (simnet_test.go)
 	draw   func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
 
@@ -172,6 +173,9 @@ func (rn *run) issueWidened(o opStep) {
 		return
 	}
 	if rn.r.IntN(8) == 0 && rn.netHushed(func() bool { return rn.wakeProbeStep(o.h) }) {
+		return
+	}
+	if rn.fairqStep(o.h) {
 		return
 	}
 	if len(rn.wd.skews) > 0 && rn.c.forget && o.kind == oAcquire && rn.r.IntN(4) == 0 {

@@ -1,0 +1,389 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/redistest"
+)
+
+// The fair queue's steps and the given-up acquires' steps of the widened
+// mix, for the locks whose hold is one lock hash on one server (rlock,
+// rfairlock, relection). Each sets its stage on a network emptied of what
+// it held and faulting no more (hush), with the processes it uses disarmed,
+// so that what it checks is owed on a sound network:
+//
+//   - given-up copy (all three): an acquire or a re-entry whose request
+//     the network holds past go-redis's read timeout gives up (its context
+//     is cancelled: go-redis does not send it again) and leaves; the copy
+//     lands after the leave. It must change nothing: Redis may not count a
+//     re-entry the handle does not believe in (holdcount), nor hold the
+//     name for a handle that gave up (leftover).
+//   - dead head (rfairlock, relection): a waiter D queued ahead of a live
+//     waiter W is cut off past its heartbeat. Either the holder releases
+//     (W must be granted at once: a probe, wake_test.go), or the holder is
+//     cut off too and its lease runs out (W takes the name; its Unlock must
+//     leave the name free: no entry of W's is left queued to be granted).
+//   - give back (rfairlock, relection): the holder's release grants to a
+//     waiter D that hears the grant late and gives up at once; D's leave
+//     gives the grant back and must hand the name on to the waiter W
+//     behind D at once (a probe).
+//   - late proclaim (relection): a Proclaim the network holds past the read
+//     timeout gives up; its leader resigns and wins a new term, and the
+//     copy lands in that term: it must not change the new term's value.
+
+// fairqMax is how many of these steps one schedule runs at most: each
+// takes a few seconds of the bubble's clock.
+const fairqMax = 2
+
+// fairqStep may run one of the steps above for handle h, drawn for the
+// primitive; it reports whether one ran. Other primitives draw nothing.
+func (rn *run) fairqStep(h int) bool {
+	var fair, election bool
+	switch rn.prim.(type) {
+	case rlockPrim:
+	case rfairlockPrim:
+		fair = true
+	case relectionPrim:
+		fair, election = true, true
+	default:
+		return false
+	}
+	if rn.wd.fairq >= fairqMax || rn.w.net == nil || rn.r.IntN(6) != 0 {
+		return false
+	}
+	x := rn.r.IntN(8)
+	ran := false
+	switch {
+	case !fair || x < 2:
+		ran = rn.givenUpStep(h)
+	case x < 4:
+		ran = rn.deadHeadStep(h, false)
+	case x < 6 || (x < 7 && !election):
+		ran = rn.deadHeadStep(h, true)
+	case x < 7:
+		ran = rn.lateProclaimStep(h)
+	default:
+		ran = rn.giveBackStep(h)
+	}
+	if ran {
+		rn.wd.fairq++
+	}
+	return ran
+}
+
+// hush stops the network's faults and waits until what it held has been
+// delivered; the returned function lets it fault again.
+func (rn *run) hush() (restore func()) {
+	if !rn.wd.netOn {
+		return func() {}
+	}
+	rn.netCalm()
+	return func() { rn.w.net.SetDraw(rn.wd.draw) }
+}
+
+// steady reports whether process pi is live with no lasting fault of its
+// own in effect; it disarms the faults armed for its next scripts.
+func (rn *run) steady(pi int) bool {
+	p := rn.w.procs[pi]
+	if p.closed || slices.ContainsFunc(rn.heals, func(h heal) bool { return h.proc == pi }) {
+		return false
+	}
+	p.faults.Disarm()
+	return true
+}
+
+// free reports whether handle g is idle and believes it holds nothing.
+func (rn *run) free(g int) bool {
+	return !rn.isBusy(g) && !rn.rec.holding(g, false) && !rn.rec.holding(g, true) && !rn.owesRelease(g)
+}
+
+// heldForNobody returns the owner that Redis (server 0) holds name for,
+// when no handle of that owner's process believes it holds the name or
+// has an operation in flight; "" otherwise.
+func (rn *run) heldForNobody(name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	o, err := rn.w.admin[0].HGet(ctx, "rc:{"+name+"}:lock", "o").Result()
+	if err != nil {
+		return ""
+	}
+	pi := procOf(o)
+	for g := range rn.hs {
+		if rn.hproc[g] == pi && slices.Contains(rn.hs[g].names(), name) && !rn.free(g) {
+			return ""
+		}
+	}
+	return o
+}
+
+// givenUpStep plays the given-up copy for h: a re-entry if h holds, an
+// acquire otherwise. It reports whether it ran.
+func (rn *run) givenUpStep(h int) bool {
+	pi := rn.hproc[h]
+	if rn.isBusy(h) || rn.rec.holding(h, true) || (!rn.c.reentrant && rn.rec.holding(h, false)) || !rn.steady(pi) {
+		return false
+	}
+	defer rn.hush()()
+	reentry := rn.rec.holding(h, false)
+	if rn.isBusy(h) || (reentry && !rn.c.reentrant) || !rn.steady(pi) {
+		return true
+	}
+	name := rn.hs[h].names()[0]
+	const late = readTimeout + leaseTTL/2
+	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: late})
+	rn.issue(opStep{kind: oAcquire, h: h, cancel: maxPoll / 2}, false)
+	rn.sleep(late + maxPoll/4)
+	if rn.isBusy(h) {
+		return true
+	}
+	if hr, count, failed := rn.rec.believed(h); reentry && hr != nil && failed == 0 && !isClosed(hr.lostCh) {
+		if rc, ok := rn.hs[h].(redisCounter); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			n, err := rc.redisCount(ctx)
+			cancel()
+			if err == nil && int(n) > count {
+				rn.violate(violation{check: "holdcount", name: name, at: rn.rec.now(), seq: hr.seq,
+					msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, whose handle believes in %d, once the copy of a re-entry it gave up landed", n, h, hr.seq, count)})
+			}
+		}
+	}
+	if o := rn.heldForNobody(name); o != "" {
+		rn.violate(violation{check: "leftover", name: name, at: rn.rec.now(), seq: rn.rec.seq,
+			msg: fmt.Sprintf("Redis holds the name for %s once the copy of h%d's given-up acquire landed; no handle of process %d holds or waits", o, h, pi)})
+	}
+	return true
+}
+
+// fairRoles picks, for w's name, a holder (one that believes it holds, or
+// else a free handle) and a waiter d, with w of three distinct steady
+// processes; every other handle of the name must be free. It returns -1s
+// when there are none.
+func (rn *run) fairRoles(w int) (holder, d int) {
+	holder, d = -1, -1
+	name := rn.hs[w].names()[0]
+	if !rn.free(w) || !rn.steady(rn.hproc[w]) {
+		return -1, -1
+	}
+	var cands []int
+	for g := range rn.hs {
+		if g == w || !slices.Contains(rn.hs[g].names(), name) {
+			continue
+		}
+		switch {
+		case rn.rec.holding(g, false) && !rn.isBusy(g) && holder < 0:
+			holder = g
+		case rn.free(g):
+			cands = append(cands, g)
+		default:
+			return -1, -1
+		}
+	}
+	if holder >= 0 && (rn.hproc[holder] == rn.hproc[w] || !rn.steady(rn.hproc[holder])) {
+		return -1, -1
+	}
+	var hs, ds []int
+	for _, g := range cands {
+		switch pi := rn.hproc[g]; {
+		case pi == rn.hproc[w] || rn.w.procs[pi].closed:
+		case holder >= 0 && pi == rn.hproc[holder]:
+		default:
+			ds = append(ds, g)
+			if holder < 0 {
+				hs = append(hs, g)
+			}
+		}
+	}
+	if holder < 0 && len(hs) > 0 {
+		holder = hs[rn.r.IntN(len(hs))]
+	}
+	if holder < 0 {
+		return -1, -1
+	}
+	ds = slices.DeleteFunc(ds, func(g int) bool { return rn.hproc[g] == rn.hproc[holder] })
+	if len(ds) == 0 || !rn.steady(rn.hproc[holder]) {
+		return -1, -1
+	}
+	d = ds[rn.r.IntN(len(ds))]
+	if !rn.steady(rn.hproc[d]) {
+		return -1, -1
+	}
+	return holder, d
+}
+
+// subscribed reports whether process pi's Hub is up.
+func (rn *run) subscribed(pi int) bool {
+	hb, err := rn.w.procs[pi].clients[0].Hub()
+	return err == nil && hb != nil && hb.Stats().Err == nil
+}
+
+// queueUp has holder take the name if it does not hold it, then d and w
+// queue behind it, in that order; it reports whether all three got there.
+func (rn *run) queueUp(holder, d, w int, dOp opStep) bool {
+	if !rn.rec.holding(holder, false) {
+		rn.issue(opStep{kind: oAcquire, h: holder, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+		rn.settle()
+	}
+	if !rn.rec.holding(holder, false) || rn.isBusy(holder) {
+		return false
+	}
+	rn.issue(dOp, false)
+	rn.settle()
+	if !rn.isBusy(d) {
+		return false
+	}
+	rn.issue(opStep{kind: oAcquire, h: w, ctxDur: 3 * leaseTTL}, false)
+	rn.settle()
+	return rn.isBusy(w)
+}
+
+// deadHeadStep plays the dead head with w as the live waiter: the holder
+// releases (lapse false) or its lease runs out (lapse true). It reports
+// whether it ran.
+func (rn *run) deadHeadStep(w int, lapse bool) bool {
+	if holder, d := rn.fairRoles(w); holder < 0 || d < 0 {
+		return false
+	}
+	defer rn.hush()()
+	holder, d := rn.fairRoles(w)
+	if holder < 0 || d < 0 || !rn.subscribed(rn.hproc[w]) {
+		return true
+	}
+	if !rn.queueUp(holder, d, w, opStep{kind: oAcquire, h: d, ctxDur: 3 * leaseTTL}) {
+		return true
+	}
+	cut := []int{rn.hproc[d]}
+	if lapse {
+		cut = append(cut, rn.hproc[holder])
+	}
+	for _, pi := range cut {
+		rn.w.procs[pi].faults.Stall()
+		rn.rec.fault(pi, "pause (dead head)")
+	}
+	defer func() {
+		for _, pi := range cut {
+			p := rn.w.procs[pi]
+			p.faults.Unstall()
+			p.faults.CloseAll()
+			rn.rec.fault(pi, "end of pause (dead head)")
+		}
+		rn.settle()
+	}()
+	rn.sleep(leaseTTL + maxPoll)
+	name := rn.hs[w].names()[0]
+	if !lapse {
+		if rn.rec.holding(holder, false) && !rn.isBusy(holder) && rn.isBusy(w) {
+			rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: name})
+			rn.issue(opStep{kind: oRelease, h: holder, ctxDur: leaseTTL}, false)
+		}
+		return true
+	}
+	if !rn.rec.holding(w, false) || rn.isBusy(w) {
+		return true
+	}
+	rn.issue(opStep{kind: oRelease, h: w, ctxDur: leaseTTL}, false)
+	rn.settle()
+	if rn.isBusy(w) || rn.rec.holding(w, false) {
+		return true
+	}
+	if o := rn.heldForNobody(name); o != "" {
+		rn.violate(violation{check: "leftover", name: name, at: rn.rec.now(), seq: rn.rec.seq,
+			msg: fmt.Sprintf("h%d took the name past a dead head and released it; Redis holds it for %s, whom no handle of process %d believes in", w, o, procOf(o))})
+	}
+	return true
+}
+
+// giveBackStep plays the give back with w as the waiter behind. It
+// reports whether it ran.
+func (rn *run) giveBackStep(w int) bool {
+	if holder, d := rn.fairRoles(w); holder < 0 || d < 0 {
+		return false
+	}
+	defer rn.hush()()
+	holder, d := rn.fairRoles(w)
+	if holder < 0 || d < 0 || !rn.subscribed(rn.hproc[w]) {
+		return true
+	}
+	// d gives up half a poll interval after its call: the release comes
+	// just before, when neither d nor w has a try due.
+	const patience = maxPoll / 2
+	start := rn.rec.now()
+	if !rn.rec.holding(holder, false) {
+		start += apart // queueUp's TryLock goes first
+	}
+	if !rn.queueUp(holder, d, w, opStep{kind: oAcquire, h: d, cancel: patience}) {
+		return true
+	}
+	pd := rn.hproc[d]
+	rn.w.procs[pd].faults.DelaySubscribers(leaseTTL / 2)
+	rn.rec.fault(pd, fmt.Sprintf("late messages(%v) (give back)", leaseTTL/2))
+	rn.heals = append(rn.heals, heal{at: rn.rec.now() + leaseTTL, proc: pd, kind: fLateSub})
+	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
+	// The release lands half an apart before d gives up.
+	left := start + patience - apart/2 - rn.rec.now() - apart
+	if left < 0 {
+		return true
+	}
+	rn.sleep(left)
+	if !rn.rec.holding(holder, false) || rn.isBusy(holder) || !rn.isBusy(d) || !rn.isBusy(w) {
+		return true
+	}
+	rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: rn.hs[w].names()[0]})
+	rn.issue(opStep{kind: oRelease, h: holder, ctxDur: leaseTTL}, false)
+	return true
+}
+
+// lateProclaimStep plays the late proclaim for h, a leader. It reports
+// whether it ran.
+func (rn *run) lateProclaimStep(h int) bool {
+	eh, ok := rn.hs[h].(*electionHandle)
+	pi := rn.hproc[h]
+	if !ok || rn.isBusy(h) || !rn.rec.holding(h, false) || !rn.steady(pi) {
+		return false
+	}
+	defer rn.hush()()
+	if rn.isBusy(h) || !rn.rec.holding(h, false) || !rn.steady(pi) {
+		return true
+	}
+	const late = readTimeout + leaseTTL/2
+	sent := rn.rec.now()
+	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: late})
+	rn.issue(opStep{kind: oProclaim, h: h, cancel: maxPoll / 2}, false)
+	rn.sleep(readTimeout + maxPoll/4)
+	if rn.isBusy(h) || !rn.rec.holding(h, false) {
+		return true
+	}
+	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)
+	rn.settle()
+	if rn.isBusy(h) || rn.rec.holding(h, false) {
+		return true
+	}
+	rn.issue(opStep{kind: oAcquire, h: h, ctxDur: maxPoll}, false)
+	rn.settle()
+	if rn.isBusy(h) || !rn.rec.holding(h, false) {
+		return true
+	}
+	if left := sent + late + maxPoll/4 - rn.rec.now(); left > 0 {
+		rn.sleep(left)
+	}
+	if rn.isBusy(h) || !rn.rec.holding(h, false) {
+		return true
+	}
+	hr, _, _ := rn.rec.believed(h)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	l, led, err := eh.e.Leader(ctx)
+	if err != nil && !errors.Is(err, redis.Nil) || !led || hr == nil || l.Term != hr.tokens[eh.name] {
+		return true
+	}
+	if l.Value != eh.value {
+		rn.violate(violation{check: "proclaim", name: eh.name, at: rn.rec.now(), seq: hr.seq,
+			msg: fmt.Sprintf("h%d's term %d, in which it proclaimed nothing, has the value %q, not its Campaign's %q, once the copy of a Proclaim of its earlier term landed", h, l.Term, l.Value, eh.value)})
+	}
+	return true
+}

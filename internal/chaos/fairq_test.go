@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,11 +25,12 @@ import (
 //     lands after the leave. It must change nothing: Redis may not count a
 //     re-entry the handle does not believe in (holdcount), nor hold the
 //     name for a handle that gave up (leftover).
-//   - dead head (rfairlock, relection): a waiter D queued ahead of a live
-//     waiter W is cut off past its heartbeat. Either the holder releases
-//     (W must be granted at once: a probe, wake_test.go), or the holder is
-//     cut off too and its lease runs out (W takes the name; its Unlock must
-//     leave the name free: no entry of W's is left queued to be granted).
+//   - dead head (rfairlock, relection): a queued waiter D is cut off past
+//     its heartbeat. Either the holder releases as D's heartbeat deadline
+//     passes, while a live waiter W queues behind D (W must be granted at
+//     once, and D's process stays cut off a while: a probe, wake_test.go),
+//     or the holder is cut off too and its lease runs out: a TryLock of W
+//     must then take the name, free in Redis with only dead waiters queued.
 //   - give back (rfairlock, relection): the holder's release grants to a
 //     waiter D that hears the grant late and gives up at once; D's leave
 //     gives the grant back and must hand the name on to the waiter W
@@ -64,9 +66,9 @@ func (rn *run) fairqStep(h int) bool {
 		ran = rn.givenUpStep(h)
 	case x < 4:
 		ran = rn.deadHeadStep(h, false)
-	case x < 6 || (x < 7 && !election):
+	case x < 5 || (x < 6 && !election):
 		ran = rn.deadHeadStep(h, true)
-	case x < 7:
+	case x < 7 && election:
 		ran = rn.lateProclaimStep(h)
 	default:
 		ran = rn.giveBackStep(h)
@@ -88,13 +90,25 @@ func (rn *run) hush() (restore func()) {
 }
 
 // steady reports whether process pi is live with no lasting fault of its
-// own in effect; it disarms the faults armed for its next scripts.
+// own in effect and no reply it may still hold back; it disarms the faults
+// armed for its next scripts.
 func (rn *run) steady(pi int) bool {
 	p := rn.w.procs[pi]
 	if p.closed || slices.ContainsFunc(rn.heals, func(h heal) bool { return h.proc == pi }) {
 		return false
 	}
 	p.faults.Disarm()
+	now := rn.rec.now()
+	rn.rec.mu.Lock()
+	defer rn.rec.mu.Unlock()
+	for _, e := range slices.Backward(rn.rec.events) {
+		if e.at+readTimeout+leaseTTL+calmMargin < now {
+			break
+		}
+		if e.kind == evFault && e.proc == pi && strings.HasPrefix(e.what, "delay(") && e.at+parenDuration(e.what)+calmMargin > now {
+			return false
+		}
+	}
 	return true
 }
 
@@ -223,7 +237,8 @@ func (rn *run) subscribed(pi int) bool {
 }
 
 // queueUp has holder take the name if it does not hold it, then d and w
-// queue behind it, in that order; it reports whether all three got there.
+// (if w >= 0) queue behind it, in that order; it reports whether they all
+// got there.
 func (rn *run) queueUp(holder, d, w int, dOp opStep) bool {
 	if !rn.rec.holding(holder, false) {
 		rn.issue(opStep{kind: oAcquire, h: holder, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
@@ -237,14 +252,33 @@ func (rn *run) queueUp(holder, d, w int, dOp opStep) bool {
 	if !rn.isBusy(d) {
 		return false
 	}
+	if w < 0 {
+		return true
+	}
+	// Half a poll interval apart, w's tries do not come as d's heartbeat
+	// deadline passes.
+	rn.sleep(maxPoll / 2)
 	rn.issue(opStep{kind: oAcquire, h: w, ctxDur: 3 * leaseTTL}, false)
 	rn.settle()
 	return rn.isBusy(w)
 }
 
-// deadHeadStep plays the dead head with w as the live waiter: the holder
-// releases (lapse false) or its lease runs out (lapse true). It reports
-// whether it ran.
+// cutOff stalls process pi's connections; the returned function ends it.
+func (rn *run) cutOff(pi int, why string) (end func()) {
+	p := rn.w.procs[pi]
+	p.faults.Stall()
+	rn.rec.fault(pi, "pause ("+why+")")
+	return func() {
+		p.faults.Unstall()
+		p.faults.CloseAll()
+		rn.rec.fault(pi, "end of pause ("+why+")")
+		rn.settle()
+	}
+}
+
+// deadHeadStep plays the dead head with w as the live waiter (lapse
+// false), or as a TryLock once the holder's lease ran out (lapse true).
+// It reports whether it ran.
 func (rn *run) deadHeadStep(w int, lapse bool) bool {
 	if holder, d := rn.fairRoles(w); holder < 0 || d < 0 {
 		return false
@@ -254,46 +288,130 @@ func (rn *run) deadHeadStep(w int, lapse bool) bool {
 	if holder < 0 || d < 0 || !rn.subscribed(rn.hproc[w]) {
 		return true
 	}
+	if lapse {
+		rn.lapsedHead(holder, d, w)
+		return true
+	}
 	if !rn.queueUp(holder, d, w, opStep{kind: oAcquire, h: d, ctxDur: 3 * leaseTTL}) {
 		return true
 	}
-	cut := []int{rn.hproc[d]}
-	if lapse {
-		cut = append(cut, rn.hproc[holder])
+	defer rn.cutOff(rn.hproc[d], "dead head")()
+	// The release comes as d's heartbeat deadline passes, before a try of
+	// w's drops d from the queue.
+	dead, ok := rn.untilDeadline(rn.hs[d].names()[0], rn.hproc[d])
+	if !ok {
+		return true
 	}
-	for _, pi := range cut {
-		rn.w.procs[pi].faults.Stall()
-		rn.rec.fault(pi, "pause (dead head)")
+	rn.sleep(dead + 2*time.Millisecond)
+	if !rn.rec.holding(holder, false) || rn.isBusy(holder) || !rn.isBusy(w) {
+		return true
 	}
-	defer func() {
-		for _, pi := range cut {
-			p := rn.w.procs[pi]
-			p.faults.Unstall()
-			p.faults.CloseAll()
-			rn.rec.fault(pi, "end of pause (dead head)")
-		}
-		rn.settle()
-	}()
-	rn.sleep(leaseTTL + maxPoll)
+	rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: rn.hs[w].names()[0]})
+	rn.issue(opStep{kind: oRelease, h: holder, ctxDur: leaseTTL}, false)
+	rn.sleep(maxPoll) // d stays cut off: a grant to it would stand
+	return true
+}
+
+// lapsedHead plays the dead head's lapse: holder holds, d queues and is cut
+// off with the holder; w queues behind d and gives up just before the
+// holder's lease runs out (its heartbeat keeps the queue's keys alive);
+// once both the lease and d's heartbeat ran out, w's TryLock must take the
+// name, which Redis has free with only d queued, dead.
+func (rn *run) lapsedHead(holder, d, w int) {
+	if !rn.queueUp(holder, d, -1, opStep{kind: oAcquire, h: d, ctxDur: 3 * leaseTTL}) {
+		return
+	}
 	name := rn.hs[w].names()[0]
-	if !lapse {
-		if rn.rec.holding(holder, false) && !rn.isBusy(holder) && rn.isBusy(w) {
-			rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: name})
-			rn.issue(opStep{kind: oRelease, h: holder, ctxDur: leaseTTL}, false)
+	lease, ok := rn.pttl(name)
+	if !ok || lease < leaseTTL/2 {
+		return
+	}
+	rn.issue(opStep{kind: oAcquire, h: w, cancel: lease - maxPoll/4}, false)
+	end := rn.rec.now() - apart + lease
+	defer rn.cutOff(rn.hproc[holder], "dead head")()
+	defer rn.cutOff(rn.hproc[d], "dead head")()
+	if left, ok := rn.pttl(name); !ok || (rn.rec.now()+left-end).Abs() > 2*time.Millisecond || !rn.isBusy(w) {
+		return // a renewal came between
+	}
+	dead, ok := rn.untilDeadline(name, rn.hproc[d])
+	if !ok {
+		return
+	}
+	rn.sleep(max(lease, dead) + 2*time.Millisecond)
+	if rn.isBusy(w) || rn.rec.holding(holder, false) || !rn.deadOnly(name) {
+		return
+	}
+	rn.issue(opStep{kind: oAcquire, h: w, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+	if !rn.rec.holding(w, false) {
+		rn.violate(violation{check: "liveness", name: name, at: rn.rec.now(), seq: rn.rec.seq,
+			msg: fmt.Sprintf("h%d's TryLock did not take the name at once, free in Redis with only dead waiters queued (h%d's, cut off)", w, d)})
+	}
+}
+
+// pttl returns how long the lock hash of name lives on server 0.
+func (rn *run) pttl(name string) (time.Duration, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	d, err := rn.w.admin[0].PTTL(ctx, "rc:{"+name+"}:lock").Result()
+	return d, err == nil && d > 0
+}
+
+// untilDeadline returns how long from now the latest heartbeat deadline of
+// process pi's entries in name's queue is, by server 0's clock.
+func (rn *run) untilDeadline(name string, pi int) (time.Duration, bool) {
+	parts := queueParts(rn.prim)
+	if len(parts) == 0 {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	a := rn.w.admin[0]
+	now, err := a.Time(ctx).Result()
+	if err != nil {
+		return 0, false
+	}
+	zs, err := a.ZRangeWithScores(ctx, "rc:{"+name+"}:"+parts[0], 0, -1).Result()
+	if err != nil {
+		return 0, false
+	}
+	var last int64
+	for _, z := range zs {
+		if procOf(fmt.Sprint(z.Member)) == pi {
+			last = max(last, int64(z.Score))
 		}
-		return true
 	}
-	if !rn.rec.holding(w, false) || rn.isBusy(w) {
-		return true
+	if last == 0 {
+		return 0, false
 	}
-	rn.issue(opStep{kind: oRelease, h: w, ctxDur: leaseTTL}, false)
-	rn.settle()
-	if rn.isBusy(w) || rn.rec.holding(w, false) {
-		return true
+	return max(time.Duration(last-now.UnixMilli())*time.Millisecond, 0), true
+}
+
+// deadOnly reports whether Redis (server 0) has name free with entries in
+// its queue, all dead.
+func (rn *run) deadOnly(name string) bool {
+	parts := queueParts(rn.prim)
+	if len(parts) == 0 {
+		return false
 	}
-	if o := rn.heldForNobody(name); o != "" {
-		rn.violate(violation{check: "leftover", name: name, at: rn.rec.now(), seq: rn.rec.seq,
-			msg: fmt.Sprintf("h%d took the name past a dead head and released it; Redis holds it for %s, whom no handle of process %d believes in", w, o, procOf(o))})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	a := rn.w.admin[0]
+	now, err := a.Time(ctx).Result()
+	if err != nil {
+		return false
+	}
+	n, err := a.Exists(ctx, "rc:{"+name+"}:lock").Result()
+	if err != nil || n != 0 {
+		return false
+	}
+	zs, err := a.ZRangeWithScores(ctx, "rc:{"+name+"}:"+parts[0], 0, -1).Result()
+	if err != nil || len(zs) == 0 {
+		return false
+	}
+	for _, z := range zs {
+		if int64(z.Score) > now.UnixMilli() {
+			return false
+		}
 	}
 	return true
 }
@@ -309,9 +427,9 @@ func (rn *run) giveBackStep(w int) bool {
 	if holder < 0 || d < 0 || !rn.subscribed(rn.hproc[w]) {
 		return true
 	}
-	// d gives up half a poll interval after its call: the release comes
-	// just before, when neither d nor w has a try due.
-	const patience = maxPoll / 2
+	// d gives up three quarters of a poll interval after its call: the
+	// release comes just before, when neither d nor w has a try due.
+	const patience = maxPoll * 3 / 4
 	start := rn.rec.now()
 	if !rn.rec.holding(holder, false) {
 		start += apart // queueUp's TryLock goes first
@@ -338,24 +456,40 @@ func (rn *run) giveBackStep(w int) bool {
 	return true
 }
 
-// lateProclaimStep plays the late proclaim for h, a leader. It reports
-// whether it ran.
+// lateProclaimStep plays the late proclaim for h, which campaigns first if
+// it does not lead; every other candidate must be idle. It reports whether
+// it ran.
 func (rn *run) lateProclaimStep(h int) bool {
 	eh, ok := rn.hs[h].(*electionHandle)
 	pi := rn.hproc[h]
-	if !ok || rn.isBusy(h) || !rn.rec.holding(h, false) || !rn.steady(pi) {
+	others := func() bool {
+		for g := range rn.hs {
+			if g != h && !rn.free(g) {
+				return false // another candidate leads or would lead the next term
+			}
+		}
+		return true
+	}
+	if !ok || rn.isBusy(h) || !rn.steady(pi) || !others() {
 		return false
 	}
 	defer rn.hush()()
-	if rn.isBusy(h) || !rn.rec.holding(h, false) || !rn.steady(pi) {
+	if rn.isBusy(h) || !rn.steady(pi) || !others() {
 		return true
+	}
+	if !rn.rec.holding(h, false) {
+		rn.issue(opStep{kind: oAcquire, h: h, ctxDur: maxPoll}, false)
+		rn.settle()
+		if rn.isBusy(h) || !rn.rec.holding(h, false) {
+			return true
+		}
 	}
 	const late = readTimeout + leaseTTL/2
 	sent := rn.rec.now()
 	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: late})
 	rn.issue(opStep{kind: oProclaim, h: h, cancel: maxPoll / 2}, false)
 	rn.sleep(readTimeout + maxPoll/4)
-	if rn.isBusy(h) || !rn.rec.holding(h, false) {
+	if rn.isBusy(h) || !rn.rec.holding(h, false) || !others() {
 		return true
 	}
 	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)

@@ -20,9 +20,9 @@ import (
 // so that what it checks is owed on a sound network:
 //
 //   - given-up copy (all three): an acquire or a re-entry whose request
-//     the network holds past go-redis's read timeout gives up (its context
-//     is cancelled: go-redis does not send it again) and leaves; the copy
-//     lands after the leave. It must change nothing: Redis may not count a
+//     the network holds gives up (its context is cancelled and its
+//     connections break: go-redis does not send it again) and leaves; the
+//     copy lands after the leave. It must change nothing: Redis may not count a
 //     re-entry the handle does not believe in (holdcount), nor hold the
 //     name for a handle that gave up (leftover).
 //   - dead head (rfairlock, relection): a queued waiter D is cut off past
@@ -35,12 +35,12 @@ import (
 //     waiter D that hears the grant late and gives up at once; D's leave
 //     gives the grant back and must hand the name on to the waiter W
 //     behind D at once (a probe).
-//   - late proclaim (relection): a Proclaim the network holds past the read
-//     timeout gives up; its leader resigns and wins a new term, and the
-//     copy lands in that term: it must not change the new term's value.
+//   - late proclaim (relection): a Proclaim the network holds gives up;
+//     its leader resigns and wins a new term, and the copy lands in that
+//     term: it must not change the new term's value.
 
 // fairqMax is how many of these steps one schedule runs at most: each
-// takes a few seconds of the bubble's clock.
+// takes up to a few seconds of the bubble's clock.
 const fairqMax = 2
 
 // fairqStep may run one of the steps above for handle h, drawn for the
@@ -105,7 +105,8 @@ func (rn *run) steady(pi int) bool {
 		if e.at+readTimeout+leaseTTL+calmMargin < now {
 			break
 		}
-		if e.kind == evFault && e.proc == pi && strings.HasPrefix(e.what, "delay(") && e.at+parenDuration(e.what)+calmMargin > now {
+		held := strings.HasPrefix(e.what, "delay(") && e.at+parenDuration(e.what)+calmMargin > now
+		if e.kind == evFault && e.proc == pi && held {
 			return false
 		}
 	}
@@ -117,23 +118,57 @@ func (rn *run) free(g int) bool {
 	return !rn.isBusy(g) && !rn.rec.holding(g, false) && !rn.rec.holding(g, true) && !rn.owesRelease(g)
 }
 
-// heldForNobody returns the owner that Redis (server 0) holds name for,
-// when no handle of that owner's process believes it holds the name or
-// has an operation in flight; "" otherwise.
-func (rn *run) heldForNobody(name string) string {
+// ownerNamer is implemented by the handles that say their owner id.
+type ownerNamer interface{ owner() string }
+
+func (h *rlockHandle) owner() string { return h.m.Owner() }
+func (h *rfairHandle) owner() string { return h.m.Owner() }
+
+// heldForNobody returns the owner that Redis (server 0) holds name for, when
+// it is g's (any of g's process where g does not say its owner) and no
+// handle of g's process believes it holds the name or has an operation in
+// flight; "" otherwise.
+func (rn *run) heldForNobody(name string, g int) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	o, err := rn.w.admin[0].HGet(ctx, "rc:{"+name+"}:lock", "o").Result()
 	if err != nil {
 		return ""
 	}
-	pi := procOf(o)
-	for g := range rn.hs {
-		if rn.hproc[g] == pi && slices.Contains(rn.hs[g].names(), name) && !rn.free(g) {
+	if on, ok := rn.hs[g].(ownerNamer); (ok && o != on.owner()) || procOf(o) != rn.hproc[g] {
+		return ""
+	}
+	for f := range rn.hs {
+		if rn.hproc[f] == rn.hproc[g] && slices.Contains(rn.hs[f].names(), name) && !rn.free(f) {
 			return ""
 		}
 	}
 	return o
+}
+
+// givenUp issues o, whose first script the network holds; o's caller
+// gives up, and o's process's connections break, while the copy is in
+// flight (go-redis sends nothing again for a call whose context is done).
+// It returns when the copy lands.
+func (rn *run) givenUp(o opStep) (lands time.Duration) {
+	const held = maxPoll * 3 / 4
+	o.cancel = maxPoll / 4
+	lands = rn.rec.now() + held
+	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: held})
+	rn.issue(o, false)
+	rn.sleepUntil(lands - held/3)
+	pi := rn.hproc[o.h]
+	rn.w.procs[pi].faults.CloseAll()
+	rn.rec.fault(pi, "break (given up)")
+	rn.settle()
+	return lands
+}
+
+// sleepUntil moves the clock on to t, if it is ahead.
+func (rn *run) sleepUntil(t time.Duration) {
+	if left := t - rn.rec.now() - apart; left > 0 {
+		rn.sleep(left)
+	}
 }
 
 // givenUpStep plays the given-up copy for h: a re-entry if h holds, an
@@ -149,10 +184,7 @@ func (rn *run) givenUpStep(h int) bool {
 		return true
 	}
 	name := rn.hs[h].names()[0]
-	const late = readTimeout + leaseTTL/2
-	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: late})
-	rn.issue(opStep{kind: oAcquire, h: h, cancel: maxPoll / 2}, false)
-	rn.sleep(late + maxPoll/4)
+	rn.sleepUntil(rn.givenUp(opStep{kind: oAcquire, h: h}) + maxPoll/4)
 	if rn.isBusy(h) {
 		return true
 	}
@@ -163,13 +195,15 @@ func (rn *run) givenUpStep(h int) bool {
 			cancel()
 			if err == nil && int(n) > count {
 				rn.violate(violation{check: "holdcount", name: name, at: rn.rec.now(), seq: hr.seq,
-					msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, whose handle believes in %d, once the copy of a re-entry it gave up landed", n, h, hr.seq, count)})
+					msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, whose handle believes in %d, "+
+						"once the copy of a re-entry it gave up landed", n, h, hr.seq, count)})
 			}
 		}
 	}
-	if o := rn.heldForNobody(name); o != "" {
+	if o := rn.heldForNobody(name, h); o != "" {
 		rn.violate(violation{check: "leftover", name: name, at: rn.rec.now(), seq: rn.rec.seq,
-			msg: fmt.Sprintf("Redis holds the name for %s once the copy of h%d's given-up acquire landed; no handle of process %d holds or waits", o, h, pi)})
+			msg: fmt.Sprintf("Redis holds the name for h%d (%s) once the copy of its given-up acquire landed; "+
+				"no handle of process %d holds or waits", h, o, pi)})
 	}
 	return true
 }
@@ -344,7 +378,8 @@ func (rn *run) lapsedHead(holder, d, w int) {
 	rn.issue(opStep{kind: oAcquire, h: w, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
 	if !rn.rec.holding(w, false) {
 		rn.violate(violation{check: "liveness", name: name, at: rn.rec.now(), seq: rn.rec.seq,
-			msg: fmt.Sprintf("h%d's TryLock did not take the name at once, free in Redis with only dead waiters queued (h%d's, cut off)", w, d)})
+			msg: fmt.Sprintf("h%d's TryLock did not take the name at once, free in Redis with only dead waiters "+
+				"queued (h%d's, cut off)", w, d)})
 	}
 }
 
@@ -484,11 +519,7 @@ func (rn *run) lateProclaimStep(h int) bool {
 			return true
 		}
 	}
-	const late = readTimeout + leaseTTL/2
-	sent := rn.rec.now()
-	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: late})
-	rn.issue(opStep{kind: oProclaim, h: h, cancel: maxPoll / 2}, false)
-	rn.sleep(readTimeout + maxPoll/4)
+	lands := rn.givenUp(opStep{kind: oProclaim, h: h})
 	if rn.isBusy(h) || !rn.rec.holding(h, false) || !others() {
 		return true
 	}
@@ -502,9 +533,7 @@ func (rn *run) lateProclaimStep(h int) bool {
 	if rn.isBusy(h) || !rn.rec.holding(h, false) {
 		return true
 	}
-	if left := sent + late + maxPoll/4 - rn.rec.now(); left > 0 {
-		rn.sleep(left)
-	}
+	rn.sleepUntil(lands + maxPoll/4)
 	if rn.isBusy(h) || !rn.rec.holding(h, false) {
 		return true
 	}
@@ -517,7 +546,8 @@ func (rn *run) lateProclaimStep(h int) bool {
 	}
 	if l.Value != eh.value {
 		rn.violate(violation{check: "proclaim", name: eh.name, at: rn.rec.now(), seq: hr.seq,
-			msg: fmt.Sprintf("h%d's term %d, in which it proclaimed nothing, has the value %q, not its Campaign's %q, once the copy of a Proclaim of its earlier term landed", h, l.Term, l.Value, eh.value)})
+			msg: fmt.Sprintf("h%d's term %d, in which it proclaimed nothing, has the value %q, not its Campaign's %q, "+
+				"once the copy of a Proclaim of its earlier term landed", h, l.Term, l.Value, eh.value)})
 	}
 	return true
 }

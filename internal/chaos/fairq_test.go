@@ -31,6 +31,10 @@ import (
 //     once, and D's process stays cut off a while: a probe, wake_test.go),
 //     or the holder is cut off too and its lease runs out: a TryLock of W
 //     must then take the name, free in Redis with only dead waiters queued.
+//   - lapse under a heartbeat (rfairlock, relection): the holder is cut
+//     off; the try of a waiter W just before the lease runs out gets its
+//     reply late, after W's heartbeat found the name free: the heartbeat
+//     hands it on, and W takes it as the reply comes.
 //   - give back (rfairlock, relection): the holder's release grants to a
 //     waiter D that hears the grant late and gives up at once; D's leave
 //     gives the grant back and must hand the name on to the waiter W
@@ -56,19 +60,21 @@ func (rn *run) fairqStep(h int) bool {
 	default:
 		return false
 	}
-	if rn.wd.fairq >= fairqMax || rn.w.net == nil || rn.r.IntN(6) != 0 {
+	if rn.wd.fairq >= fairqMax || rn.w.net == nil || rn.r.IntN(4) != 0 {
 		return false
 	}
-	x := rn.r.IntN(8)
+	x := rn.r.IntN(10)
 	ran := false
 	switch {
 	case !fair || x < 2:
 		ran = rn.givenUpStep(h)
 	case x < 4:
 		ran = rn.deadHeadStep(h, false)
-	case x < 5 || (x < 6 && !election):
+	case x < 5:
 		ran = rn.deadHeadStep(h, true)
-	case x < 7 && election:
+	case x < 6 || (x < 7 && !election):
+		ran = rn.lapseBeatStep(h)
+	case x < 8 && election:
 		ran = rn.lateProclaimStep(h)
 	default:
 		ran = rn.giveBackStep(h)
@@ -264,6 +270,43 @@ func (rn *run) fairRoles(w int) (holder, d int) {
 	return holder, d
 }
 
+// pairRoles picks, for w's name, a holder of another steady process (one
+// that believes it holds, or else a free handle); every other handle of
+// the name must be free. It returns -1 when there is none.
+func (rn *run) pairRoles(w int) (holder int) {
+	holder = -1
+	name := rn.hs[w].names()[0]
+	if !rn.free(w) || !rn.steady(rn.hproc[w]) {
+		return -1
+	}
+	var cands []int
+	for g := range rn.hs {
+		if g == w || !slices.Contains(rn.hs[g].names(), name) {
+			continue
+		}
+		switch {
+		case rn.rec.holding(g, false) && !rn.isBusy(g):
+			if holder >= 0 {
+				return -1
+			}
+			holder = g
+		case rn.free(g):
+			if rn.hproc[g] != rn.hproc[w] && !rn.w.procs[rn.hproc[g]].closed {
+				cands = append(cands, g)
+			}
+		default:
+			return -1
+		}
+	}
+	if holder < 0 && len(cands) > 0 {
+		holder = cands[rn.r.IntN(len(cands))]
+	}
+	if holder < 0 || rn.hproc[holder] == rn.hproc[w] || !rn.steady(rn.hproc[holder]) {
+		return -1
+	}
+	return holder
+}
+
 // subscribed reports whether process pi's Hub is up.
 func (rn *run) subscribed(pi int) bool {
 	hb, err := rn.w.procs[pi].clients[0].Hub()
@@ -447,6 +490,55 @@ func (rn *run) deadOnly(name string) bool {
 		if int64(z.Score) > now.UnixMilli() {
 			return false
 		}
+	}
+	return true
+}
+
+// lapseBeatStep plays the lapse under a heartbeat with w as the waiter. It
+// reports whether it ran.
+func (rn *run) lapseBeatStep(w int) bool {
+	if rn.pairRoles(w) < 0 {
+		return false
+	}
+	defer rn.hush()()
+	holder := rn.pairRoles(w)
+	if holder < 0 || !rn.subscribed(rn.hproc[w]) {
+		return true
+	}
+	if !rn.rec.holding(holder, false) {
+		rn.issue(opStep{kind: oAcquire, h: holder, a: acq{try: true}, ctxDur: 3 * leaseTTL}, false)
+		rn.settle()
+	}
+	if !rn.rec.holding(holder, false) || rn.isBusy(holder) {
+		return true
+	}
+	defer rn.cutOff(rn.hproc[holder], "lapse")()
+	name := rn.hs[w].names()[0]
+	lease, ok := rn.pttl(name)
+	const before, late = maxPoll / 2, leaseTTL / 2 // late > before + the watchdog's tick
+	if !ok || lease < before+maxPoll/4 {
+		return true
+	}
+	// w's tries come a poll interval apart from its call until the
+	// holder's lease is less than one away: the last one comes before
+	// the lease runs out, its reply late.
+	end := rn.rec.now() + lease
+	last := end - before
+	rn.sleepUntil(last - (last-rn.rec.now())/maxPoll*maxPoll)
+	rn.issue(opStep{kind: oAcquire, h: w, ctxDur: 3 * leaseTTL}, false)
+	if !rn.isBusy(w) {
+		return true
+	}
+	rn.sleepUntil(last - apart/2)
+	p := rn.w.procs[rn.hproc[w]]
+	delayed := p.faults.Delayed()
+	p.faults.DelayReply(isScript, late)
+	rn.rec.fault(rn.hproc[w], fmt.Sprintf("delay(%v) (lapse)", late))
+	rn.sleepUntil(last + late + wakeBound)
+	if !rn.rec.holding(w, false) && rn.isBusy(w) && p.faults.Delayed() > delayed {
+		rn.violate(violation{check: "wake", name: name, at: rn.rec.now(), seq: rn.rec.seq,
+			msg: fmt.Sprintf("h%d still waits %v after its late reply came; the holder's lease ran out at %.3fs, "+
+				"and h%d's heartbeats since found the name free", w, wakeBound, end.Seconds(), w)})
 	}
 	return true
 }

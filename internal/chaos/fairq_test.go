@@ -22,9 +22,9 @@ import (
 //   - given-up copy (all three): an acquire or a re-entry whose request
 //     the network holds gives up (its context is cancelled and its
 //     connections break: go-redis does not send it again) and leaves; the
-//     copy lands after the leave. It must change nothing: Redis may not count a
-//     re-entry the handle does not believe in (holdcount), nor hold the
-//     name for a handle that gave up (leftover).
+//     copy lands after the leave. It must change nothing: Redis may not
+//     count a re-entry the handle does not believe in (holdcount), nor
+//     hold the name for a handle that gave up (leftover).
 //   - dead head (rfairlock, relection): a queued waiter D is cut off past
 //     its heartbeat. Either the holder releases as D's heartbeat deadline
 //     passes, while a live waiter W queues behind D (W must be granted at

@@ -36,6 +36,7 @@ import (
 //   - late copies (rrwlock, xsemaphore): a renewal, a release or a grant of
 //     a handle arrives after its next hold began, whose lease is longer
 //     than the TTL (longRWStep, longrw_test.go).
+//   - fair queue and given-up calls (rlock, rfairlock, relection): see fairq_test.go.
 
 const (
 	fClockBack   faultKind = numFaults + iota // server 0's clock steps back

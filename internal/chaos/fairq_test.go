@@ -63,18 +63,18 @@ func (rn *run) fairqStep(h int) bool {
 	if rn.wd.fairq >= fairqMax || rn.w.net == nil || rn.r.IntN(4) != 0 {
 		return false
 	}
-	x := rn.r.IntN(10)
+	x := rn.r.IntN(12)
 	ran := false
 	switch {
 	case !fair || x < 2:
 		ran = rn.givenUpStep(h)
 	case x < 4:
 		ran = rn.deadHeadStep(h, false)
-	case x < 5:
-		ran = rn.deadHeadStep(h, true)
 	case x < 6 || (x < 7 && !election):
+		ran = rn.deadHeadStep(h, true)
+	case x < 8 || (x < 9 && !election):
 		ran = rn.lapseBeatStep(h)
-	case x < 8 && election:
+	case x < 10 && election:
 		ran = rn.lateProclaimStep(h)
 	default:
 		ran = rn.giveBackStep(h)
@@ -516,12 +516,13 @@ func (rn *run) lapseBeatStep(w int) bool {
 	name := rn.hs[w].names()[0]
 	lease, ok := rn.pttl(name)
 	const before, late = maxPoll / 2, leaseTTL / 2 // late > before + the watchdog's tick
-	if !ok || lease < before+maxPoll/4 {
+	if !ok || lease < before+maxPoll+apart {
 		return true
 	}
 	// w's tries come a poll interval apart from its call until the
 	// holder's lease is less than one away: the last one comes before
-	// the lease runs out, its reply late.
+	// the lease runs out, its reply late (armed once the ones before
+	// it are answered).
 	end := rn.rec.now() + lease
 	last := end - before
 	rn.sleepUntil(last - (last-rn.rec.now())/maxPoll*maxPoll)
@@ -534,8 +535,10 @@ func (rn *run) lapseBeatStep(w int) bool {
 	delayed := p.faults.Delayed()
 	p.faults.DelayReply(isScript, late)
 	rn.rec.fault(rn.hproc[w], fmt.Sprintf("delay(%v) (lapse)", late))
+	rn.sleepUntil(end - apart/2)
+	ranBefore := p.faults.Delayed() > delayed // a try's reply, or a heartbeat's, while the lease stood
 	rn.sleepUntil(last + late + wakeBound)
-	if !rn.rec.holding(w, false) && rn.isBusy(w) && p.faults.Delayed() > delayed {
+	if ranBefore && !rn.rec.holding(w, false) && rn.isBusy(w) {
 		rn.violate(violation{check: "wake", name: name, at: rn.rec.now(), seq: rn.rec.seq,
 			msg: fmt.Sprintf("h%d still waits %v after its late reply came; the holder's lease ran out at %.3fs, "+
 				"and h%d's heartbeats since found the name free", w, wakeBound, end.Seconds(), w)})

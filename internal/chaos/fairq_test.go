@@ -307,6 +307,23 @@ func (rn *run) pairRoles(w int) (holder int) {
 	return holder
 }
 
+// soleHold reports whether holder's Unlock would end its hold: it believes
+// in one hold, counted once by it and by Redis.
+func (rn *run) soleHold(holder int) bool {
+	hr, count, failed := rn.rec.believed(holder)
+	if hr == nil || count != 1 || failed != 0 || rn.isBusy(holder) {
+		return false
+	}
+	rc, ok := rn.hs[holder].(redisCounter)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	n, err := rc.redisCount(ctx)
+	return err == nil && n == 1
+}
+
 // subscribed reports whether process pi's Hub is up.
 func (rn *run) subscribed(pi int) bool {
 	hb, err := rn.w.procs[pi].clients[0].Hub()
@@ -380,7 +397,7 @@ func (rn *run) deadHeadStep(w int, lapse bool) bool {
 		return true
 	}
 	rn.sleep(dead + 2*time.Millisecond)
-	if !rn.rec.holding(holder, false) || rn.isBusy(holder) || !rn.isBusy(w) {
+	if !rn.soleHold(holder) || !rn.isBusy(w) {
 		return true
 	}
 	rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: rn.hs[w].names()[0]})
@@ -578,7 +595,7 @@ func (rn *run) giveBackStep(w int) bool {
 		return true
 	}
 	rn.sleep(left)
-	if !rn.rec.holding(holder, false) || rn.isBusy(holder) || !rn.isBusy(d) || !rn.isBusy(w) {
+	if !rn.soleHold(holder) || !rn.isBusy(d) || !rn.isBusy(w) {
 		return true
 	}
 	rn.wd.probes = append(rn.wd.probes, probe{seq: rn.rec.seq + 1, waiter: w, name: rn.hs[w].names()[0]})

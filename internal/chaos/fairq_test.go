@@ -155,19 +155,34 @@ func (rn *run) heldForNobody(name string, g int) string {
 // givenUp issues o, whose first script the network holds; o's caller
 // gives up, and o's process's connections break, while the copy is in
 // flight (go-redis sends nothing again for a call whose context is done).
-// It returns when the copy lands.
-func (rn *run) givenUp(o opStep) (lands time.Duration) {
+// It returns when the copy lands, and whether o's script was the one held
+// (a call that waits at its handle's gate sends none: the network then
+// holds nothing more).
+func (rn *run) givenUp(o opStep) (lands time.Duration, ok bool) {
 	const held = maxPoll * 3 / 4
 	o.cancel = maxPoll / 4
 	lands = rn.rec.now() + held
+	pi, name := rn.hproc[o.h], rn.hs[o.h].names()[0]
+	rn.rec.mu.Lock()
+	from := len(rn.rec.events)
+	rn.rec.mu.Unlock()
 	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: held})
 	rn.issue(o, false)
+	rn.rec.mu.Lock()
+	for _, e := range rn.rec.events[from:] {
+		ok = ok || (e.kind == evFault && e.proc == pi && strings.Contains(e.what, " net: hold ") &&
+			strings.Contains(e.what, "{"+name+"}"))
+	}
+	rn.rec.mu.Unlock()
+	if !ok {
+		rn.w.net.Calm() // drops the armed hold
+		return lands, false
+	}
 	rn.sleepUntil(lands - held/3)
-	pi := rn.hproc[o.h]
 	rn.w.procs[pi].faults.CloseAll()
 	rn.rec.fault(pi, "break (given up)")
 	rn.settle()
-	return lands
+	return lands, true
 }
 
 // sleepUntil moves the clock on to t, if it is ahead.
@@ -190,7 +205,14 @@ func (rn *run) givenUpStep(h int) bool {
 		return true
 	}
 	name := rn.hs[h].names()[0]
-	rn.sleepUntil(rn.givenUp(opStep{kind: oAcquire, h: h}) + maxPoll/4)
+	if !reentry && rn.heldForNobody(name, h) != "" {
+		return true // a hold of h's whose Unlock failed: it ends with its lease
+	}
+	lands, ok := rn.givenUp(opStep{kind: oAcquire, h: h})
+	if !ok {
+		return true
+	}
+	rn.sleepUntil(lands + maxPoll/4)
 	if rn.isBusy(h) {
 		return true
 	}
@@ -631,8 +653,8 @@ func (rn *run) lateProclaimStep(h int) bool {
 			return true
 		}
 	}
-	lands := rn.givenUp(opStep{kind: oProclaim, h: h})
-	if rn.isBusy(h) || !rn.rec.holding(h, false) || !others() {
+	lands, ok := rn.givenUp(opStep{kind: oProclaim, h: h})
+	if !ok || rn.isBusy(h) || !rn.rec.holding(h, false) || !others() {
 		return true
 	}
 	rn.issue(opStep{kind: oRelease, h: h, ctxDur: leaseTTL}, false)

@@ -74,7 +74,7 @@ func (rn *run) fairqStep(h int) bool {
 		ran = rn.deadHeadStep(h, true)
 	case x < 8 || (x < 9 && !election):
 		ran = rn.lapseBeatStep(h)
-	case x < 10 && election:
+	case x < 11 && election:
 		ran = rn.lateProclaimStep(h)
 	default:
 		ran = rn.giveBackStep(h)

@@ -75,7 +75,7 @@ func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 			writers, readers := 0, 0
 			var with []*holdRec
 			for _, a := range hs[:i] {
-				if a.end <= b.start || a.h == b.h || excused(a, b.start, name, ws) {
+				if a.end <= b.start || a.h == b.h || excused(a, b.start, name, ws) || excusedLate(b, name, ws) {
 					continue
 				}
 				with = append(with, a)

@@ -155,7 +155,7 @@ func (rn *run) lateSubs(skip int, d time.Duration) {
 // issueWidened issues a drawn operation, and for a release may follow it
 // with another handle's ForceUnlock while the grant is in flight.
 func (rn *run) issueWidened(o opStep) {
-	if rn.wakeInterlude(o.h) {
+	if rn.wakeInterlude(o.h) || rn.weakStep(o.h) {
 		return
 	}
 	if rn.longRWStep(&o) {

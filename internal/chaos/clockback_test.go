@@ -97,9 +97,13 @@ func (rn *run) restoreClocks() {
 }
 
 // excuseClockBack drops the fencing violations that a clock stepped back
-// explains by itself: the fence was deleted (a Forget returned, before the
-// step back and after the earlier hold began, with no hold begun between
-// it and the step) and the lagging clock then floored the next token.
+// explains by itself, as the package docs allow ("Fencing tokens" in
+// doc.go: Forget deletes the counter, and tokens after that start again
+// from the server's clock; a clock stepped back while the counter survives
+// changes nothing, so only a deletion before the step explains one): a
+// Forget may have deleted the fence after the earlier hold began and before
+// the step back, with no hold begun between the deletion and the step, and
+// the lagging clock then floored the next token.
 func excuseClockBack(vs []violation, events []event, holds []*holdRec) []violation {
 	var out []violation
 	for _, v := range vs {
@@ -110,24 +114,38 @@ func excuseClockBack(vs []violation, events []event, holds []*holdRec) []violati
 	return out
 }
 
+// forgotThenStepped reports whether a Forget of v's name that returned ok
+// may have deleted the fence at a moment d after v's earlier hold began and
+// before a step back of the clock (at or before v's later hold began), with
+// no hold of the name begun between d and the step. Redis ran the Forget at
+// some moment between its call and its return: a Forget whose reply came
+// after the step (lost after Redis ran it, and answered by a retry) may
+// have run just before the step, so d is the earlier of its return and the
+// step. A Forget that Redis ran after the step refuses (the fence's last
+// token is ahead of the lagging clock) and changes nothing.
 func forgotThenStepped(v violation, events []event, holds []*holdRec) bool {
-	forgets := make(map[int]bool) // calls of Forget on v's name
+	forgets := make(map[int]time.Duration) // calls of Forget on v's name → when called
 	for _, e := range events {
 		if e.kind == evCall && strings.HasPrefix(e.what, "Forget") && slices.Contains(e.names, v.name) {
-			forgets[e.seq] = true
+			forgets[e.seq] = e.at
 		}
 	}
 	for _, f := range events {
-		if f.kind != evReturn || !forgets[f.seq] || f.res != "ok" || f.at < v.a.start {
+		called, ok := forgets[f.seq]
+		if f.kind != evReturn || !ok || f.res != "ok" {
 			continue
 		}
 		for _, c := range events {
-			if c.kind != evFault || !strings.HasPrefix(c.what, "clock back") || c.at < f.at || c.at > v.b.start {
+			if c.kind != evFault || !strings.HasPrefix(c.what, "clock back") || c.at < called || c.at > v.b.start {
+				continue
+			}
+			d := min(f.at, c.at) // the latest moment the Forget may have deleted the fence before the step
+			if d < v.a.start {
 				continue
 			}
 			between := false
 			for _, hr := range holds {
-				if slices.Contains(hr.names, v.name) && hr.start > f.at && hr.start < c.at {
+				if slices.Contains(hr.names, v.name) && hr.start > d && hr.start < c.at {
 					between = true
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -205,6 +206,7 @@ func (rn *run) givenUpStep(h int) bool {
 		return true
 	}
 	name := rn.hs[h].names()[0]
+	was, wasCount, wasFailed := rn.rec.believed(h) // the hold a re-entry is for
 	if !reentry && rn.heldForNobody(name, h) != "" {
 		return true // a hold of h's whose Unlock failed: it ends with its lease
 	}
@@ -228,10 +230,42 @@ func (rn *run) givenUpStep(h int) bool {
 			}
 		}
 	}
+	if reentry && was != nil && isClosed(was.lostCh) && rn.lostHoldStays(name, h, was, wasCount, wasFailed) {
+		return true
+	}
 	if o := rn.heldForNobody(name, h); o != "" {
 		rn.violate(violation{check: "leftover", name: name, at: rn.rec.now(), seq: rn.rec.seq,
 			msg: fmt.Sprintf("Redis holds the name for h%d (%s) once the copy of its given-up acquire landed; "+
 				"no handle of process %d holds or waits", h, o, pi)})
+	}
+	return true
+}
+
+// lostHoldStays reports whether Redis (server 0) holds name with the hold
+// was of h's, which a re-entry was for and whose Lost closed while the
+// re-entry's copy was in flight: Lost closes when the hold's lease may
+// have ended by the client's clock, which counts it from when its acquire
+// was sent, before it can end in Redis (docs/safety.md, "Loss is
+// visible"), so Redis may keep the hold a while after h's belief in it
+// ended, and that is no leftover of the copy. Were the copy applied, it
+// would have counted in that hold: Redis must count no more than the
+// count re-entries h believed in (when no release of a re-entry failed),
+// or it reports a holdcount violation.
+func (rn *run) lostHoldStays(name string, h int, was *holdRec, count, failed int) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	v, err := rn.w.admin[0].HMGet(ctx, "rc:{"+name+"}:lock", "o", "t", "c").Result()
+	if err != nil || len(v) != 3 || v[1] != fmt.Sprint(was.tokens[name]) {
+		return false
+	}
+	if on, ok := rn.hs[h].(ownerNamer); ok && v[0] != on.owner() {
+		return false
+	}
+	c, _ := v[2].(string)
+	if n, err := strconv.Atoi(c); err == nil && failed == 0 && n > count {
+		rn.violate(violation{check: "holdcount", name: name, at: rn.rec.now(), seq: was.seq,
+			msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, found lost, whose handle believed in %d, "+
+				"once the copy of a re-entry it gave up landed", n, h, was.seq, count)})
 	}
 	return true
 }

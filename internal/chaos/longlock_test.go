@@ -320,6 +320,15 @@ func (rn *run) multiOrphan(h int) {
 	}
 }
 
+// holdsStill reports whether Redis (server 0) keeps the lock hash key for
+// rh's owner with the token of rh's current hold.
+func (rn *run) holdsStill(key string, rh *rlockHandle) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	v, err := rn.w.admin[0].HMGet(ctx, key, "o", "t").Result()
+	return err == nil && len(v) == 2 && v[0] == rh.m.Owner() && v[1] == fmt.Sprint(rh.m.Token())
+}
+
 // orphanRelease: another handle forces h's hold while h's process hears
 // messages late; h re-enters, and the re-entry takes the free name as a
 // fresh hold, every reply to it lost and its undo too: an orphan of h's
@@ -339,6 +348,20 @@ func (rn *run) orphanRelease(h int) {
 	if !rn.call(opStep{kind: oForce, h: g, ctxDur: leaseTTL}) || !rn.rec.holding(h, false) || rn.isBusy(h) {
 		return
 	}
+	key := "rc:{" + rh.name + "}:lock"
+	if rn.holdsStill(key, rh) {
+		// The force did not end h's hold (it failed before it reached
+		// Redis): the re-entry would count one more in h's live hold
+		// instead of taking the free name, and with its reply and its undo
+		// both lost Redis would count a re-entry h does not believe in.
+		// No request reaches Redis after the leave there (the leave never
+		// lands), so the late-copy rule (docs/safety.md, "Every request
+		// names its hold") does not apply, and what the docs say of an
+		// acquire whose reply and undo were both lost (doc.go: an orphan
+		// the next acquire takes over) is about a fresh hold, which is
+		// this step's case, not that one.
+		return
+	}
 	for range 6 {
 		rn.w.net.ArmFor(aimAt(proc, 0, acquireSHA), redistest.NetFault{Kind: redistest.NetDropAfter})
 	}
@@ -356,7 +379,6 @@ func (rn *run) orphanRelease(h int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	key := "rc:{" + rh.name + "}:lock"
 	orphan := func() string {
 		v, err := rn.w.admin[0].HMGet(ctx, key, "o", "t").Result()
 		if err != nil || len(v) != 2 || v[0] != rh.m.Owner() {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -593,9 +594,9 @@ func (rn *run) lapseBeatStep(w int) bool {
 		return true
 	}
 	// w's tries come a poll interval apart from its call until the
-	// holder's lease is less than one away: the last one comes before
-	// the lease runs out, its reply late (armed once the ones before
-	// it are answered).
+	// holder's lease is less than one away, if nothing delays the wait:
+	// the last one then comes before the lease runs out, its reply late
+	// (armed once the ones before it are answered).
 	end := rn.rec.now() + lease
 	last := end - before
 	rn.sleepUntil(last - (last-rn.rec.now())/maxPoll*maxPoll)
@@ -606,12 +607,41 @@ func (rn *run) lapseBeatStep(w int) bool {
 	rn.sleepUntil(last - apart/2)
 	p := rn.w.procs[rn.hproc[w]]
 	delayed := p.faults.Delayed()
-	p.faults.DelayReply(isScript, late)
+	// The fault takes the first script the process sends, whenever that
+	// is: w's tries are a poll interval apart at most, not on a grid from
+	// its call (the wait's subscription, after its first try, may take a
+	// while), and another handle of the process may send a renewal first.
+	// So the step records which call it held and when it was sent.
+	var held struct {
+		sync.Mutex
+		at   time.Duration
+		ours bool // a call on the name's lock: w's try or heartbeat
+	}
+	lock := "rc:{" + name + "}:lock"
+	p.faults.DelayReply(func(args []string) bool {
+		if !isScript(args) {
+			return false
+		}
+		held.Lock()
+		held.at, held.ours = rn.rec.now(), len(args) > 3 && args[3] == lock
+		held.Unlock()
+		return true
+	}, late)
 	rn.rec.fault(rn.hproc[w], fmt.Sprintf("delay(%v) (lapse)", late))
 	rn.sleepUntil(end - apart/2)
-	ranBefore := p.faults.Delayed() > delayed // a try's reply, or a heartbeat's, while the lease stood
-	rn.sleepUntil(last + late + wakeBound)
-	if ranBefore && !rn.rec.holding(w, false) && rn.isBusy(w) {
+	held.Lock()
+	sent, ours := held.at, held.ours
+	held.Unlock()
+	// The call held is w's, sent while the lease stood and no earlier than
+	// before ahead of its end: its reply comes after the lease ran out and
+	// after w's heartbeat (one watchdog tick later at most) found the name
+	// free and granted it to w.
+	ranBefore := p.faults.Delayed() > delayed && ours && sent >= end-before && sent < end
+	if !ranBefore {
+		return true
+	}
+	rn.sleepUntil(sent + late + wakeBound)
+	if !rn.rec.holding(w, false) && rn.isBusy(w) {
 		rn.violate(violation{check: "wake", name: name, at: rn.rec.now(), seq: rn.rec.seq,
 			msg: fmt.Sprintf("h%d still waits %v after its late reply came; the holder's lease ran out at %.3fs, "+
 				"and h%d's heartbeats since found the name free", w, wakeBound, end.Seconds(), w)})

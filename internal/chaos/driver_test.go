@@ -26,9 +26,19 @@ import (
 // load, through preemption, changes).
 
 // livenessBound is how long after faults stop a waiter may still wait: one
-// lease (a holder that went away) plus one poll interval (a lost wake-up),
-// plus the driver's own delay in releasing a hold taken meanwhile.
-const livenessBound = leaseTTL + maxPoll + quietTick
+// lease (a holder that went away, or a grant to a waiter that did) and the
+// millisecond after it at which a waiter's timed re-check comes (recheck),
+// plus one poll interval (a lost wake-up), plus the driver's own delay in
+// releasing a hold taken meanwhile. quietBound adds what each further hold
+// taken meanwhile costs.
+const livenessBound = leaseTTL + recheck + maxPoll + quietTick
+
+// recheck is how long after the blocker's lease runs out a waiter's timed
+// re-check may come: package wait sets its timer to the blocker's remaining
+// lease, as the try script tells it in whole milliseconds, plus a
+// millisecond of slack for the clock's granularity ("in any case re-tries
+// ... when the blocker's lease runs out", package redcoord, Waiting).
+const recheck = time.Millisecond
 
 // quietTick is how often the quiet phase looks for holds to release.
 const quietTick = maxPoll / 4
@@ -282,9 +292,9 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		}
 		res := "ok" + tokensText(hd.tokens)
 		if quiet {
-			if late := rn.rec.now() - rn.rec.quiet; late > rn.liveBound() {
+			if late, bound := rn.rec.now()-rn.rec.quiet, rn.quietBound(h.names()); late > bound {
 				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,
-					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, rn.liveBound())})
+					msg: fmt.Sprintf("h%d acquired %v after faults stopped, more than %v", o.h, late, bound)})
 			}
 			u := rn.rec.unlockCall(o.h, o.a.read)
 			rctx, rcancel := context.WithTimeout(context.Background(), leaseTTL)

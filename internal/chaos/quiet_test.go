@@ -3,13 +3,14 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
 // The quiet phase: faults stop, holders release, and every live handle
 // acquires once (releasing at once). Each of those acquires must succeed
-// within livenessBound of the moment faults stopped. Then, with every handle
+// within quietBound of the moment faults stopped. Then, with every handle
 // idle and every lease of a closed process run out, nothing may be left in
 // Redis but the fencing counters and what the primitive keeps by design.
 
@@ -244,4 +245,28 @@ func (rn *run) checkCounts() {
 		rn.violate(violation{check: "holdcount", name: hr.names[0], at: rn.rec.now(), seq: hr.seq,
 			msg: fmt.Sprintf("Redis counts %d for h%d's hold #%d, whose handle believes in %d (%d releases of a re-entry failed)", n, h, hr.seq, count, failed)})
 	}
+}
+
+// quietBound is how long after faults stopped a quiet acquire of names may
+// return: liveBound, which counts one hold taken meanwhile (by an acquire
+// called before faults stopped), and as much again for each further one
+// on these names. Each may have cost its waiter a poll interval (its grant
+// message lost while its Client's Hub subscribed again, as the heal broke
+// its connection: "A grant message that is lost (a reconnect) costs at
+// most one poll interval", rfairlock's doc, Liveness), and the driver
+// releases it within quietTick; a quiet acquire queued behind them waits
+// for each in turn.
+func (rn *run) quietBound(names []string) time.Duration {
+	r := rn.rec
+	r.mu.Lock()
+	n := 0
+	for _, hr := range r.holds {
+		if hr.called < r.quiet && hr.start >= r.quiet && slices.ContainsFunc(hr.names, func(x string) bool {
+			return slices.Contains(names, x)
+		}) {
+			n++
+		}
+	}
+	r.mu.Unlock()
+	return rn.liveBound() + time.Duration(max(n-1, 0))*(maxPoll+quietTick)
 }

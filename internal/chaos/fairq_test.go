@@ -643,8 +643,9 @@ func (rn *run) lapseBeatStep(w int) bool {
 	rn.sleepUntil(sent + late + wakeBound)
 	if !rn.rec.holding(w, false) && rn.isBusy(w) {
 		rn.violate(violation{check: "wake", name: name, at: rn.rec.now(), seq: rn.rec.seq,
-			msg: fmt.Sprintf("h%d still waits %v after its late reply came; the holder's lease ran out at %.3fs, "+
-				"and h%d's heartbeats since found the name free", w, wakeBound, end.Seconds(), w)})
+			msg: fmt.Sprintf("h%d still waits %v after its late reply came (at %.3fs); the holder's lease ran out at "+
+				"%.3fs, and h%d's heartbeats since found the name free", w, wakeBound, (sent + late).Seconds(),
+				end.Seconds(), w)})
 	}
 	return true
 }

@@ -84,6 +84,12 @@ func (r *recorder) command(args []string) bool {
 				r.keys[k] = ""
 			}
 		}
+	case "HGET": // ForceUnlock's read of the fence
+		if len(args) > 1 {
+			if _, ok := r.keys[args[1]]; !ok {
+				r.keys[args[1]] = ""
+			}
+		}
 	case "SUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "SUNSUBSCRIBE", "PUBLISH", "SPUBLISH":
 		for _, ch := range args[1:] {
 			r.chans[ch] = strings.ToLower(args[0])

@@ -133,9 +133,10 @@ type outcome struct {
 	lost         bool  // the holder saw Lost before it released
 	double       bool  // the waiter acquired while the holder held by its own account
 	tokens       [2]uint64
-	retries      int   // the waiter's acquires that ended in an error and were made again
-	retryErr     error // the last of those errors
-	waiterLocked error // the waiter's last acquire
+	retries      int    // the waiter's acquires that ended in an error and were made again
+	retryErr     error  // the last of those errors
+	waiterLocked error  // the waiter's last acquire
+	token        uint64 // the waiter's token as its acquire returned
 }
 
 func (o outcome) String() string {
@@ -178,6 +179,7 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 			defer close(ended)
 			var r outcome
 			r.retries, r.retryErr, r.waiterLocked = lockRetrying(ctx, waiter)
+			r.token = waiter.Token() // as it returned: the hold may be lost by the time it is checked
 			r.double = r.waiterLocked == nil && !released.Load() && !IsClosed(lost) && p.clock.holds(p.ttl)
 			got <- r
 		}()
@@ -234,7 +236,7 @@ func holdThroughFailover(t *testing.T, p *procs, name string, newX NewExclusive,
 	}
 	require.NoError(t, r.waiterLocked, "the waiter's acquire (after %d failed: %v)", r.retries, r.retryErr)
 	o.double, o.retries, o.retryErr = r.double, r.retries, r.retryErr
-	o.tokens[1] = waiter.Token()
+	o.tokens[1] = r.token
 	// The waiter's lease (failoverTTL) may run out on a loaded machine
 	// before this release, while its Client still finds its way to the
 	// new primary: a documented outcome, and not what the scenario tests.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/outage"
 )
 
@@ -40,6 +41,10 @@ func try[T any](ctx context.Context, s Spec, t Trier[T], w Wake, r *outage.Retry
 				r.Note(err)
 			}
 			return got, Attempt{}, ended(r.Ended(ctx.Err()))
+		case errors.Is(err, errs.ErrClosed) && !errors.Is(err, errs.ErrNotAcquired):
+			// The Client closed while the try was on its way: a wait in
+			// progress that Close ends is not acquired, as at its select.
+			return got, Attempt{}, ended(err)
 		case s.Once || ctx.Err() != nil || !outage.Transient(err):
 			return got, Attempt{}, err
 		}

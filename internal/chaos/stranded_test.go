@@ -405,11 +405,13 @@ func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) 
 // have ended, at the latest; 0 when there is none. Such a hold ends with
 // its lease (see EndRelease in internal/hold), and the handle's next
 // acquire waits for it at the handle's gate until then: a documented
-// wait, not a stranded one.
+// wait, not a stranded one. An rrwlock handle's write hold holds its reads
+// back too (a write hold whose Unlock failed, forced while its Client did
+// not hear it, until its next renewal finds it gone).
 func remnantEnd(w waitRec, holds []*holdRec) time.Duration {
 	var end time.Duration
 	for _, hr := range holds {
-		if hr.h == w.h && hr.read == w.read && hr.unlockRet > 0 && hr.unlockRet <= w.to {
+		if hr.h == w.h && (hr.read == w.read || !hr.read) && hr.unlockRet > 0 && hr.unlockRet <= w.to {
 			end = max(end, hr.unlockRet+leaseTTL*3/2+calmMargin)
 		}
 	}

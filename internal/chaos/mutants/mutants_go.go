@@ -15,9 +15,10 @@ var goMutants = []mutant{
 	// internal/hold
 	{
 		Name: "hold-reentry-after-loss-counted", File: "internal/hold/took.go", Prims: holders,
-		Old:    "if t.count == 0 || t.token != b.Token {",
-		New:    "if false {",
-		Breaks: "a re-entry whose hold was lost while its request was on its way is counted as held: the handle believes in a hold Redis no longer has",
+		Old: "if t.count == 0 || t.token != b.Token {",
+		New: "if false {",
+		Breaks: "a re-entry whose hold was lost while its request was on its way is counted as" +
+			" held: the handle believes in a hold Redis no longer has",
 	},
 	{
 		Name: "hold-fixed-lease-timer-late", File: "internal/hold/took.go", Prims: holders,
@@ -27,15 +28,18 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "hold-took-failure-not-undone", File: "internal/hold/took.go", Prims: holders,
-		Old:    "\t\t_ = undo.Leave(lctx)\n",
-		New:    "\t\t_ = lctx\n",
-		Breaks: "an acquire whose hold could not be recorded (late reply, failed confirmation) is not given back: Redis keeps it for nobody until its lease ends",
+		Old: "\t\t_ = undo.Leave(lctx)\n",
+		New: "\t\t_ = lctx\n",
+		Breaks: "an acquire whose hold could not be recorded (late reply, failed confirmation)" +
+			" is not given back: Redis keeps it for nobody until its lease ends",
 	},
 	{
-		Name: "hold-forced-own-token-kept", File: "internal/hold/forced.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
-		Old:    "hit := t.count > 0 && t.token <= token",
-		New:    "hit := t.count > 0 && t.token < token",
-		Breaks: "off by one: a ForceUnlock notice naming exactly the current hold's token does not end it, so the forced holder keeps believing",
+		Name: "hold-forced-own-token-kept",
+		File: "internal/hold/forced.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
+		Old: "hit := t.count > 0 && t.token <= token",
+		New: "hit := t.count > 0 && t.token < token",
+		Breaks: "off by one: a ForceUnlock notice naming exactly the current hold's token does" +
+			" not end it, so the forced holder keeps believing",
 	},
 	{
 		// Dropping the guard's "m != o.t.lost" changes nothing observable:
@@ -44,10 +48,12 @@ var goMutants = []mutant{
 		// done ctx, so the acquire fails with the ctx's error either way.
 		// Only a ctx that strips cancellation (context.WithoutCancel) and a
 		// second goroutine's fresh hold taken meanwhile would tell.
-		Name: "hold-reenter-live-refused", File: "internal/hold/hold.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
-		Old:    "m != nil && (o.t.count == 0 || m != o.t.lost)",
-		New:    "m != nil && (o.t.count == 0 || m == o.t.lost)",
-		Breaks: "the re-entry guard inverted: a re-entry with the live hold's Context is refused as if that hold had ended (ErrLeaseLost while Lost is open)",
+		Name: "hold-reenter-live-refused",
+		File: "internal/hold/hold.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
+		Old: "m != nil && (o.t.count == 0 || m != o.t.lost)",
+		New: "m != nil && (o.t.count == 0 || m == o.t.lost)",
+		Breaks: "the re-entry guard inverted: a re-entry with the live hold's Context is refused" +
+			" as if that hold had ended (ErrLeaseLost while Lost is open)",
 	},
 	{
 		Name: "hold-extend-gone-kept", File: "internal/hold/extend.go", Prims: holders,
@@ -57,22 +63,25 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "hold-release-not-held-kept", File: "internal/hold/release.go", Prims: holders,
-		Old:    "\tif t.count > 0 || t.gone {\n\t\tt.lostLocked()\n",
-		New:    "\tif t.count > 0 || t.gone {\n",
-		Breaks: "a release that Redis answers 'not held' returns ErrLeaseLost but leaves the hold counted and Lost open",
+		Old: "\tif t.count > 0 || t.gone {\n\t\tt.lostLocked()\n",
+		New: "\tif t.count > 0 || t.gone {\n",
+		Breaks: "a release that Redis answers 'not held' returns ErrLeaseLost but leaves the" +
+			" hold counted and Lost open",
 	},
 	{
 		Name: "fair-grant-message-trusted", File: "internal/hold/attempt_fair.go", Prims: fairLocks,
-		Old:    "if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
-		New:    "if !a.fixed && h.S.Config.Replicas.N == 0 {",
-		Breaks: "a fair lock's grant message is taken as the hold without asking Redis, though ForceUnlock or a release naming an earlier hold may have ended the grant",
+		Old: "if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
+		New: "if !a.fixed && h.S.Config.Replicas.N == 0 {",
+		Breaks: "a fair lock's grant message is taken as the hold without asking Redis, though" +
+			" ForceUnlock or a release naming an earlier hold may have ended the grant",
 	},
 	// internal/lease
 	{
 		Name: "lease-not-held-not-lost", File: "internal/lease/watchdog.go", Prims: holders,
-		Old:    "w.log.Warn(\"redcoord: lease lost: hold is gone\", \"keys\", l.r.Keys)\n",
-		New:    "w.log.Warn(\"redcoord: lease lost: hold is gone\", \"keys\", l.r.Keys)\n\t\t\tcontinue\n",
-		Breaks: "a watchdog that does not mark a 'not held' renewal as lost: the holder believes until the expiry timer fires, a whole TTL later",
+		Old: "w.log.Warn(\"redcoord: lease lost: hold is gone\", \"keys\", l.r.Keys)\n",
+		New: "w.log.Warn(\"redcoord: lease lost: hold is gone\", \"keys\", l.r.Keys)\n\t\t\tcontinue\n",
+		Breaks: "a watchdog that does not mark a 'not held' renewal as lost: the holder believes" +
+			" until the expiry timer fires, a whole TTL later",
 	},
 	{
 		Name: "lease-deadline-a-tick-late", File: "internal/lease/watchdog.go", Prims: holders,
@@ -82,41 +91,47 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "lease-renewal-dated-at-reply", File: "internal/lease/watchdog.go", Prims: holders,
-		Old:    "if d := sent.Sub(w.epoch); d > l.lastOK {",
-		New:    "if d := time.Since(w.epoch); d > l.lastOK {",
-		Breaks: "a renewal's lease is counted from its reply, not from when it was sent: a delayed renewal stretches the holder's belief past Redis's lease",
+		Old: "if d := sent.Sub(w.epoch); d > l.lastOK {",
+		New: "if d := time.Since(w.epoch); d > l.lastOK {",
+		Breaks: "a renewal's lease is counted from its reply, not from when it was sent: a" +
+			" delayed renewal stretches the holder's belief past Redis's lease",
 	},
 	{
 		Name: "lease-heartbeat-stop-ignored", File: "internal/lease/heartbeat.go",
-		Old:    "\th.stopped = true\n\tif h.watched != nil {\n\t\th.watched.Remove()",
-		New:    "\th.stopped = true\n\tif h.watched != nil {\n\t\t_ = h.watched",
-		Breaks: "a heartbeat's Stop keeps renewing the registration: a waiter that left or acquired stays registered, and releases spend their wakes on it",
+		Old: "\th.stopped = true\n\tif h.watched != nil {\n\t\th.watched.Remove()",
+		New: "\th.stopped = true\n\tif h.watched != nil {\n\t\t_ = h.watched",
+		Breaks: "a heartbeat's Stop keeps renewing the registration: a waiter that left or" +
+			" acquired stays registered, and releases spend their wakes on it",
 	},
 	// internal/core/waits.go, internal/hold/clientwait.go
 	{
 		Name: "waits-others-counts-self", File: "internal/core/waits.go", Prims: woken,
-		Old:    "\treturn wt.n > 1\n",
-		New:    "\treturn wt.n > 0\n",
-		Breaks: "a Client's lone waiter counts itself as another: its try keeps the registration after taking the lock and its leave keeps it after giving up",
+		Old: "\treturn wt.n > 1\n",
+		New: "\treturn wt.n > 0\n",
+		Breaks: "a Client's lone waiter counts itself as another: its try keeps the registration" +
+			" after taking the lock and its leave keeps it after giving up",
 	},
 	{
 		Name: "waits-least-counts-self", File: "internal/core/waits.go", Prims: sems,
-		Old:    "\t\tif n == s.n {\n\t\t\tk-- // the caller's own\n\t\t}\n",
-		New:    "",
-		Breaks: "a semaphore acquire counts itself among the Client's other blocked acquires: the Client stays registered after its last waiter takes permits",
+		Old: "\t\tif n == s.n {\n\t\t\tk-- // the caller's own\n\t\t}\n",
+		New: "",
+		Breaks: "a semaphore acquire counts itself among the Client's other blocked acquires:" +
+			" the Client stays registered after its last waiter takes permits",
 	},
 	{
 		Name: "clientwait-exit-no-wake", File: "internal/hold/clientwait.go", Prims: woken,
-		Old:    "\tif hb, err := c.s.Hub(); err == nil && hb != nil {\n\t\thb.WakeOne(c.ch)\n\t}\n",
-		New:    "",
-		Breaks: "a wake not delivered: a waiter whose try dropped the registration exits without waking the local waiters that joined without a try",
+		Old: "\tif hb, err := c.s.Hub(); err == nil && hb != nil {\n\t\thb.WakeOne(c.ch)\n\t}\n",
+		New: "",
+		Breaks: "a wake not delivered: a waiter whose try dropped the registration exits without" +
+			" waking the local waiters that joined without a try",
 	},
 	// rlock: compound, MultiMutex, RedLock
 	{
 		Name: "compound-loss-one-part-late", File: "rlock/compound.go", Prims: []string{"multi", "redlock"},
-		Old:    "left.Store(int64(len(parts) - need + 1))",
-		New:    "left.Store(int64(len(parts) - need + 2))",
-		Breaks: "a compound's loss declared one part late: a MultiMutex with one name lost, or a RedLock below its quorum, still reports the hold",
+		Old: "left.Store(int64(len(parts) - need + 1))",
+		New: "left.Store(int64(len(parts) - need + 2))",
+		Breaks: "a compound's loss declared one part late: a MultiMutex with one name lost, or a" +
+			" RedLock below its quorum, still reports the hold",
 	},
 	{
 		// Dropping the check of the parts after acquireAll changes nothing
@@ -127,9 +142,10 @@ var goMutants = []mutant{
 		// (false, nil). The mutant below weakens the same rule (a MultiMutex
 		// holds only while every part does) where nothing backs it up.
 		Name: "multi-hold-needs-one-part-less", File: "rlock/multi.go", Prims: []string{"multi"},
-		Old:    "mm.c.held(mm.ms, len(mm.ms), false)",
-		New:    "mm.c.held(mm.ms, len(mm.ms)-1, false)",
-		Breaks: "a MultiMutex's hold needs every part but one: a name lost (deleted, expired) leaves the hold believed while another owner takes that name",
+		Old: "mm.c.held(mm.ms, len(mm.ms), false)",
+		New: "mm.c.held(mm.ms, len(mm.ms)-1, false)",
+		Breaks: "a MultiMutex's hold needs every part but one: a name lost (deleted, expired)" +
+			" leaves the hold believed while another owner takes that name",
 	},
 	{
 		Name: "redlock-quorum-minority", File: "rlock/redlock.go", Prims: []string{"redlock"},
@@ -139,27 +155,31 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "redlock-validity-unchecked", File: "rlock/redlock_attempt.go", Prims: []string{"redlock"},
-		Old:    "if len(granted) >= rl.quorum && validity > 0 {",
-		New:    "if len(granted) >= rl.quorum && validity > -length {",
-		Breaks: "validity's sign not checked: an attempt that took longer than its lease (less drift) counts as held, though its first grants may have expired",
+		Old: "if len(granted) >= rl.quorum && validity > 0 {",
+		New: "if len(granted) >= rl.quorum && validity > -length {",
+		Breaks: "validity's sign not checked: an attempt that took longer than its lease (less" +
+			" drift) counts as held, though its first grants may have expired",
 	},
 	// rsemaphore
 	{
 		Name: "xsem-permit-lease-from-reply", File: "rsemaphore/expirable.go", Prims: []string{"xsemaphore"},
-		Old:    "return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil",
-		New:    "return taken{a.Token, time.Now()}, wait.Attempt{Acquired: true}, nil",
-		Breaks: "a permit's lease is dated from the acquire's reply instead of its request: a late reply stretches the holder's belief past Redis's lease",
+		Old: "return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil",
+		New: "return taken{a.Token, time.Now()}, wait.Attempt{Acquired: true}, nil",
+		Breaks: "a permit's lease is dated from the acquire's reply instead of its request: a" +
+			" late reply stretches the holder's belief past Redis's lease",
 	},
 	{
 		Name: "sem-unfair-leave-skipped", File: "rsemaphore/semaphore.go", Prims: []string{"semaphore"},
-		Old:    "\t\tif untouched {\n\t\t\treturn nil\n\t\t}",
-		New:    "\t\tif untouched || hb == nil {\n\t\t\treturn nil\n\t\t}",
-		Breaks: "an unfair Acquire that gives up never sends its leave: permits its lost-reply try took are never returned",
+		Old: "\t\tif untouched {\n\t\t\treturn nil\n\t\t}",
+		New: "\t\tif untouched || hb == nil {\n\t\t\treturn nil\n\t\t}",
+		Breaks: "an unfair Acquire that gives up never sends its leave: permits its lost-reply" +
+			" try took are never returned",
 	},
 	{
 		Name: "sem-hand-on-off-by-one", File: "rsemaphore/clientwait.go", Prims: sems,
-		Old:    "hb.WakeFree(clientCh, n)",
-		New:    "hb.WakeFree(clientCh, n-1)",
-		Breaks: "a permit count off by one: a release hands one permit fewer to the Client's own waiters, so a release of 1 wakes none of them",
+		Old: "hb.WakeFree(clientCh, n)",
+		New: "hb.WakeFree(clientCh, n-1)",
+		Breaks: "a permit count off by one: a release hands one permit fewer to the Client's own" +
+			" waiters, so a release of 1 wakes none of them",
 	},
 }

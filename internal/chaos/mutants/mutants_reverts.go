@@ -8,21 +8,27 @@ package main
 var revertMutants = []mutant{
 	{
 		Name: "revert-late-read-renewal", File: "scripts/rw_renew.lua", Prims: []string{"rrwlock"},
-		Old:    "  if not named then\n    return 0\n  end\n",
-		New:    "",
-		Breaks: "a renewal of a read hold finds it by its owner alone: a late copy renews the owner's next read hold, cutting its fixed lease",
+		Old: "  if not named then\n    return 0\n  end\n",
+		New: "",
+		Breaks: "a renewal of a read hold finds it by its owner alone: a late copy renews the" +
+			" owner's next read hold, cutting its fixed lease",
 	},
 	{
 		Name: "revert-compound-partial-unlock", File: "rlock/compound.go", Prims: []string{"multi", "redlock"},
-		Old:    "\tif !all || lost {\n",
-		New:    "\tif !all {\n\t\t_ = c.t.EndRelease(0, errTakenLost, c.what)\n\t\treturn\n\t}\n\tif lost {\n",
-		Breaks: "an Unlock that fails to release one part keeps the compound held: Lost stays open while a part is free",
+		Old: "\tif !all || lost {\n",
+		New: "\tif !all {\n\t\t_ = c.t.EndRelease(0, errTakenLost, c.what)\n\t\treturn\n\t}\n\tif lost {\n",
+		Breaks: "an Unlock that fails to release one part keeps the compound held: Lost stays" +
+			" open while a part is free",
 	},
 	{
-		Name: "revert-drop-gap", File: "internal/core/waits.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
-		Old:    "\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t} else if last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n",
-		New:    "\tif last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t}\n",
-		Breaks: "the last waiter's Exit removes the Client's wait record before its drop: a new acquire registers meanwhile, and the drop deletes its registration",
+		Name: "revert-drop-gap",
+		File: "internal/core/waits.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
+		Old: "\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t} else if last" +
+			" {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n",
+		New: "\tif last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n\tif stale {\n\t\twt.dropping =" +
+			" make(chan struct{})\n\t}\n",
+		Breaks: "the last waiter's Exit removes the Client's wait record before its drop: a new" +
+			" acquire registers meanwhile, and the drop deletes its registration",
 	},
 	{
 		Name: "revert-sem-leave-wake", File: "scripts/sem_leave.lua", Prims: []string{"semaphore"},
@@ -32,15 +38,18 @@ var revertMutants = []mutant{
 	},
 	{
 		Name: "revert-context-at-send", File: "internal/hold/release.go", Prims: holders,
-		Old:    "\t\tt.scoped.End(releasedCause)\n\t\tt.unlocking = true\n",
-		New:    "",
-		Breaks: "a hold's Contexts end when its last release's reply comes, not when the release is sent: work runs on while Redis gave the name to another",
+		Old: "\t\tt.scoped.End(releasedCause)\n\t\tt.unlocking = true\n",
+		New: "",
+		Breaks: "a hold's Contexts end when its last release's reply comes, not when the release" +
+			" is sent: work runs on while Redis gave the name to another",
 	},
 	{
-		Name: "revert-late-acquire-copy", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock", "multi"},
-		Old:    "  return seen_owner == owner and last and numbered_below(req, last)\n",
-		New:    "  return false\n",
-		Breaks: "a late copy of an acquire or a re-entry is applied: it re-enters the owner's fresh hold, counting a hold nobody releases",
+		Name: "revert-late-acquire-copy",
+		File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock", "multi"},
+		Old: "  return seen_owner == owner and last and numbered_below(req, last)\n",
+		New: "  return false\n",
+		Breaks: "a late copy of an acquire or a re-entry is applied: it re-enters the owner's" +
+			" fresh hold, counting a hold nobody releases",
 	},
 	{
 		Name: "revert-force-names-no-hold", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
@@ -50,14 +59,16 @@ var revertMutants = []mutant{
 	},
 	{
 		Name: "revert-sem-try-copy", File: "scripts/sem_acquire.lua", Prims: []string{"semaphore"},
-		Old:    "if done_has(KEYS[5], 'b', req) then\n  return {0, tonumber(h[2])}\nend\n",
-		New:    "",
-		Breaks: "a copy of a TryAcquire that found the permits taken takes them when it lands later: permits nobody releases",
+		Old: "if done_has(KEYS[5], 'b', req) then\n  return {0, tonumber(h[2])}\nend\n",
+		New: "",
+		Breaks: "a copy of a TryAcquire that found the permits taken takes them when it lands" +
+			" later: permits nobody releases",
 	},
 	{
 		Name: "force-retry-not-recognised", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
-		Old:    "  if done_has(key, 'f', req) then return 1 end\n  if done_has(key, 'g', req) then return 0 end\n",
-		New:    "",
-		Breaks: "a copy of a force runs again: a retry of a force that found the lock free ends read holds taken since, and a retried force reports false",
+		Old: "  if done_has(key, 'f', req) then return 1 end\n  if done_has(key, 'g', req) then return 0 end\n",
+		New: "",
+		Breaks: "a copy of a force runs again: a retry of a force that found the lock free ends" +
+			" read holds taken since, and a retried force reports false",
 	},
 }

@@ -53,9 +53,9 @@ func excused(a *holdRec, b time.Duration, name string, ws []window) bool {
 	return false
 }
 
-// checkHolds is exclusivity and counts: at no instant do more than capacity
-// handles believe they hold a name for writing, or a writer and a reader at
-// once. Intervals are half-open: a belief that ends at the instant another
+// checkHolds is exclusivity and counts: at no instant do handles believe
+// they hold more than capacity of a name for writing (a hold of several
+// permits counts each), or a writer and a reader at once. Intervals are half-open: a belief that ends at the instant another
 // begins does not overlap it.
 func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 	check := "exclusivity"
@@ -82,13 +82,13 @@ func checkHolds(c caps, holds []*holdRec, ws []window) []violation {
 				if a.read {
 					readers++
 				} else {
-					writers++
+					writers += a.weight()
 				}
 			}
 			if b.read {
 				readers++
 			} else {
-				writers++
+				writers += b.weight()
 			}
 			if writers > c.capacity || (writers > 0 && readers > 0) {
 				seq, first := b.seq, with[0]
@@ -151,10 +151,16 @@ func checkFencing(c caps, holds []*holdRec) []violation {
 	return out
 }
 
+// weight is how much of its name's capacity hr takes: its permits.
+func (hr *holdRec) weight() int { return max(hr.permits, 1) }
+
 func describeHold(hr *holdRec) string {
 	kind := "hold"
-	if hr.read {
+	switch {
+	case hr.read:
 		kind = "read hold"
+	case hr.permits > 1:
+		kind = fmt.Sprintf("hold of %d", hr.permits)
 	}
 	return fmt.Sprintf("h%d/p%d's %s #%d [%.3fs, %.3fs %s)", hr.h, hr.proc, kind, hr.seq,
 		hr.start.Seconds(), hr.end.Seconds(), hr.endHow)

@@ -274,7 +274,7 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 		rn.checkReentry(seq, o, re, err)
 		if waits {
 			rn.waiting.Add(-1)
-			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(),
+			rn.recordWait(waitRec{h: o.h, proc: proc, seq: seq, read: o.a.read, names: h.names(), n: asks(h),
 				from: called, to: min(rn.rec.now(), called+ctxEnd(o)), res: outcome(ok, err)})
 		}
 		if !ok || err != nil {

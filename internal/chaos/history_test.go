@@ -70,6 +70,7 @@ type holdRec struct {
 	names     []string
 	read      bool
 	tokens    map[string]uint64
+	permits   int // of the name's capacity, at least 1
 	start     time.Duration
 	end       time.Duration // valid once !open
 	open      bool
@@ -173,8 +174,8 @@ func (r *recorder) acquired(seq, h, proc int, read bool, names []string, hd hold
 		}
 		r.endLocked(hr, how)
 	}
-	hr := &holdRec{h: h, proc: proc, names: names, read: read, tokens: hd.tokens, start: r.now(),
-		open: true, seq: seq, count: 1, done: make(chan struct{}), lostCh: hd.lost}
+	hr := &holdRec{h: h, proc: proc, names: names, read: read, tokens: hd.tokens, permits: max(hd.permits, 1),
+		start: r.now(), open: true, seq: seq, count: 1, done: make(chan struct{}), lostCh: hd.lost}
 	hr.called = hr.start
 	for i := len(r.events) - 1; i >= 0; i-- {
 		if e := r.events[i]; e.seq == seq && e.kind == evCall {

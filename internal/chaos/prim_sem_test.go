@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/redcoord/redcoord"
@@ -85,10 +86,13 @@ func (h *xsemHandle) context(p context.Context, _ bool) (context.Context, contex
 	return h.s.Context(p, h.p)
 }
 
-// semaphore: a Semaphore of semPermits permits without leases; a handle
-// holds at most one. Client.Close is not drawn: permits without a lease
-// never come back from a closed process.
-type semPrim struct{}
+// semaphore: a Semaphore of semPermits permits without leases. Client.Close
+// is not drawn: permits without a lease never come back from a closed
+// process. When fair, every handle is WithFair (fair and unfair waiters do
+// not share a name: see Fairness in package rsemaphore), and each process's
+// first handle asks for every permit at once, so that a request too large
+// for what is left heads the queue while others come and go.
+type semPrim struct{ fair bool }
 
 func (semPrim) caps() caps { return caps{servers: 1, capacity: semPermits, noClose: true} }
 
@@ -96,8 +100,17 @@ func (semPrim) setup(ctx context.Context, w *world) error {
 	return rsemaphore.New(w.procs[0].clients[0], w.names[0]).SetPermits(ctx, semPermits)
 }
 
-func (semPrim) handle(w *world, p, _ int, _ *rand.Rand) handle {
-	return &semHandle{s: rsemaphore.New(w.procs[p].clients[0], w.names[0]), name: w.names[0]}
+func (sp semPrim) handle(w *world, p, i int, _ *rand.Rand) handle {
+	h := &semHandle{name: w.names[0], n: 1}
+	var opts []rsemaphore.Option
+	if sp.fair {
+		opts = append(opts, rsemaphore.WithFair())
+		if i == 0 {
+			h.n = semPermits
+		}
+	}
+	h.s = rsemaphore.New(w.procs[p].clients[0], w.names[0], opts...)
+	return h
 }
 
 func (semPrim) idle(ctx context.Context, w *world) []string {
@@ -112,44 +125,45 @@ type semHandle struct {
 	unsupported
 	s      *rsemaphore.Semaphore
 	name   string
-	failed int // Releases that failed: each may have left its permit taken
+	n      int64   // the permits each acquire asks for, and its Release gives back
+	failed []int64 // Releases that failed, by permits: each may have left them taken
 }
 
 func (h *semHandle) names() []string { return []string{h.name} }
 
+func (h *semHandle) asks() int { return int(h.n) }
+
 func (h *semHandle) acquire(ctx context.Context, a acq) (bool, error) {
 	if a.try {
-		return h.s.TryAcquire(ctx, 1)
+		return h.s.TryAcquire(ctx, h.n)
 	}
-	err := h.s.Acquire(ctx, 1)
+	err := h.s.Acquire(ctx, h.n)
 	return err == nil, err
 }
 
-func (h *semHandle) held(bool) hold { return hold{} }
+func (h *semHandle) held(bool) hold { return hold{permits: int(h.n)} }
 
 func (h *semHandle) release(ctx context.Context, _ bool) error {
-	err := h.s.Release(ctx, 1)
+	err := h.s.Release(ctx, h.n)
 	if err != nil {
-		h.failed++
+		h.failed = append(h.failed, h.n)
 	}
 	return err
 }
 
-func (h *semHandle) failedReleases() int { return h.failed }
+func (h *semHandle) failedReleases() []int64 { return h.failed }
 
-// retryReleases sends again, once every handle is idle, each Release of h
-// that failed: a Semaphore's permit has neither owner nor lease, so one
-// whose Release failed stays taken (see "Releases" in package redcoord)
-// until its holder releases it again. With every handle idle, a Release
-// whose first try was applied after all is refused with ErrNotHeld (the
-// permits would exceed the total), so the retries free exactly the permits
-// still taken. It returns what it could not settle.
-func (h *semHandle) retryReleases(ctx context.Context) []string {
-	var out []string
-	for ; h.failed > 0; h.failed-- {
-		if err := h.s.Release(ctx, 1); err != nil && !errors.Is(err, redcoord.ErrNotHeld) {
-			out = append(out, fmt.Sprintf("a failed Release sent again failed: %v", err))
-		}
+// retryRelease sends again a Release of n permits of h's that failed: a
+// Semaphore's permits have neither owner nor lease, so those whose Release
+// failed stay taken (see "Releases" in package redcoord) until their
+// holder releases them again. ErrNotHeld says the first try was applied
+// after all (see retryReleases in quiet_test.go).
+func (h *semHandle) retryRelease(ctx context.Context, n int64) error {
+	if i := slices.Index(h.failed, n); i >= 0 {
+		h.failed = slices.Delete(h.failed, i, i+1)
 	}
-	return out
+	if err := h.s.Release(ctx, n); err != nil && !errors.Is(err, redcoord.ErrNotHeld) {
+		return err
+	}
+	return nil
 }

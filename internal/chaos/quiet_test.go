@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -64,23 +65,31 @@ func (rn *run) quiet() {
 }
 
 // releaseRetrier is implemented by handles whose failed releases leave
-// what they held taken for good (a Semaphore's permits): retryReleases
-// sends them again, when every handle is idle, and returns what it could
-// not settle.
+// what they held taken for good (a Semaphore's permits): failedReleases
+// says how much each that failed gave back, retryRelease sends one of
+// them again, when every handle is idle, and forgets it.
 type releaseRetrier interface {
-	failedReleases() int
-	retryReleases(ctx context.Context) []string
+	failedReleases() []int64
+	retryRelease(ctx context.Context, n int64) error
 }
 
 // retryReleases waits, if a handle has failed releases to send again, for
 // every handle to be idle (bounded as the quiet phase is), then has them
-// sent again; it reports whether it did. What cannot be settled is a
-// leftover.
+// sent again, the largest first; it reports whether it did. A failed
+// Release whose first try was applied after all is refused (the permits
+// would exceed the total), so the retries free exactly what is still
+// taken, and what cannot be settled is a leftover.
 func (rn *run) retryReleases() bool {
-	var rs []releaseRetrier
+	type retry struct {
+		r releaseRetrier
+		n int64
+	}
+	var rs []retry
 	for _, h := range rn.hs {
-		if r, ok := h.(releaseRetrier); ok && r.failedReleases() > 0 {
-			rs = append(rs, r)
+		if r, ok := h.(releaseRetrier); ok {
+			for _, n := range r.failedReleases() {
+				rs = append(rs, retry{r, n})
+			}
 		}
 	}
 	if len(rs) == 0 {
@@ -96,9 +105,12 @@ func (rn *run) retryReleases() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	slices.SortStableFunc(rs, func(a, b retry) int { return cmp.Compare(b.n, a.n) })
 	var found []string
 	for _, r := range rs {
-		found = append(found, r.retryReleases(ctx)...)
+		if err := r.r.retryRelease(ctx, r.n); err != nil {
+			found = append(found, fmt.Sprintf("a failed Release(%d) sent again failed: %v", r.n, err))
+		}
 	}
 	if len(found) > 0 {
 		rn.violate(violation{check: "leftover", at: rn.rec.now(), seq: rn.rec.seq, msg: strings.Join(found, "; ")})

@@ -42,6 +42,7 @@ type nameState struct {
 	writers int   // live waiting writers (rrwlock)
 	queue   []int // the processes of the live queue entries (fair kinds)
 	avail   int   // permits available (semaphores)
+	queued  int   // permits the live queue entries ask for (a fair Semaphore)
 }
 
 // sample is the state at one instant of the driver. A fault of one
@@ -76,8 +77,21 @@ type waitRec struct {
 	seq      int
 	read     bool
 	names    []string
+	n        int // permits it asks for (semaphores); 0: one
 	from, to time.Duration
 	res      string
+}
+
+// permitAsker is implemented by the handles of semaphores whose acquires
+// ask for more than one permit.
+type permitAsker interface{ asks() int }
+
+// asks is how many permits an acquire of h asks for.
+func asks(h handle) int {
+	if a, ok := h.(permitAsker); ok {
+		return a.asks()
+	}
+	return 1
 }
 
 // recordWait notes a blocking acquire that returned.
@@ -145,6 +159,7 @@ func (rn *run) namesState(ctx context.Context, names []string) (map[string]nameS
 		queue          []*redis.ZSliceCmd
 		permits        *redis.MapStringStringCmd
 		semLeases      *redis.ZSliceCmd
+		semWaiting     *redis.MapStringStringCmd
 	}
 	out := make(map[string]nameState)
 	qparts := queueParts(rn.prim)
@@ -169,6 +184,9 @@ func (rn *run) namesState(ctx context.Context, names []string) (map[string]nameS
 				}
 				for _, q := range qparts {
 					c.queue = append(c.queue, p.ZRangeWithScores(ctx, k(q), 0, -1))
+				}
+				if _, ok := rn.prim.(semPrim); ok {
+					c.semWaiting = p.HGetAll(ctx, k("sem-waiting"))
 				}
 			}
 			return nil
@@ -197,6 +215,10 @@ func (rn *run) namesState(ctx context.Context, names []string) (map[string]nameS
 			for _, q := range c.queue {
 				for _, m := range live(q) {
 					ns.queue = append(ns.queue, procOf(m))
+					if c.semWaiting != nil {
+						n, _ := strconv.Atoi(c.semWaiting.Val()[m])
+						ns.queued += n
+					}
 				}
 			}
 			if c.permits != nil {
@@ -420,8 +442,10 @@ func remnantEnd(w waitRec, holds []*holdRec) time.Duration {
 
 // redisFree reports whether Redis, at s, leaves w what it asks for: every
 // name of w free (no write hold; for a writer no read lease, for a reader
-// no waiting writer; for a permit one available) and no queue entry ahead
-// of it but those of processes that wait for the name too.
+// no waiting writer; for permits as many available, and enough for every
+// live entry of a fair Semaphore's queue: a fair waiter behind a larger
+// request that does not fit waits for it by design) and no queue entry
+// ahead of it but those of processes that wait for the name too.
 func redisFree(c caps, w waitRec, s sample, waits []waitRec) bool {
 	for _, n := range w.names {
 		ns, ok := s.names[n]
@@ -429,7 +453,7 @@ func redisFree(c caps, w waitRec, s sample, waits []waitRec) bool {
 			return false
 		}
 		switch {
-		case c.capacity > 1 && ns.avail < 1:
+		case c.capacity > 1 && (ns.avail < max(w.n, 1) || ns.avail < ns.queued):
 			return false
 		case c.capacity == 1 && ns.held:
 			return false
@@ -451,8 +475,8 @@ func redisFree(c caps, w waitRec, s sample, waits []waitRec) bool {
 
 // beliefFree moves start past every belief in w's names that ended by at
 // and reports false if one is still held at at: a write hold stands in
-// every waiter's way, a read hold in a writer's, and on a semaphore as
-// many holds as there are permits.
+// every waiter's way, a read hold in a writer's, and on a semaphore holds
+// that leave fewer permits than w asks for.
 func beliefFree(c caps, w waitRec, start, at time.Duration, holds []*holdRec) (time.Duration, bool) {
 	for _, n := range w.names {
 		var in []*holdRec
@@ -466,7 +490,11 @@ func beliefFree(c caps, w waitRec, start, at time.Duration, holds []*holdRec) (t
 			in = append(in, hr)
 		}
 		if c.capacity > 1 {
-			if len(in) >= c.capacity {
+			taken := max(w.n, 1)
+			for _, hr := range in {
+				taken += hr.weight()
+			}
+			if taken > c.capacity {
 				return start, false
 			}
 			continue

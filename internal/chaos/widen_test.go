@@ -37,6 +37,9 @@ import (
 //     a handle arrives after its next hold began, whose lease is longer
 //     than the TTL (longRWStep, longrw_test.go).
 //   - fair queue and given-up calls (rlock, rfairlock, relection): see fairq_test.go.
+//   - late acquire copies (semaphore): a TryAcquire's or a given-up
+//     Acquire's copy lands once the permits are free (semCopyStep,
+//     semcopy_test.go).
 
 const (
 	fClockBack   faultKind = numFaults + iota // server 0's clock steps back
@@ -48,11 +51,12 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 
 // widening is the run's state of the widened mix.
 type widening struct {
-	skews  map[int]*skew                                           // clock-back offsets by server
-	probes []probe                                                 // releases of the wake-probe step (wake_test.go)
-	fairq  int                                                     // steps of fairq_test.go run so far
-	netOn  bool                                                    // the network faults (simnet_test.go)
-	draw   func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
+	skews   map[int]*skew                                           // clock-back offsets by server
+	probes  []probe                                                 // releases of the wake-probe step (wake_test.go)
+	fairq   int                                                     // steps of fairq_test.go run so far
+	semCopy bool                                                    // a step of semcopy_test.go ran
+	netOn   bool                                                    // the network faults (simnet_test.go)
+	draw    func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
 
 	// longest is the longest fixed lease or Extend drawn (see maxLease).
 	longest time.Duration
@@ -158,7 +162,7 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.wakeInterlude(o.h) || rn.weakStep(o.h) {
 		return
 	}
-	if rn.longRWStep(&o) {
+	if rn.longRWStep(&o) || rn.semCopyStep(o.h) {
 		return
 	}
 	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) || rn.validityStep(o.h) {

@@ -106,3 +106,37 @@ func TestFaultTrack(t *testing.T) {
 		t.Fatalf("heal all left a delay armed: %+v", ft)
 	}
 }
+
+// TestStrandedFairPermits: on a fair Semaphore a waiter for 1 permit behind
+// a live queue entry for 2 waits by design while 1 is available; once every
+// live entry fits in what is available, it does not, and neither does a
+// waiter for 2 while a hold of 1 and one of 2 have ended.
+func TestStrandedFairPermits(t *testing.T) {
+	ms := time.Millisecond
+	c := semPrim{fair: true}.caps()
+	w := waitRec{h: 1, proc: 1, seq: 5, names: []string{"n0"}, n: 1, from: 0, to: 900 * ms, res: "ok"}
+	waits := []waitRec{w, {h: 2, proc: 2, seq: 4, names: []string{"n0"}, n: 2, from: 0, to: 950 * ms, res: "ok"}}
+	samples := func(ns nameState) []sample {
+		var ss []sample
+		for at := 0 * ms; at <= time.Second; at += 50 * ms {
+			ss = append(ss, sample{at: at, calm: []bool{true, true, true}, calmFrom: make([]time.Duration, 3), ok: true,
+				names: map[string]nameState{"n0": ns}})
+		}
+		return ss
+	}
+	holds := []*holdRec{{h: 0, names: []string{"n0"}, permits: 1, start: 0, end: time.Second, endHow: "unlock", seq: 1}}
+	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 3, queue: []int{2, 1}}), holds); len(vs) != 0 {
+		t.Fatalf("behind a head of 2 with 1 available: want nothing, got %v", vs)
+	}
+	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 1, queue: []int{1}}), holds); len(vs) != 1 {
+		t.Fatalf("its own entry alone, 1 available: want one stranded waiter, got %v", vs)
+	}
+	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 1, queued: 2, queue: []int{2}}), nil); len(vs) != 0 {
+		t.Fatalf("a waiter for 2 with 1 available: want nothing, got %v", vs)
+	}
+	holds = append(holds, &holdRec{h: 3, names: []string{"n0"}, permits: 2, start: 0, end: 200 * ms, endHow: "unlock"})
+	holds[0].end = 100 * ms
+	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 2, queued: 2, queue: []int{2}}), holds); len(vs) != 1 {
+		t.Fatalf("a waiter for 2 with 2 available: want one stranded waiter, got %v", vs)
+	}
+}

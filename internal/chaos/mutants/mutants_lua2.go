@@ -75,9 +75,10 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "sem-serve-over-grant", File: "scripts/sem_lib.lua", Prims: []string{"semaphore"},
-		Old:    "    elseif n > avail then\n      return avail, true",
-		New:    "    elseif n > avail + 1 then\n      return avail, true",
-		Breaks: "a permit count off by one in the fair queue: a queued waiter is granted n permits when n-1 are available (fair semaphores only; the chaos suite drives the unfair one)",
+		Old: "    elseif n > avail then\n      return avail, true",
+		New: "    elseif n > avail + 1 then\n      return avail, true",
+		Breaks: "a permit count off by one in the fair queue: a queued waiter is granted n permits when n-1 are" +
+			" available (WithFair semaphores only)",
 	},
 	// xsem_*
 	{

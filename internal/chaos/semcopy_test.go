@@ -30,8 +30,8 @@ import (
 var semAcquireSHA = scriptSHA("sem_acquire")
 
 // semCopyStep may play one of the steps above with h; it reports whether it
-// did. It draws from a source of its own, from the seed and the clock, so
-// that a schedule in which it does not play stays as it was.
+// did, at most once a schedule. It draws from a source of its own, from
+// the seed and the clock: the schedule's draws stay as they were.
 func (rn *run) semCopyStep(h int) bool {
 	if _, ok := rn.prim.(semPrim); !ok || rn.w.net == nil || !rn.wd.netOn || rn.wd.semCopy {
 		return false
@@ -171,6 +171,6 @@ func (rn *run) semCompare(h, seq, before int, what string) {
 		return
 	}
 	rn.violate(violation{check: "leftover", name: rn.w.names[0], at: rn.rec.now(), seq: seq,
-		msg: fmt.Sprintf("%d permits available in Redis once %s landed, %d before; no handle holds or waits (h%d)",
+		msg: fmt.Sprintf("available permits %d in Redis once %s landed, %d before; no handle holds or waits (h%d)",
 			after, what, before, h)})
 }

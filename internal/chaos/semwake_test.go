@@ -62,7 +62,9 @@ func (rn *run) wakeProbes() {
 
 // semWakeProbe runs the probe, for the Semaphore only, when every process is
 // live, hears messages, and every permit is free. Each scenario is drawn
-// with even odds, on processes drawn for its roles.
+// with even odds, on processes drawn for its roles. Its handles are unfair
+// in a schedule of WithFair handles too: by then every fair waiter has
+// ended, and the two kinds only may not wait at once.
 func (rn *run) semWakeProbe() {
 	if _, ok := rn.prim.(semPrim); !ok || rn.anyBusy() || rn.anyLiveHold() {
 		return

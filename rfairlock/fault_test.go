@@ -21,6 +21,7 @@ var kind = locktest.Kind{
 func TestFaultFailedUnlock(t *testing.T)     { locktest.FailedUnlock(t, kind) }
 func TestFaultUnknownExtend(t *testing.T)    { locktest.UnknownExtend(t, kind) }
 func TestFaultOrphanedAcquire(t *testing.T)  { locktest.OrphanedAcquire(t, kind) }
+func TestFaultOrphanedReentry(t *testing.T)  { locktest.OrphanedReentry(t, kind) }
 func TestFaultLateAcquire(t *testing.T)      { locktest.LateAcquire(t, kind) }
 func TestFaultLossOneMeaning(t *testing.T)   { locktest.LossOneMeaning(t, kind) }
 func TestFaultLateReply(t *testing.T)        { locktest.LateReply(t, kind) }

@@ -76,6 +76,11 @@ func TestFaultOrphanedAcquire(t *testing.T) {
 	t.Run("read", func(t *testing.T) { locktest.OrphanedAcquire(t, readers) })
 }
 
+func TestFaultOrphanedReentry(t *testing.T) {
+	t.Run("write", func(t *testing.T) { locktest.OrphanedReentry(t, writer) })
+	t.Run("read", func(t *testing.T) { locktest.OrphanedReentry(t, readers) })
+}
+
 func TestFaultLateAcquire(t *testing.T) {
 	t.Run("write", func(t *testing.T) { locktest.LateAcquire(t, writer) })
 	t.Run("read", func(t *testing.T) { locktest.LateAcquire(t, readers) })

@@ -16,9 +16,12 @@ import (
 // gets ErrNotHeld without a request (and without the turn). If the request
 // drops the last hold, the watchdog stops renewing it first, so that a
 // released hold is never renewed. all says whether the release must drop
-// every hold of the owner: the handle's hold was lost, and nobody renews
-// what Redis may still have of it. what names the hold in errors; "" names
-// it by the Tracker's tag (see whatLocked).
+// every hold of the owner: the handle's last one, or a hold it lost, which
+// nobody renews any more. Redis may count more holds than the handle does
+// (a re-entry applied there whose reply and undo were both lost, and whose
+// caller was told it failed): nobody will release those, so the last
+// release drops them too. what names the hold in errors; "" names it by the
+// Tracker's tag (see whatLocked).
 func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err error) {
 	if err := t.take(ctx); err != nil {
 		return false, err
@@ -43,7 +46,7 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 		t.scoped.End(releasedCause)
 		t.unlocking = true
 	}
-	return t.count == 0 && t.gone, nil
+	return t.count == 1 || t.count == 0 && t.gone, nil
 }
 
 // EndRelease records the reply of the release request StartRelease began
@@ -96,16 +99,16 @@ func (t *Tracker) released(n int64, what string) error {
 		return errs.Lost("%s: the hold was lost before release", t.whatLocked(what))
 	}
 	if n >= 0 {
-		if n == 0 {
+		// A count above the handle's is of re-entries whose callers were
+		// told they failed: the handle's last release drops them (all).
+		t.count = min(n, t.count-1)
+		if t.count == 0 {
 			t.emitLocked(obs.Released, nil)
-		}
-		t.count = n
-		if n == 0 {
 			t.scoped.End(releasedCause)
 			t.dropLocked()
 		} else {
 			t.unlocking = false
-			t.watchLocked() // Redis counted more holds than the handle did
+			t.watchLocked()
 		}
 		return nil
 	}

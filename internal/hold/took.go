@@ -184,7 +184,9 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 		if t.count == 0 || t.token != b.Token {
 			return errs.LostAcquire("%s: the hold this acquire re-entered was lost before its reply came", t.taggedLocked())
 		}
-		t.count = count
+		// Not Redis's count, which may hold re-entries whose callers were
+		// told they failed: the handle's last release drops those.
+		t.count++
 		return nil
 	}
 	if t.count > 0 { // the previous hold is gone: a fresh one replaced it

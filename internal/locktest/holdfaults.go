@@ -191,6 +191,38 @@ func OrphanedAcquire(t *testing.T, k Kind) {
 	})
 }
 
+// OrphanedReentry checks that a re-entry applied in Redis whose reply and
+// undo were both lost (its caller was told it failed) does not outlive the
+// hold: Redis counts one hold more than the handle, and the handle's last
+// Unlock frees the name all the same, which another handle then takes.
+func OrphanedReentry(t *testing.T, k Kind) {
+	FaultBubble(t, func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client) {
+		ctx := context.Background()
+		x, y := k.New(c, "n"), k.New(c, "n")
+		require.NoError(t, x.Lock(ctx))
+		hctx, cancel := x.Context(ctx) // a call under it re-enters the hold
+		defer cancel()
+		sf.FailAfter(k.Acquire)
+		sf.FailBefore(k.Leave)
+		require.ErrorIs(t, x.Lock(hctx), ErrInjected)
+		require.Equal(t, int64(2), k.Count(m, "n", x.Owner()), "the re-entry: applied, and not undone")
+
+		require.NoError(t, x.Lock(hctx), "a re-entry the caller knows of")
+		require.NoError(t, x.Unlock(ctx))
+		require.NoError(t, x.Unlock(ctx), "one hold left, by the handle's count")
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "the last Unlock frees the name")
+		assert.ErrorIs(t, x.Unlock(ctx), redcoord.ErrNotHeld)
+		time.Sleep(3 * c.LeaseTTL())
+		assert.Zero(t, k.Count(m, "n", x.Owner()), "nothing renews it")
+		if !k.Shared {
+			ok, err := y.TryLock(ctx)
+			require.NoError(t, err)
+			require.True(t, ok, "another handle takes the name")
+			require.NoError(t, y.Unlock(ctx))
+		}
+	})
+}
+
 // LateAcquire checks that a copy of an acquire request that reaches Redis
 // after the request was left (its wait ended, the leave ran) is refused.
 func LateAcquire(t *testing.T, k Kind) {

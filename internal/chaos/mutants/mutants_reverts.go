@@ -37,6 +37,14 @@ var revertMutants = []mutant{
 		Breaks: "a leave that gives up its Client's wake passes it on only when it is the Client's last waiter",
 	},
 	{
+		Name: "revert-reentry-count-from-redis", File: "internal/hold/took.go",
+		Prims: []string{"rlock", "rfairlock", "rrwlock"},
+		Old:   "\t\tt.count++\n",
+		New:   "\t\tt.count = count\n",
+		Breaks: "a re-entry adopts Redis's hold count, which may include a re-entry whose caller" +
+			" was told it failed: the handle's Unlocks leave the name held and renewed",
+	},
+	{
 		Name: "revert-context-at-send", File: "internal/hold/release.go", Prims: holders,
 		Old: "\t\tt.scoped.End(releasedCause)\n\t\tt.unlocking = true\n",
 		New: "",

@@ -131,6 +131,7 @@ type ownerNamer interface{ owner() string }
 
 func (h *rlockHandle) owner() string { return h.m.Owner() }
 func (h *rfairHandle) owner() string { return h.m.Owner() }
+func (h *rwHandle) owner() string    { return h.m.Owner() }
 
 // heldForNobody returns the owner that Redis (server 0) holds name for, when
 // it is g's (any of g's process where g does not say its owner) and no

@@ -51,12 +51,14 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 
 // widening is the run's state of the widened mix.
 type widening struct {
-	skews   map[int]*skew                                           // clock-back offsets by server
-	probes  []probe                                                 // releases of the wake-probe step (wake_test.go)
-	fairq   int                                                     // steps of fairq_test.go run so far
-	semCopy bool                                                    // a step of semcopy_test.go ran
-	netOn   bool                                                    // the network faults (simnet_test.go)
-	draw    func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
+	skews      map[int]*skew                                           // clock-back offsets by server
+	probes     []probe                                                 // releases of the wake-probe step (wake_test.go)
+	fairq      int                                                     // steps of fairq_test.go run so far
+	lapsed     bool                                                    // the lapsed grant ran (grantlapse_test.go)
+	semCopy    bool                                                    // a step of semcopy_test.go ran
+	lostLeaves int                                                     // lost leaves run so far (lostleave_test.go)
+	netOn      bool                                                    // the network faults (simnet_test.go)
+	draw       func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
 
 	// longest is the longest fixed lease or Extend drawn (see maxLease).
 	longest time.Duration
@@ -180,7 +182,7 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.r.IntN(8) == 0 && rn.netHushed(func() bool { return rn.wakeProbeStep(o.h) }) {
 		return
 	}
-	if rn.fairqStep(o.h) {
+	if rn.fairqStep(o.h) || rn.grantLapseStep(o.h) || rn.lostLeaveStep(o.h) {
 		return
 	}
 	if len(rn.wd.skews) > 0 && rn.c.forget && o.kind == oAcquire && rn.r.IntN(4) == 0 {

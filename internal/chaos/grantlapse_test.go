@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,8 +11,8 @@ import (
 )
 
 // The lapsed grant (rfairlock, relection): a release grants the name to a
-// waiter W whose process hears messages late, and the network holds W's
-// next try past the grant's lease. Nobody renews the grant (W does not
+// waiter W, the network delays the grant's message, and it holds W's next
+// try past the grant's lease. Nobody renews the grant (W does not
 // know of it): it runs out, and a handle G of a third process takes the
 // name. W's held try lands and finds G holding, W tries again, and only
 // then does the grant's message reach W. A grant message is a hint (see
@@ -26,7 +25,7 @@ const (
 	// lapseHold is how long the network holds W's try: past the grant's
 	// lease, within go-redis's read timeout.
 	lapseHold = leaseTTL + maxPoll/2
-	// lapseLate is how late W's process hears the grant: after W's next
+	// lapseLate is how late the grant's message reaches W: after W's next
 	// try, which comes at most a poll interval after the held one lands
 	// (itself sent at most a poll interval after the grant), and within a
 	// third of a lease of it.
@@ -69,10 +68,11 @@ func (rn *run) grantLapseStep(w int) bool {
 		sent.Store(int64(rn.rec.now()))
 		return true
 	}, redistest.NetFault{Kind: redistest.NetHold, D: lapseHold})
-	rn.w.procs[pw].faults.DelaySubscribers(lapseLate)
-	rn.rec.fault(pw, fmt.Sprintf("late messages(%v), next try held(%v) (lapsed grant)", lapseLate, lapseHold))
-	rn.heals = append(rn.heals, heal{at: rn.rec.now() + lapseLate + maxPoll, proc: pw, kind: fLateSub})
-	slices.SortStableFunc(rn.heals, func(a, b heal) int { return int(a.at - b.at) })
+	// The next message the network pushes is the release's grant to W:
+	// nothing else runs meanwhile. What follows it on W's subscriber
+	// connection waits for it, and no longer.
+	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetMsgDelay, D: lapseLate})
+	rn.rec.fault(pw, fmt.Sprintf("next try held(%v), next message late(%v) (lapsed grant)", lapseHold, lapseLate))
 	granted := rn.rec.now()
 	rn.issue(opStep{kind: oRelease, h: holder, ctxDur: leaseTTL}, false)
 	lease, ok := rn.pttl(name)

@@ -70,7 +70,7 @@ func (rn *run) result() result {
 	res.violations = append(res.violations, rn.violations...)
 	res.violations = append(res.violations, checkHolds(rn.c, rn.rec.holds, rn.windows)...)
 	if rn.c.fenced {
-		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds), res.events, rn.rec.holds)...)
+		res.violations = append(res.violations, excuseClockBack(checkFencing(rn.c, rn.rec.holds, rn.windows), res.events, rn.rec.holds)...)
 	}
 	res.violations = append(res.violations, rn.checkProbes(res.events)...)
 	res.violations = append(res.violations, rn.checkStranded()...)

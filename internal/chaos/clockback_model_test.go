@@ -46,7 +46,7 @@ func TestClockBackExcuse(t *testing.T) {
 		if tc.between {
 			holds = append(holds, hold(1, 18, high+1, 3100*ms, 3150*ms))
 		}
-		vs := checkFencing(rlockPrim{}.caps(), holds)
+		vs := checkFencing(rlockPrim{}.caps(), holds, nil)
 		if len(vs) != 1 {
 			t.Fatalf("%s: want one fencing violation before the excuse, got %v", tc.name, vs)
 		}

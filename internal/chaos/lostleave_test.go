@@ -21,8 +21,8 @@ import (
 // nobody (leftover). The step runs on a network emptied of what it held and
 // faulting no more (hush), but for the faults it aims.
 
-// lostLeaveStep may play the lost leave with h, at most twice per
-// schedule: a re-entry if h holds, an acquire otherwise. It reports
+// lostLeaveStep may play the lost leave with h, once per schedule: a
+// re-entry if h holds, an acquire otherwise. It reports
 // whether it ran.
 func (rn *run) lostLeaveStep(h int) bool {
 	var leave string
@@ -37,11 +37,11 @@ func (rn *run) lostLeaveStep(h int) bool {
 		return false
 	}
 	pi := rn.hproc[h]
-	if rn.wd.lostLeaves >= 2 || rn.w.net == nil || !rn.wd.netOn || rn.r.IntN(8) != 0 || rn.isBusy(h) ||
+	if rn.wd.lostLeave || rn.w.net == nil || !rn.wd.netOn || rn.r.IntN(8) != 0 || rn.isBusy(h) ||
 		rn.rec.holding(h, true) || !rn.steady(pi) {
 		return false
 	}
-	rn.wd.lostLeaves++
+	rn.wd.lostLeave = true
 	defer rn.hush()()
 	if rn.isBusy(h) || !rn.steady(pi) {
 		return true

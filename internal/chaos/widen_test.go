@@ -40,6 +40,12 @@ import (
 //   - late acquire copies (semaphore): a TryAcquire's or a given-up
 //     Acquire's copy lands once the permits are free (semCopyStep,
 //     semcopy_test.go).
+//   - lapsed grant (rfairlock, relection): a grant's message reaches its
+//     waiter after the grant ran out and another took the name
+//     (grantlapse_test.go).
+//   - lost leave (rlock, rfairlock, rrwlock): the copy of an acquire given
+//     up, whose leave was lost, lands in the handle's next hold
+//     (lostleave_test.go).
 
 const (
 	fClockBack   faultKind = numFaults + iota // server 0's clock steps back
@@ -51,14 +57,14 @@ var moreFaultNames = [...]string{"clock back", "late messages", "slow acquires"}
 
 // widening is the run's state of the widened mix.
 type widening struct {
-	skews      map[int]*skew                                           // clock-back offsets by server
-	probes     []probe                                                 // releases of the wake-probe step (wake_test.go)
-	fairq      int                                                     // steps of fairq_test.go run so far
-	lapsed     bool                                                    // the lapsed grant ran (grantlapse_test.go)
-	semCopy    bool                                                    // a step of semcopy_test.go ran
-	lostLeaves int                                                     // lost leaves run so far (lostleave_test.go)
-	netOn      bool                                                    // the network faults (simnet_test.go)
-	draw       func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
+	skews     map[int]*skew                                           // clock-back offsets by server
+	probes    []probe                                                 // releases of the wake-probe step (wake_test.go)
+	fairq     int                                                     // steps of fairq_test.go run so far
+	lapsed    bool                                                    // the lapsed grant ran (grantlapse_test.go)
+	semCopy   bool                                                    // a step of semcopy_test.go ran
+	lostLeave bool                                                    // the lost leave ran (lostleave_test.go)
+	netOn     bool                                                    // the network faults (simnet_test.go)
+	draw      func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
 
 	// longest is the longest fixed lease or Extend drawn (see maxLease).
 	longest time.Duration

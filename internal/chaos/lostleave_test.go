@@ -9,8 +9,8 @@ import (
 	"github.com/redcoord/redcoord/internal/redistest"
 )
 
-// The lost leave (rlock, rfairlock): an acquire or a re-entry whose
-// request the network holds gives up (its context is cancelled and its
+// The lost leave (rlock, rfairlock, rrwlock's write hold): an acquire or a
+// re-entry whose request the network holds gives up (its context is cancelled and its
 // connections break, see givenUp), and the network loses its undo, the
 // leave, every time go-redis sends it: Redis has no marker that the
 // request was left. The handle then takes a fresh hold, or re-enters its
@@ -22,8 +22,7 @@ import (
 // faulting no more (hush), but for the faults it aims.
 
 // lostLeaveStep may play the lost leave with h, once per schedule: a
-// re-entry if h holds, an acquire otherwise. It reports
-// whether it ran.
+// re-entry if h holds, an acquire otherwise. It reports whether it ran.
 func (rn *run) lostLeaveStep(h int) bool {
 	var leave string
 	switch rn.prim.(type) {

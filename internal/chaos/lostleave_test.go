@@ -13,8 +13,8 @@ import (
 // re-entry whose request the network holds gives up (its context is
 // cancelled and its connections break, see givenUp), and the network loses
 // its undo, the leave, every time go-redis sends it: Redis has no marker
-// that the request was left. The handle then takes a fresh hold, or re-
-// enters its hold again, and the held copy lands in that hold, numbered
+// that the request was left. The handle then takes a fresh hold, or
+// re-enters its hold again, and the held copy lands in that hold, numbered
 // below the hold's last request. It must change nothing: Redis may not count
 // a re-entry the handle does not believe in (holdcount), nor keep, once the
 // handle's Unlock of its fresh hold returned, a hold of its owner for nobody

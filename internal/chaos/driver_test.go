@@ -278,6 +278,9 @@ func (rn *run) exec(ctx context.Context, seq int, o opStep, quiet bool) string {
 				from: called, to: min(rn.rec.now(), called+ctxEnd(o)), res: outcome(ok, err)})
 		}
 		if !ok || err != nil {
+			if re != nil && !o.a.read && err != nil {
+				rn.rec.reentryFailed(re)
+			}
 			// A handle whose RUnlock failed still reads: its Lock is refused.
 			if quiet && rn.rec.quiet >= 0 && !errors.Is(err, redcoord.ErrUpgrade) {
 				rn.violate(violation{check: "liveness", name: h.names()[0], at: rn.rec.now(), seq: seq,

@@ -83,6 +83,7 @@ type holdRec struct {
 	unlockAt  time.Duration // the call of the latest Unlock that dropped the last re-entry; 0: none
 	unlockRet time.Duration // when that Unlock returned an error; 0: it did not
 	failedRel int           // releases of a re-entry that failed: each may have been applied
+	failedRe  int           // re-entries that failed: each may have been applied, its undo lost
 	done      chan struct{}
 	cancels   []context.CancelFunc
 	lostSeen  bool
@@ -415,4 +416,20 @@ func (r *recorder) believed(h int) (hr *holdRec, count, failed int) {
 		return nil, 0, 0
 	}
 	return hr, hr.count, hr.failedRel
+}
+
+// reentryFailed records that a re-entry of hr failed: Redis may have
+// applied it and kept it (its reply and its undo lost), a hold the handle
+// does not count and its last release drops.
+func (r *recorder) reentryFailed(hr *holdRec) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hr.failedRe++
+}
+
+// failedReentries returns how many re-entries of hr failed.
+func (r *recorder) failedReentries(hr *holdRec) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return hr.failedRe
 }

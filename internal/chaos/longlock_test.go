@@ -64,10 +64,10 @@ func (rn *run) lateCopyStep(h int) bool {
 	switch rn.prim.(type) {
 	case rlockPrim:
 		variants = []func(int){rn.lateRenewal, rn.lateRenewal, rn.lateExtend, rn.lateRelease, rn.lateRenewalReply,
-			rn.forcedExtend, rn.orphanRelease}
+			rn.forcedExtend, rn.orphanRelease, rn.orphanReentry}
 	case rfairlockPrim:
 		variants = []func(int){rn.lateRenewal, rn.lateRenewal, rn.lateExtend, rn.lateRelease, rn.lateRenewalReply,
-			rn.forcedExtend}
+			rn.forcedExtend, rn.orphanReentry}
 	case multiPrim:
 		variants = []func(int){rn.lateRenewal, rn.lateExtend, rn.lateRenewalReply, rn.multiOrphan, rn.multiOrphan}
 	case redlockPrim:

@@ -135,7 +135,7 @@ func (s summary) line(prim string) string {
 	}
 	if len(s.byCheck) > 0 {
 		var parts []string
-		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim", "wake", "linearizability", "unlock", "holdcount", "vanish", "reentry", "validity"} {
+		for _, k := range []string{"exclusivity", "counts", "fencing", "liveness", "leftover", "proclaim", "wake", "linearizability", "unlock", "holdcount", "vanish", "reentry", "validity", "force"} {
 			if s.byCheck[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%s=%d", k, s.byCheck[k]))
 			}

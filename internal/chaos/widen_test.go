@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +47,9 @@ import (
 //   - lost leave (rlock, rfairlock, rrwlock): the copy of an acquire given
 //     up, whose leave was lost, lands in the handle's next hold
 //     (lostleave_test.go).
+//   - late and retried forces (rlock, rfairlock, rrwlock): a force that lands
+//     after the name changed hands, a force retried after its reply was
+//     lost, and a forced holder that must stop believing: see force_test.go.
 
 const (
 	fClockBack   faultKind = numFaults + iota // server 0's clock steps back
@@ -65,6 +69,7 @@ type widening struct {
 	lostLeave bool                                                    // the lost leave ran (lostleave_test.go)
 	netOn     bool                                                    // the network faults (simnet_test.go)
 	draw      func(tag int, msg bool, call string) redistest.NetFault // the network's draw function
+	forceR    *rand.Rand                                              // the force steps' draws (force_test.go)
 
 	// longest is the longest fixed lease or Extend drawn (see maxLease).
 	longest time.Duration
@@ -173,7 +178,7 @@ func (rn *run) issueWidened(o opStep) {
 	if rn.longRWStep(&o) || rn.semCopyStep(o.h) {
 		return
 	}
-	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) || rn.validityStep(o.h) {
+	if rn.vanishStep(o.h) || rn.lateHoldStep(o.h) || rn.abandonStep(o.h) || rn.validityStep(o.h) || rn.forceStep(o.h) {
 		return
 	}
 	if rn.r.IntN(6) == 0 && rn.lateCopyStep(o.h) {

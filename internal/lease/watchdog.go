@@ -19,9 +19,11 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,9 +80,10 @@ type Watchdog struct {
 	// durations since, which take a third of a time.Time's room.
 	epoch time.Time
 
-	mu      sync.Mutex          // guards the fields below
-	leases  map[*Lease]struct{} // the watched leases
-	running bool                // the goroutine was started
+	mu      sync.Mutex        // guards the fields below
+	leases  map[*Lease]uint64 // the watched leases, each with its place in the order they were watched
+	watched uint64            // how many times a lease was watched (Watch, Again)
+	running bool              // the goroutine was started
 	closed  bool
 	rearm   chan struct{} // Add tells the goroutine to re-arm its expiry timer
 	armed   time.Time     // when the expiry timer fires; zero: stopped
@@ -98,7 +101,7 @@ func New(rdb Pipeliner, ttl time.Duration, log *slog.Logger, replicas Replicas, 
 	ctx, stop := context.WithCancel(context.Background())
 	return &Watchdog{
 		rdb: rdb, ttl: ttl, interval: ttl / 3, log: log, replicas: replicas, observe: observe, epoch: time.Now(),
-		leases: make(map[*Lease]struct{}),
+		leases: make(map[*Lease]uint64),
 		rearm:  make(chan struct{}, 1),
 		ctx:    ctx, stop: stop,
 		done: make(chan struct{}),
@@ -158,7 +161,8 @@ func (l *Lease) watch() error {
 	if w.closed {
 		return errs.ErrClosed
 	}
-	w.leases[l] = struct{}{}
+	w.watched++
+	w.leases[l] = w.watched
 	if !w.running {
 		w.running = true
 		go w.run()
@@ -262,10 +266,7 @@ func (w *Watchdog) Stop() {
 	w.mu.Lock()
 	w.closed = true
 	w.stop()
-	ended := make([]*Lease, 0, len(w.leases))
-	for l := range w.leases {
-		ended = append(ended, l)
-	}
+	ended := w.inOrder(func(*Lease) bool { return true })
 	clear(w.leases)
 	w.mu.Unlock()
 	for _, l := range ended {
@@ -372,15 +373,12 @@ func (w *Watchdog) deadline(l *Lease) time.Time {
 
 // expire marks lost the leases whose deadline has passed.
 func (w *Watchdog) expire() {
-	var lost []*Lease
 	now := time.Now()
 	w.mu.Lock()
-	for l := range w.leases {
-		if !now.Before(w.deadline(l)) {
-			w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys)
-			delete(w.leases, l)
-			lost = append(lost, l)
-		}
+	lost := w.inOrder(func(l *Lease) bool { return !now.Before(w.deadline(l)) })
+	for _, l := range lost {
+		w.log.Warn("redcoord: lease lost: not renewed within its TTL", "keys", l.r.Keys)
+		delete(w.leases, l)
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
@@ -388,15 +386,27 @@ func (w *Watchdog) expire() {
 	}
 }
 
+// inOrder returns the watched leases for which keep returns true, in the
+// order they were watched: a tick's pipeline and the reports of loss follow
+// it, not the map's random order, so that runs that watch alike send and
+// report alike. The caller holds w.mu.
+func (w *Watchdog) inOrder(keep func(*Lease) bool) []*Lease {
+	ls := make([]*Lease, 0, len(w.leases))
+	for l := range w.leases {
+		if keep(l) {
+			ls = append(ls, l)
+		}
+	}
+	slices.SortFunc(ls, func(a, b *Lease) int { return cmp.Compare(w.leases[a], w.leases[b]) })
+	return ls
+}
+
 // tick renews every watched lease in one pipeline per node, and marks lost
 // the leases whose hold is gone; a failed renewal is left to the next tick,
 // or to the expiry timer when the lease runs out first.
 func (w *Watchdog) tick() {
 	w.mu.Lock()
-	batch := make([]*Lease, 0, len(w.leases))
-	for l := range w.leases {
-		batch = append(batch, l)
-	}
+	batch := w.inOrder(func(*Lease) bool { return true })
 	w.mu.Unlock()
 	if len(batch) == 0 {
 		return

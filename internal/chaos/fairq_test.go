@@ -155,6 +155,29 @@ func (rn *run) heldForNobody(name string, g int) string {
 	return o
 }
 
+// queuedBefore reports whether a request of handle g's waits in name's
+// fair queue on server 0 (rfairlock's, an election's) before g issues one:
+// a wait whose leave did not land stays queued until its heartbeat lapses,
+// and may be granted the name meanwhile, which is no doing of a given-up
+// copy.
+func (rn *run) queuedBefore(name string, g int) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	on, named := rn.hs[g].(ownerNamer)
+	for _, q := range []string{"rc:{" + name + "}:queue", "rc:{" + name + "}:elect-queue"} {
+		reqs, err := rn.w.admin[0].LRange(ctx, q, 0, -1).Result()
+		if err != nil {
+			continue
+		}
+		for _, req := range reqs {
+			if procOf(req) == rn.hproc[g] && (!named || strings.HasPrefix(req, on.owner()+":")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // givenUp issues o, whose first script the network holds; o's caller
 // gives up, and o's process's connections break, while the copy is in
 // flight (go-redis sends nothing again for a call whose context is done).
@@ -209,8 +232,8 @@ func (rn *run) givenUpStep(h int) bool {
 	}
 	name := rn.hs[h].names()[0]
 	was, wasCount, wasFailed := rn.rec.believed(h) // the hold a re-entry is for
-	if !reentry && rn.heldForNobody(name, h) != "" {
-		return true // a hold of h's whose Unlock failed: it ends with its lease
+	if !reentry && (rn.heldForNobody(name, h) != "" || rn.queuedBefore(name, h)) {
+		return true // a hold of h's whose Unlock failed, a wait whose leave did not land: they end by themselves
 	}
 	lands, ok := rn.givenUp(opStep{kind: oAcquire, h: h})
 	if !ok {

@@ -25,10 +25,12 @@
 // quiet phase it may hold a script call and deliver it after later requests
 // of other connections (its caller sees a late reply, or a timeout while
 // the copy is still in flight), deliver it twice, or drop it before or
-// after the server applies it, and drop, duplicate or delay a message. Its
-// decisions are drawn from a source seeded by the schedule's seed, and the
-// summary line counts the requests it delivered late (late=). The tier is
-// determined by its seed; a failure names the seed, and
+// after the server applies it, and drop, duplicate or delay a message. Each
+// of its decisions is drawn from a hash of the schedule's seed, what it
+// faults (the process and server of the connection, the script and key
+// called) and the instant (simnet_test.go), and the summary line counts
+// the requests it delivered late (late=). The tier is determined by its
+// seed; a failure names the seed, and
 //
 //	REDCOORD_CHAOS_SEED=<seed> go test ./internal/chaos -run TestChaos
 //
@@ -36,16 +38,21 @@
 // (TestReplay checks it), with one exception: when one event wakes several
 // waiters at one instant of the bubble's clock (a release's message), their
 // tries reach miniredis in the goroutine scheduler's order, and which of
-// them takes the name, and the history from there, follows it. The
-// network's draws follow the order in which requests reach it, so under its
-// faults a schedule replays as far as the first requests that goroutines
-// woken at one instant write in another order: most failures reproduce
-// from their seed, not every history byte for byte. REDCOORD_CHAOS_SCHEDULES=<n> runs n
-// schedules per primitive instead of the default; they are split over
-// child processes, one per CPU (REDCOORD_CHAOS_SHARDS=<n> sets how many:
-// shard_test.go), and reported as one run. The real-server tier
-// (restarts with and without persistence, SIGSTOP) is seeded too, but timing
-// makes it best-effort.
+// them takes the name, and the history from there, follows it. Under the
+// network's faults that race remains, and two rarer ones join it: requests
+// that call one script on one key from one process at one instant draw
+// their faults in the order they reach the network, and a try that one run
+// sends and the other does not (a waiter that finds its channel still
+// subscribed or not) may meet a fault of its own; other decisions do not
+// move. Most failures reproduce from their seed, not every history byte
+// for byte; REDCOORD_CHAOS_REPLAY_FAULTS=<n> makes TestReplay count them
+// over n seeds per primitive.
+//
+// REDCOORD_CHAOS_SCHEDULES=<n> runs n schedules per primitive instead of
+// the default; they are split over child processes, one per CPU
+// (REDCOORD_CHAOS_SHARDS=<n> sets how many: shard_test.go), and reported as
+// one run. The real-server tier (restarts with and without persistence,
+// SIGSTOP) is seeded too, but timing makes it best-effort.
 //
 // The package has no API: everything is in its tests.
 package chaos

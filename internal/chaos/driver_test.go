@@ -187,7 +187,11 @@ func opContext(o opStep) (context.Context, func()) {
 		cancel()
 		return ctx, cancel
 	case o.cancel > 0:
-		t := time.AfterFunc(o.cancel, cancel)
+		// Two nanoseconds late, as withDeadline's end: the wait's poll
+		// timer, a multiple of maxPoll from its start as o.cancel is, fires
+		// first, and whether it tries once more is not the scheduler's
+		// choice.
+		t := time.AfterFunc(o.cancel+2*time.Nanosecond, cancel)
 		return ctx, func() { t.Stop(); cancel() }
 	case o.ctxDur > 0:
 		return withDeadline(ctx, cancel, o.ctxDur)

@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,18 +16,21 @@ const replaySeeds = 4
 // and lets it run until it blocks, and moves the clock on by apart after
 // each, so that no two of the suite's events share an instant; Clients
 // have fixed ids and RedLock a fixed back-off jitter (determine); go-redis
-// retries without a random back-off; deadlines are staggered (order_test.go);
-// the driver reads which handles are busy or hold only once everything
-// else is blocked (driver_test.go). The second run's driver gives way to
-// every runnable goroutine before each of those reads (run.yield): a read
-// that races with goroutines the driver woke, which only a preemption
-// under load would expose, then differs in every run.
+// retries without a random back-off; deadlines are staggered
+// (order_test.go), and a cancel comes two nanoseconds after the poll timer
+// it would meet (opContext); the driver reads which handles are busy or
+// hold only once everything else is blocked (driver_test.go). The second
+// run's driver gives way to every runnable goroutine before each of those
+// reads (run.yield): a read that races with goroutines the driver woke,
+// which only a preemption under load would expose, then differs in every
+// run.
 //
-// The schedules run on a sound network: the simulated network's draws
-// follow the order in which requests reach it, and requests that goroutines
-// woken at one instant write reach it in the scheduler's order, so under
-// its faults a seed replays its schedule as far as the first such race
-// (most failures reproduce; not byte for byte).
+// The schedules run on a sound network. REDCOORD_CHAOS_REPLAY_FAULTS=<n>
+// runs n seeds per primitive on the faulting network instead and counts
+// the histories that replay. Its decisions are drawn per script, key,
+// process and instant (netDraw), so that one that differs moves no other,
+// but some still differ between runs (see doc.go): there a divergence is
+// logged, not failed.
 //
 // One source remains: when one event wakes several waiters at one instant
 // of the bubble's clock (a release's message wakes waiters of several
@@ -41,18 +46,26 @@ const replaySeeds = 4
 // wakes its own waiter at once and another process's by message; which
 // try reaches the server first decides who waits for the other's release).
 func TestReplay(t *testing.T) {
+	n, sound := replaySeeds, true
+	if s := os.Getenv("REDCOORD_CHAOS_REPLAY_FAULTS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("REDCOORD_CHAOS_REPLAY_FAULTS=%q: want a positive count", s)
+		}
+		sound = false
+	}
 	for _, p := range primitives {
 		t.Run(p.name, func(t *testing.T) {
-			runs, _, child := sharded(t, "TestReplay", p.name, replaySeeds, func(i int) replayRun {
+			runs, _, child := sharded(t, "TestReplay", p.name, n, func(i int) replayRun {
 				seed := uint64(i + 1)
-				a := runBubble(t, p.name, seed, p.make(seed), false, true).text
-				b := runBubble(t, p.name, seed, p.make(seed), true, true).text
+				a := runBubble(t, p.name, seed, p.make(seed), false, sound).text
+				b := runBubble(t, p.name, seed, p.make(seed), true, sound).text
 				return replayRun{seed, a, b}
 			})
 			if child {
 				return
 			}
-			same, raced := 0, 0
+			same, raced, other := 0, 0, 0
 			for _, r := range runs {
 				seed, a, b := r.Seed, r.A, r.B
 				if a == b {
@@ -60,14 +73,23 @@ func TestReplay(t *testing.T) {
 					continue
 				}
 				x, y, diff := firstDiff(a, b)
-				if racedGrant(x, y) {
+				switch {
+				case racedGrant(x, y):
 					raced++
 					t.Logf("%s seed %d: waiters woken at one instant were served in another order\n%s", p.name, seed, diff)
-					continue
+				case sound:
+					t.Errorf("%s seed %d: the histories of two runs differ\n%s", p.name, seed, diff)
+				default:
+					other++
+					t.Logf("%s seed %d: the histories of two runs differ\n%s", p.name, seed, diff)
 				}
-				t.Errorf("%s seed %d: the histories of two runs differ\n%s", p.name, seed, diff)
 			}
-			t.Logf("chaos: %s replay: %d of %d seeds byte for byte, %d parted at a race of waiters woken together", p.name, same, len(runs), raced)
+			net := ""
+			if !sound {
+				net = " under the network's faults"
+			}
+			t.Logf("chaos: %s replay%s: %d of %d seeds byte for byte, "+
+				"%d parted at a race of waiters woken together, %d elsewhere", p.name, net, same, len(runs), raced, other)
 		})
 	}
 }

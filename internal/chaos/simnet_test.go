@@ -1,8 +1,9 @@
 package chaos
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"time"
 
@@ -16,9 +17,7 @@ import (
 // script may be held and delivered after later requests of other
 // connections, delivered twice, or dropped before or after the server, and
 // each pub/sub message may be dropped, duplicated or delayed. Its decisions
-// come from a source of their own, seeded from the schedule's seed, drawn
-// in the order requests are written and messages read, which the bubble
-// (one P, every step settled) makes a function of the seed.
+// are drawn from the schedule's seed, apart from the driver's (netDraw).
 
 // Rates of the network's faults, in percent: most requests and messages
 // pass, so that between faults there are stretches in which calls run as
@@ -32,28 +31,41 @@ const (
 // process times netServers plus its server.
 const netServers = 8
 
-// netDraw returns the network's draw function for a schedule: one source
-// per stream, seeded by the schedule's seed and the stream: a connection
-// tag (process and server) with, for requests, the script and key called.
-// A decision then depends on the order within its stream only, not on the
-// order in which goroutines woken at one instant reach several servers,
-// call several scripts, or read one message on several subscriber
-// connections.
+// netDraw returns the network's draw function for a schedule. Each
+// decision comes from a source of its own, seeded by a hash of the
+// schedule's seed, its stream, the instant of the bubble's clock and its
+// number among the stream's draws at that instant. The stream is a
+// connection tag (process and server) with, for requests, the script and
+// key called. A decision then depends neither on the order in which
+// goroutines woken at one instant reach several servers, call several
+// scripts, or read one message on several subscriber connections, nor on
+// the requests a stream made at other instants: a try that one run sends
+// and another does not (a wait whose deadline meets its poll timer, a
+// listen that finds the channel still confirmed or not) changes its own
+// fate, not every later one of its stream.
 //
 // A call to several servers (a RedLock's) is one request per server: the
 // request rate is divided by the servers, so that a call meets faults
 // about as often in every world.
 func netDraw(seed uint64, servers int) func(tag int, msg bool, call string) redistest.NetFault {
-	srcs := make(map[string]*rand.Rand)
+	type instant struct {
+		at time.Time
+		n  uint64 // draws of the stream at
+	}
+	last := make(map[string]*instant)
 	return func(tag int, msg bool, call string) redistest.NetFault {
 		stream := fmt.Sprintf("%d %t %s", tag, msg, call)
-		r := srcs[stream]
-		if r == nil {
-			h := fnv.New64a()
-			h.Write([]byte(stream))
-			r = rand.New(rand.NewPCG(seed, h.Sum64()))
-			srcs[stream] = r
+		now := time.Now()
+		in := last[stream]
+		if in == nil || !in.at.Equal(now) {
+			in = &instant{at: now}
+			last[stream] = in
 		}
+		in.n++
+		key := binary.LittleEndian.AppendUint64(nil, seed)
+		key = binary.LittleEndian.AppendUint64(key, uint64(now.UnixNano()))
+		key = binary.LittleEndian.AppendUint64(key, in.n)
+		r := rand.New(rand.NewChaCha8(sha256.Sum256(append(key, stream...))))
 		// A few nanoseconds keep a late delivery off the instants of the
 		// suite's own events (see apart), whose order it would race.
 		late := func(d time.Duration) time.Duration { return d + time.Duration(3+r.IntN(997))*time.Nanosecond }

@@ -47,8 +47,8 @@ func New(rdb Redis, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if r := o.Replicas; r.N > 0 && r.Timeout >= o.TTL/3 {
-		return nil, errs.Invalid("WithWaitReplicas", "timeout %v must be under a third of the lease TTL %v: the watchdog renews every %v, each renewal with a WAIT",
-			r.Timeout, o.TTL, o.TTL/3)
+		return nil, errs.Invalid("WithWaitReplicas", "timeout %v must be under a third of the lease TTL %v: "+
+			"the watchdog renews every %v, each renewal with a WAIT", r.Timeout, o.TTL, o.TTL/3)
 	}
 	s, err := core.New(rdb, o.Config)
 	if err != nil {

@@ -61,7 +61,10 @@ const (
 	RateRefused
 )
 
-var eventKindNames = [...]string{"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting", "hub moved", "retrying", "rate admitted", "rate waited", "rate refused"}
+var eventKindNames = [...]string{
+	"", "acquired", "wait ended", "released", "lease lost", "renewed", "hub reconnected", "waiting",
+	"hub moved", "retrying", "rate admitted", "rate waited", "rate refused",
+}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) && k > 0 {

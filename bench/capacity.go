@@ -18,7 +18,9 @@ import (
 // capacityKinds are the capacity scenario's locks, in the order the first
 // run takes them; each later run starts one further along, so that no kind
 // always follows the same one.
-var capacityKinds = []string{"redsync", "redislock", "rlock", "rfairlock", "rrwlock-write", "rrwlock-read", "rsemaphore"}
+var capacityKinds = []string{
+	"redsync", "redislock", "rlock", "rfairlock", "rrwlock-write", "rrwlock-read", "rsemaphore",
+}
 
 // capacityContenders returns the capacity scenario's locks: the mutex
 // contenders, rrwlock taken as a write and as a read, and rsemaphore taking

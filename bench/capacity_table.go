@@ -10,9 +10,11 @@ import (
 func capacitySection(r *results) *section {
 	s := r.Settings
 	t := &section{
-		title: fmt.Sprintf("capacity: each worker on its own Client and its own lock name, Lock+Unlock with no hold, as fast as it can; "+
+		title: fmt.Sprintf("capacity: each worker on its own Client and its own lock name, "+
+			"Lock+Unlock with no hold, as fast as it can; "+
 			"%gs a cell, median of %d runs (cells one after another on one server)\n"+
-			"  Redis CPU: used_cpu_user+used_cpu_sys of INFO cpu per cycle (min-max over the runs); x redsync: over redsync's "+
+			"  Redis CPU: used_cpu_user+used_cpu_sys of INFO cpu per cycle (min-max over the runs); "+
+			"x redsync: over redsync's "+
 			"in the same run and shape; cmdstat: INFO commandstats µs per cycle; script: µs per EVALSHA/FCALL; "+
 			"allocs: the bench process's per cycle; n/a: the server gives none", s.DurationS, s.Runs),
 		keys:  2,

@@ -116,42 +116,57 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		scenarios, cluster, locks string
 		workers, mixes, procs     string
 	)
-	fs.StringVar(&scenarios, "scenario", "mutex", "scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
+	fs.StringVar(&scenarios, "scenario", "mutex",
+		"scenarios to run, comma-separated: "+strings.Join(scenarioNames, ", ")+", or all")
 	fs.StringVar(&c.redis, "redis", "", "host:port of a Redis server (default: one the bench starts, see -start)")
 	fs.StringVar(&c.start, "start", "auto", "with no -redis or -cluster, the server the bench starts for its run: "+
-		"redis-server (found on PATH, on a free loopback port), miniredis (embedded), or auto: redis-server when it is on PATH, else miniredis")
+		"redis-server (found on PATH, on a free loopback port), miniredis (embedded), "+
+		"or auto: redis-server when it is on PATH, else miniredis")
 	fs.StringVar(&cluster, "cluster", "", "comma-separated seed addresses of a Redis Cluster")
 	fs.StringVar(&c.username, "username", "", "Redis ACL user name (AUTH with -password)")
 	fs.StringVar(&c.password, "password", "", "Redis password (AUTH)")
 	fs.BoolVar(&c.tls, "tls", false, "connect to Redis with TLS")
-	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","), "contenders, comma-separated (mutex, seckill; rwlock always runs "+
-		strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, ", ")+"): "+strings.Join(lockNames, ", "))
+	fs.StringVar(&locks, "locks", strings.Join(lockNames, ","),
+		"contenders, comma-separated (mutex, seckill; rwlock always runs "+
+			strings.Join(rwLockNames, " and ")+", semaphore "+strings.Join(semLockNames, ", ")+"): "+
+			strings.Join(lockNames, ", "))
 	fs.StringVar(&workers, "workers", "1,8,64", "worker counts, comma-separated: one row each (mutex, rwlock, semaphore)")
 	fs.IntVar(&c.names, "names", 1, "lock names the workers are spread over, worker i on name i mod names; "+
 		"exclusion is checked per name (mutex, semaphore)")
-	fs.StringVar(&mixes, "mixes", "95,50", "the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
+	fs.StringVar(&mixes, "mixes", "95,50",
+		"the reads' share of each mix, in percent, comma-separated: one set of rows each (rwlock)")
 	fs.IntVar(&c.permits, "permits", 8, "permits of the semaphore; each worker takes one at a time (semaphore)")
 	fs.StringVar(&procs, "procs", "w,1", "Client counts the workers are spread over, comma-separated, one row each: "+
-		"a count, or w for one Client per worker; each Client is a go-redis client and a redcoord Client, all in this OS process")
-	fs.DurationVar(&c.hold, "hold", time.Millisecond, "how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
+		"a count, or w for one Client per worker; "+
+		"each Client is a go-redis client and a redcoord Client, all in this OS process")
+	fs.DurationVar(&c.hold, "hold", time.Millisecond,
+		"how long a worker holds the lock or its permit (mutex, rwlock, semaphore)")
 	fs.DurationVar(&c.duration, "duration", 0, "how long each cell runs (mutex, rwlock, semaphore); default "+
-		defaultDurationStarted.String()+" on a redis-server the bench starts, "+defaultDurationMini.String()+" on the embedded miniredis, "+
+		defaultDurationStarted.String()+" on a redis-server the bench starts, "+
+		defaultDurationMini.String()+" on the embedded miniredis, "+
 		defaultDurationServer.String()+" on a server of yours (-redis, -cluster), at least 3 -hold")
-	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond, "retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
+	fs.DurationVar(&c.poll, "poll", 10*time.Millisecond,
+		"retry interval of rlock-poll (WithPolling) and redislock (LinearBackoff)")
 	fs.IntVar(&c.orders, "orders", 500, "orders placed (seckill)")
 	fs.IntVar(&c.concurrency, "concurrency", 100, "orders in flight at once (seckill)")
 	fs.IntVar(&c.stock, "stock", 100, "items in stock (seckill)")
-	fs.IntVar(&c.runs, "runs", 3, "how often each cell runs, one kind after another, each run starting one kind further along; "+
-		"the table gives the medians (capacity)")
-	fs.IntVar(&c.capWorkers, "capacity-workers", 32, "workers of the parallel shape, each on its own Client and lock name; "+
-		"the sequential shape (one worker) runs beside it (capacity)")
+	fs.IntVar(&c.runs, "runs", 3,
+		"how often each cell runs, one kind after another, each run starting one kind further along; "+
+			"the table gives the medians (capacity)")
+	fs.IntVar(&c.capWorkers, "capacity-workers", 32,
+		"workers of the parallel shape, each on its own Client and lock name; "+
+			"the sequential shape (one worker) runs beside it (capacity)")
 	fs.DurationVar(&c.timeout, "order-timeout", 30*time.Second, "how long one order may wait for the lock (seckill)")
 	fs.IntVar(&c.rate, "rate", 1000, "events a second the workers share (ratelimit)")
 	fs.IntVar(&c.burst, "burst", 10, "the limiter's burst (ratelimit)")
-	fs.StringVar(&c.out, "out", "bench-out", "folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
+	fs.StringVar(&c.out, "out", "bench-out",
+		"folder for results.json, waits.svg, rwlock.svg and semaphore.svg; empty: write no files")
 	fs.BoolVar(&c.json, "json", false, "print JSON on stdout instead of the table")
-	fs.BoolVar(&c.clean, "clean", false, "first delete the keys that earlier runs left behind ("+runPrefix+"*: a run killed before its clean-up)")
-	fs.BoolVar(&c.metrics, "metrics", false, "record the redcoord Clients' events as OpenTelemetry metrics (package redcoordotel) and print them after the table")
+	fs.BoolVar(&c.clean, "clean", false,
+		"first delete the keys that earlier runs left behind ("+runPrefix+"*: a run killed before its clean-up)")
+	fs.BoolVar(&c.metrics, "metrics", false,
+		"record the redcoord Clients' events as OpenTelemetry metrics (package redcoordotel) "+
+			"and print them after the table")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -203,7 +218,8 @@ func (c *config) set(fs *flag.FlagSet, scenarios, cluster, locks, workers, mixes
 		}
 	}
 	if c.redis == "" && c.cluster == nil && (c.username != "" || c.password != "" || c.tls) {
-		return errors.New("-username, -password and -tls need -redis or -cluster: the server the bench starts takes none of them")
+		return errors.New("-username, -password and -tls need -redis or -cluster: " +
+			"the server the bench starts takes none of them")
 	}
 
 	if err := c.setStart(flagSet(fs, "start")); err != nil {

@@ -65,15 +65,18 @@ func named(cfg *config, names []string) []contender {
 			openRedislock},
 		"rrwlock": {"rrwlock", "redcoord read-write lock: shared reads, writer preference, woken by pub/sub",
 			redcoordProcess(func(c *redcoord.Client, key string) locker { return rrwlock.New(c, key) })},
-		"rsemaphore": {"rsemaphore", "redcoord semaphore, unfair: a release wakes the waiters that fit, the first to Redis wins",
+		"rsemaphore": {"rsemaphore",
+			"redcoord semaphore, unfair: a release wakes the waiters that fit, the first to Redis wins",
 			redcoordProcess(func(c *redcoord.Client, key string) locker {
 				return semLock{rsemaphore.New(c, key), int64(cfg.permits)}
 			})},
-		"rsemaphore-fair": {"rsemaphore-fair", "rsemaphore WithFair: a FIFO queue in Redis, permits granted inside the release script",
+		"rsemaphore-fair": {"rsemaphore-fair",
+			"rsemaphore WithFair: a FIFO queue in Redis, permits granted inside the release script",
 			redcoordProcess(func(c *redcoord.Client, key string) locker {
 				return semLock{rsemaphore.New(c, key, rsemaphore.WithFair()), int64(cfg.permits)}
 			})},
-		"rsemaphore-expirable": {"rsemaphore-expirable", "rsemaphore ExpirableSemaphore: a lease and a fencing token per permit, released by id",
+		"rsemaphore-expirable": {"rsemaphore-expirable",
+			"rsemaphore ExpirableSemaphore: a lease and a fencing token per permit, released by id",
 			redcoordProcess(func(c *redcoord.Client, key string) locker {
 				return &xsemLock{s: rsemaphore.NewExpirable(c, key), permits: int64(cfg.permits)}
 			})},
@@ -90,7 +93,9 @@ func named(cfg *config, names []string) []contender {
 }
 
 // redcoordProcess opens one redcoord Client per Client of a cell.
-func redcoordProcess(mk func(*redcoord.Client, string) locker, opts ...redcoord.Option) func(redis.UniversalClient, *config, string) (process, error) {
+func redcoordProcess(
+	mk func(*redcoord.Client, string) locker, opts ...redcoord.Option,
+) func(redis.UniversalClient, *config, string) (process, error) {
 	return func(rdb redis.UniversalClient, cfg *config, prefix string) (process, error) {
 		base := []redcoord.Option{redcoord.WithPrefix(prefix), redcoord.WithLogger(cfg.logger)}
 		if cfg.observe != nil {

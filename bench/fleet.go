@@ -33,7 +33,8 @@ type fleet struct {
 // and warms one handle on each Client and on each name so that
 // scripts are loaded, on every server, before the clock starts. It resets
 // the round trips and the server time.
-func openFleet(ctx context.Context, b *backend, cfg *config, ct contender, workers, names, procs int, prefix, key string) (*fleet, error) {
+func openFleet(ctx context.Context, b *backend, cfg *config, ct contender,
+	workers, names, procs int, prefix, key string) (*fleet, error) {
 	f := &fleet{locks: make([]locker, workers), names: min(names, workers), noscript: b.noscript}
 	n := max(1, min(procs, workers))
 	for p := range n {

@@ -104,7 +104,10 @@ func startOnce(ctx context.Context, bin string) (*localServer, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &localServer{bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, cmd: cmd, exited: make(chan struct{})}
+	s := &localServer{
+		bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		dir: dir, cmd: cmd, exited: make(chan struct{}),
+	}
 	go func() {
 		defer close(s.exited)
 		_ = cmd.Wait()

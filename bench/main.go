@@ -9,7 +9,7 @@
 //	go run ./bench -scenario rwlock          # rrwlock vs rlock, read-mostly and write-heavy
 //	go run ./bench -scenario semaphore       # rsemaphore unfair, fair and expirable, 8 permits
 //	go run ./bench -scenario seckill         # a flash sale: zero oversell
-//	go run ./bench -scenario ratelimit       # workers sharing -rate events/s with -burst: rratelimit Wait vs redis_rate (Allow, sleep, retry)
+//	go run ./bench -scenario ratelimit       # -rate events/s with -burst: rratelimit Wait vs redis_rate Allow+sleep
 //	go run ./bench -scenario capacity        # Redis CPU per Lock+Unlock, 32 names at once and one alone
 //	go run ./bench -names 64 -cluster a,b,c  # worker i on name i mod 64, over a cluster's shards
 //
@@ -82,7 +82,8 @@ func (c cell) String() string {
 	case "rwlock":
 		scenario += " " + mixName(c.readPct)
 	case "capacity":
-		return fmt.Sprintf("capacity %s, %s, run %d", c.ct.name, plural(c.workers, "worker", "workers each on its own Client and name"), c.run)
+		return fmt.Sprintf("capacity %s, %s, run %d",
+			c.ct.name, plural(c.workers, "worker", "workers each on its own Client and name"), c.run)
 	}
 	s := fmt.Sprintf("%s %s, %s", scenario, c.ct.name, plural(c.workers, "worker", "workers"))
 	if c.workers > 1 {

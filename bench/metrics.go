@@ -58,7 +58,8 @@ func (m *metricsRecorder) print(w io.Writer) error {
 					if dp.Count > 0 {
 						mean = dp.Sum / float64(dp.Count)
 					}
-					lines = append(lines, fmt.Sprintf("%-26s %-44s count %7d  mean %9.3f ms", metric.Name, attrs(dp.Attributes.ToSlice()), dp.Count, mean*1000))
+					lines = append(lines, fmt.Sprintf("%-26s %-44s count %7d  mean %9.3f ms",
+						metric.Name, attrs(dp.Attributes.ToSlice()), dp.Count, mean*1000))
 				}
 			case metricdata.Sum[int64]:
 				for _, dp := range d.DataPoints {
@@ -68,7 +69,8 @@ func (m *metricsRecorder) print(w io.Writer) error {
 		}
 	}
 	sort.Strings(lines)
-	_, err := fmt.Fprintf(w, "\nmetrics (redcoordotel, the redcoord Clients' events over the run):\n%s\n", strings.Join(lines, "\n"))
+	_, err := fmt.Fprintf(w, "\nmetrics (redcoordotel, the redcoord Clients' events over the run):\n%s\n",
+		strings.Join(lines, "\n"))
 	return err
 }
 

@@ -169,7 +169,8 @@ func runRateLimit(ctx context.Context, b *backend, cfg *config, c cell, prefix, 
 	bound := float64(cfg.burst) + float64(cfg.rate)*elapsed.Seconds()
 	row := rateRow{
 		Lock: c.ct.name, Workers: c.workers, Procs: n, Rate: cfg.rate, Burst: cfg.burst, Seconds: elapsed.Seconds(),
-		Admitted: admitted, PerSec: float64(admitted) / secs, Bound: bound, ErrorPct: 100 * (float64(admitted) - bound) / bound,
+		Admitted: admitted, PerSec: float64(admitted) / secs,
+		Bound: bound, ErrorPct: 100 * (float64(admitted) - bound) / bound,
 		WaitP50: ms(waits, 50), WaitP99: ms(waits, 99), WaitMax: ms(waits, 100), TripP99: lat.p99(),
 		Jain: jain(counts), FIFO: fifoViolations(served), Errors: errs, ErrorSample: sample,
 	}
@@ -260,15 +261,18 @@ func fifoViolations(s []served) int64 {
 // rateSection is the ratelimit scenario's table.
 func rateSection(r *results) section {
 	t := section{
-		title: "ratelimit: workers share one limiter; each asks for one event at a time, as fast as it is admitted; bound: burst + rate x seconds run" +
-			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; trip p99: one command's, call to reply; " +
+		title: "ratelimit: workers share one limiter; each asks for one event at a time, as fast as it is admitted; " +
+			"bound: burst + rate x seconds run" +
+			"\n  all Clients run in this process; round trips and server CPU µs (INFO cpu) are per admitted event; " +
+			"trip p99: one command's, call to reply; " +
 			"FIFO viol.: calls served after a call that began more than 5ms after them",
 		keys:  3,
 		head1: "\t\t\t\t\tadmitted\t\terror\twait\twait\twait\tround\ttrip\tserver\t\tFIFO\t",
 		head2: "lock\tworkers\tclients\trate\tburst\t/s\tbound\t%\tp50 ms\tp99 ms\tmax ms\ttrips\tp99 ms\tµs\tJain\tviol.\t",
 	}
 	for _, m := range r.RateLimit {
-		t.add(m.Lock, fmt.Sprintf("ratelimit %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+		t.add(m.Lock, fmt.Sprintf("ratelimit %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)),
+			m.Errors, m.ErrorSample,
 			"%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%+.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%.3f\t%d\t",
 			m.Lock, m.Workers, m.Procs, m.Rate, m.Burst, m.PerSec, m.Bound, m.ErrorPct, m.WaitP50, m.WaitP99, m.WaitMax,
 			m.RoundTrips, m.TripP99, micros(m.ServerUs), m.Jain, m.FIFO)

@@ -32,7 +32,7 @@ type recorder struct {
 	waits, gaps *hdrhistogram.Histogram
 	writeWaits  *hdrhistogram.Histogram // the writes' waits only
 	fifo        int64                   // acquisitions that overtook limit earlier waiters (see overtaken)
-	me          int64                   // acquisitions that broke exclusion on their name: past the limit, or beside a writer
+	me          int64                   // acquisitions that broke exclusion: past the limit, or beside a writer
 	unfinished  int64                   // waits cut short by the end of the cell
 	errors      int64
 	errSample   string

@@ -104,7 +104,8 @@ func (r *results) violations() []string {
 	var out []string
 	for _, m := range r.Mutex {
 		if m.ME > 0 {
-			out = append(out, fmt.Sprintf("%s, %d workers on %s: %d mutual-exclusion violations", m.Lock, m.Workers, clients(m.Procs), m.ME))
+			out = append(out, fmt.Sprintf("%s, %d workers on %s: %d mutual-exclusion violations",
+				m.Lock, m.Workers, clients(m.Procs), m.ME))
 		}
 	}
 	for _, m := range r.RWLock {
@@ -115,7 +116,8 @@ func (r *results) violations() []string {
 	}
 	for _, m := range r.Semaphore {
 		if m.OverLimit > 0 {
-			out = append(out, fmt.Sprintf("semaphore %s, %d workers on %s: %d over-limit violations (more than %d inside at once)",
+			out = append(out, fmt.Sprintf(
+				"semaphore %s, %d workers on %s: %d over-limit violations (more than %d inside at once)",
 				m.Lock, m.Workers, clients(m.Procs), m.OverLimit, m.Permits))
 		}
 	}
@@ -172,7 +174,8 @@ func writeFiles(dir string, r *results) ([]string, error) {
 	}
 	if hasAcquisitions(r.Semaphore) {
 		semTitle := fmt.Sprintf("semaphore, %d permits: %s", r.Settings.Permits, title)
-		if err := write("semaphore.svg", func(w io.Writer) error { return writeChart(w, r.Semaphore, semTitle) }); err != nil {
+		err := write("semaphore.svg", func(w io.Writer) error { return writeChart(w, r.Semaphore, semTitle) })
+		if err != nil {
 			return paths, err
 		}
 	}

@@ -79,7 +79,8 @@ func mixName(readPct int) string {
 func compare(rows []rwRow) {
 	for i := range rows {
 		for _, b := range rows {
-			if b.Lock == "rlock" && b.ReadPct == rows[i].ReadPct && b.Workers == rows[i].Workers && b.Procs == rows[i].Procs && b.AcqPerSec > 0 {
+			if b.Lock == "rlock" && b.ReadPct == rows[i].ReadPct && b.Workers == rows[i].Workers &&
+				b.Procs == rows[i].Procs && b.AcqPerSec > 0 {
 				rows[i].XRlock = rows[i].AcqPerSec / b.AcqPerSec
 				break
 			}

@@ -104,7 +104,8 @@ func runSeckill(ctx context.Context, f *fleet, cfg *config, ct contender, stockK
 
 // order places one order. Its answer is what the stock said; an error from
 // Unlock after an answer leaves the answer standing.
-func order(ctx context.Context, lk locker, rdb redis.UniversalClient, stockKey string, timeout time.Duration) (answer, error) {
+func order(ctx context.Context, lk locker, rdb redis.UniversalClient, stockKey string,
+	timeout time.Duration) (answer, error) {
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := lk.Lock(octx); err != nil {

@@ -12,30 +12,40 @@ func writeTable(out io.Writer, r *results) error {
 	s := r.Settings
 	mutexNames, mutexWhat := namesOf(r.Mutex, "one lock name", "worker i on lock name i mod names")
 	mutex := section{
-		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; clients: the Clients the workers are spread over"+
+		title: fmt.Sprintf("mutex: %s, each worker holds it %gms; %gs a cell; "+
+			"clients: the Clients the workers are spread over"+
 			"\n  all Clients run in this process; round trips and server µs are per acquisition"+
 			"\n  FIFO viol.: a worker served before one that began waiting earlier (expected of unfair locks)"+
-			"\n  ME viol.: mutual-exclusion violations, two workers inside at once (must be 0)", mutexWhat, s.HoldMs, s.DurationS),
+			"\n  ME viol.: mutual-exclusion violations, two workers inside at once (must be 0)",
+			mutexWhat, s.HoldMs, s.DurationS),
 		keys:  3 + mutexNames.n(),
 		head1: "\t\t\t" + mutexNames.head1() + "\twait\twait\twait\t\thand-off\tround\tserver\t\tFIFO\tME\t",
-		head2: "lock\tworkers\tclients\t" + mutexNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\tp50 µs\ttrips\tµs\tJain\tviol.\tviol.\t",
+		head2: "lock\tworkers\tclients\t" + mutexNames.head() +
+			"acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\tp50 µs\ttrips\tµs\tJain\tviol.\tviol.\t",
 	}
 	for _, m := range r.Mutex {
-		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+		mutex.add(m.Lock, fmt.Sprintf("%s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)),
+			m.Errors, m.ErrorSample,
 			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%s\t%.2f\t%s\t%.3f\t%d\t%d\t",
-			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
+			m.Lock, m.Workers, m.Procs, mutexNames.cell(m.common), rate(m.AcqPerSec),
+			m.WaitP50, m.WaitP99, m.WaitMax, m.Starved, gap(m),
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.FIFO, m.ME)
 	}
 	rw := section{
-		title: fmt.Sprintf("rwlock: one lock name; each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
-			"%gs a cell; clients: the Clients the workers are spread over\n  all Clients run in this process; rlock, the baseline, takes reads as writes; "+
-			"x rlock: acq/s over rlock's at the same mix, workers and clients; round trips and server µs are per acquisition", s.HoldMs, s.DurationS),
+		title: fmt.Sprintf("rwlock: one lock name; "+
+			"each acquisition a read (RLock) or a write (Lock) as the mix draws, held %gms; "+
+			"%gs a cell; clients: the Clients the workers are spread over"+
+			"\n  all Clients run in this process; rlock, the baseline, takes reads as writes; "+
+			"x rlock: acq/s over rlock's at the same mix, workers and clients; "+
+			"round trips and server µs are per acquisition", s.HoldMs, s.DurationS),
 		keys:  4,
 		head1: "\t\t\t\t\tx\twait\twait\twait\twrite\t\tround\tserver\tmax\tME\t",
-		head2: "mix\tlock\tworkers\tclients\tacq/s\trlock\tp50 ms\tp99 ms\tmax ms\tp99 ms\tstarved\ttrips\tµs\treaders\tviol.\t",
+		head2: "mix\tlock\tworkers\tclients\tacq/s\trlock\tp50 ms\tp99 ms\tmax ms\tp99 ms\t" +
+			"starved\ttrips\tµs\treaders\tviol.\t",
 	}
 	for _, m := range r.RWLock {
-		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers on %s", m.Mix, m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+		rw.add(m.Lock, fmt.Sprintf("%s %s, %d workers on %s", m.Mix, m.Lock, m.Workers, clients(m.Procs)),
+			m.Errors, m.ErrorSample,
 			"%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%d\t%d\t",
 			m.Mix, m.Lock, m.Workers, m.Procs, rate(m.AcqPerSec), times(m.XRlock), m.WaitP50, m.WaitP99, m.WaitMax,
 			m.WriteWaitP99, m.Starved, m.RoundTrips, micros(m.ServerUs), m.MaxReaders, m.ME)
@@ -43,21 +53,26 @@ func writeTable(out io.Writer, r *results) error {
 	semNames, semWhat := namesOf(r.Semaphore, "one semaphore", "worker i on semaphore i mod names, each")
 	sem := section{
 		title: fmt.Sprintf("semaphore: %s of %d permits; each worker takes 1, holds it %gms; %gs a cell; "+
-			"clients: the Clients the workers are spread over\n  all Clients run in this process; round trips and server µs are per acquisition; "+
-			"max inside: the most workers holding a permit at once, as the harness saw them; limit viol.: more than the permits inside",
+			"clients: the Clients the workers are spread over"+
+			"\n  all Clients run in this process; round trips and server µs are per acquisition; "+
+			"max inside: the most workers holding a permit at once, as the harness saw them; "+
+			"limit viol.: more than the permits inside",
 			semWhat, s.Permits, s.HoldMs, s.DurationS),
 		keys:  3 + semNames.n(),
 		head1: "\t\t\t" + semNames.head1() + "\twait\twait\twait\t\tround\tserver\t\tmax\tFIFO\tlimit\t",
-		head2: "lock\tworkers\tclients\t" + semNames.head() + "acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\ttrips\tµs\tJain\tinside\tviol.\tviol.\t",
+		head2: "lock\tworkers\tclients\t" + semNames.head() +
+			"acq/s\tp50 ms\tp99 ms\tmax ms\tstarved\ttrips\tµs\tJain\tinside\tviol.\tviol.\t",
 	}
 	for _, m := range r.Semaphore {
-		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)), m.Errors, m.ErrorSample,
+		sem.add(m.Lock, fmt.Sprintf("semaphore %s, %d workers on %s", m.Lock, m.Workers, clients(m.Procs)),
+			m.Errors, m.ErrorSample,
 			"%s\t%d\t%d\t%s%s\t%.2f\t%.1f\t%.1f\t%d\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t",
 			m.Lock, m.Workers, m.Procs, semNames.cell(m.common), rate(m.AcqPerSec), m.WaitP50, m.WaitP99, m.WaitMax, m.Starved,
 			m.RoundTrips, micros(m.ServerUs), m.Jain, m.MaxInside, m.FIFO, m.OverLimit)
 	}
 	seckill := section{
-		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock; round trips and server µs are per order", s.Orders, s.Concurrency, s.Stock),
+		title: fmt.Sprintf("seckill: %d orders, %d at a time, %d in stock; round trips and server µs are per order",
+			s.Orders, s.Concurrency, s.Stock),
 		keys:  2,
 		head1: "\t\t\t\tsold\t\tlatency\tlatency\tlatency\tround\tserver\t\t",
 		head2: "lock\tclients\torders/s\tsold\tout\tfailed\tp50 ms\tp99 ms\tmax ms\ttrips\tµs\toversold\t",

@@ -60,20 +60,24 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 	if r.lost, err = m.Int64Counter("redcoord.leases.lost", metric.WithDescription("Holds found lost")); err != nil {
 		return nil, err
 	}
-	if r.renewals, err = m.Int64Counter("redcoord.renewals", metric.WithDescription("Leases renewed by the watchdog")); err != nil {
+	if r.renewals, err = m.Int64Counter("redcoord.renewals",
+		metric.WithDescription("Leases renewed by the watchdog")); err != nil {
 		return nil, err
 	}
 	if r.tick, err = m.Float64Histogram("redcoord.renewal.duration", metric.WithUnit("s"),
 		metric.WithDescription("How long a watchdog tick's round trips took")); err != nil {
 		return nil, err
 	}
-	if r.reconnects, err = m.Int64Counter("redcoord.hub.reconnects", metric.WithDescription("Hub reconnects")); err != nil {
+	if r.reconnects, err = m.Int64Counter("redcoord.hub.reconnects",
+		metric.WithDescription("Hub reconnects")); err != nil {
 		return nil, err
 	}
-	if r.moves, err = m.Int64Counter("redcoord.hub.moves", metric.WithDescription("Shard channels moved to another node")); err != nil {
+	if r.moves, err = m.Int64Counter("redcoord.hub.moves",
+		metric.WithDescription("Shard channels moved to another node")); err != nil {
 		return nil, err
 	}
-	if r.waiters, err = m.Int64UpDownCounter("redcoord.waiters", metric.WithDescription("Acquires waiting now")); err != nil {
+	if r.waiters, err = m.Int64UpDownCounter("redcoord.waiters",
+		metric.WithDescription("Acquires waiting now")); err != nil {
 		return nil, err
 	}
 	if r.rateEvents, err = m.Int64Counter("redcoord.rate.events",

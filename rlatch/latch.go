@@ -188,7 +188,8 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 // explain says how to set the count in an ErrNotSet.
 func (l *Latch) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: its count was never set: call TrySetCount first (or the latch was deleted, or reached zero more than its spent TTL ago)", err)
+		return fmt.Errorf("%w: its count was never set: call TrySetCount first "+
+			"(or the latch was deleted, or reached zero more than its spent TTL ago)", err)
 	}
 	return err
 }

@@ -35,7 +35,8 @@ func newCompound(what string) compound {
 // wait.ErrBusy), takes the handle's turn and reports whether it
 // re-entered, having counted the re-entry. Unless err is set, the caller
 // calls e.Exit and op.Stop when done.
-func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error, block bool) (reentered bool, e hold.Entry, op *hold.Op, err error) {
+func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error,
+	block bool) (reentered bool, e hold.Entry, op *hold.Op, err error) {
 	if err := check(ctx); err != nil {
 		if invalid == nil { // a closed Client, a done ctx: say what did not happen too
 			err = errs.Both(errs.ErrNotAcquired, err)

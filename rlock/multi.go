@@ -279,7 +279,8 @@ func (mm *MultiMutex) acquireAll(ctx context.Context, fixed time.Duration, block
 // name's turn (see hold.Tracker), and records the holds it took. It
 // returns -1 when every name is held, or the index in g of the first name
 // another owner holds.
-func (mm *MultiMutex) tryGroup(ctx context.Context, g []*Mutex, fixed time.Duration, held map[*Mutex]bool) (int, error) {
+func (mm *MultiMutex) tryGroup(ctx context.Context, g []*Mutex, fixed time.Duration,
+	held map[*Mutex]bool) (int, error) {
 	ops := make([]*hold.Op, len(g))
 	parts := make([]scripts.MultiPart, len(g))
 	defer func() {
@@ -395,7 +396,8 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	case len(lost) > 0:
 		return errs.Lost("%s: the locks of %q were lost before Unlock; the others are released", mm.c.what, lost)
 	case gone:
-		return errs.Lost("%s: the hold ended before Unlock (a name was lost, or an Unlock failed to release one); the names left are released",
+		return errs.Lost("%s: the hold ended before Unlock (a name was lost, or an Unlock failed to release one); "+
+			"the names left are released",
 			mm.c.what)
 	}
 	return nil

@@ -290,10 +290,12 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	rl.c.ended(len(left) == 0, false)
 	switch {
 	case len(left) > 0:
-		return rl.named(fmt.Errorf("%d of the %d servers that granted it did not release it (call Unlock again to release them): %w",
+		return rl.named(fmt.Errorf("%d of the %d servers that granted it did not release it "+
+			"(call Unlock again to release them): %w",
 			len(left), len(grants), errors.Join(failed...)))
 	case hold.Closed(lost):
-		return errs.Lost("%s: the hold ended before Unlock (fewer than %d of %d servers held it, or an Unlock failed to release it on one)",
+		return errs.Lost("%s: the hold ended before Unlock "+
+			"(fewer than %d of %d servers held it, or an Unlock failed to release it on one)",
 			rl.c.what, rl.quorum, len(rl.ms))
 	}
 	return nil

@@ -63,7 +63,8 @@ func (l Limit) check(arg string) error {
 	case l.Burst < 0 || l.Burst > MaxEvents:
 		return errs.Invalid(arg+".Burst", "must be from 0 (meaning 1) to %d, got %d", MaxEvents, l.Burst)
 	case float64(max(l.Burst, 1))*float64(l.Per)/float64(l.Events) > float64(maxTolerance):
-		return errs.Invalid(arg, "a burst of %d at %d per %v takes more than %v to drain", l.Burst, l.Events, l.Per, maxTolerance)
+		return errs.Invalid(arg, "a burst of %d at %d per %v takes more than %v to drain",
+			l.Burst, l.Events, l.Per, maxTolerance)
 	}
 	return nil
 }

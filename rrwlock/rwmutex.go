@@ -50,7 +50,8 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	m.runlock = m.readRelease
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
-			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters), WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared(h.S.Config.TTL)
+			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters),
+			WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared(h.S.Config.TTL)
 		m.wch = h.S.KeyTail(name, core.ChanWritersClient, h.S.ID)
 		m.read.Observe(h.S.Config.Observer, kind, name)
 		m.read.Heed(h.S.Notices, core.Held{Owner: h.Owner, Read: true})
@@ -422,7 +423,8 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		return err
 	}
 	script, keys, args := m.rw.Renewal(false, ttl)
-	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args}, scripts.ReadName(op.Sent(req)), r.Got, fixed, tries)
+	return h.TookOn(ctx, m.read, lease.Renewal{Script: script, Keys: keys, Args: args},
+		scripts.ReadName(op.Sent(req)), r.Got, fixed, tries)
 }
 
 // named names the lock in err, after the sentinel's words (see errs.About).

@@ -231,7 +231,8 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		return Permit{}, err
 	}
 	script, keys, args := s.x.Renewal(id, h.TTL())
-	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args}, r.Got.since, leaseTTL, opts.Lease > 0)
+	since, err := hold.Confirm(ctx, h.S.Writer(), lease.Renewal{Script: script, Keys: keys, Args: args},
+		r.Got.since, leaseTTL, opts.Lease > 0)
 	var p Permit
 	if err == nil {
 		p, err = s.keep(id, r.Got.token, opts.Lease, since)

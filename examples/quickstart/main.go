@@ -25,7 +25,8 @@ func main() {
 	}
 	defer c.Close(ctx)
 
-	mu := rlock.New(c, "orders:42")                          // a handle is an owner; goroutines sharing it exclude each other
+	// A handle is an owner: goroutines sharing it exclude each other.
+	mu := rlock.New(c, "orders:42")
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second) // Lock waits, through outages too, until its ctx ends
 	defer cancel()
 	if err := mu.Lock(wait); err != nil {

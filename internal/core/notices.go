@@ -133,7 +133,8 @@ func (n *Notices) listen() {
 	if err == nil && h != nil {
 		return
 	}
-	n.s.Config.Logger.Debug("redcoord: not listening for forced unlocks; a forced-out hold is found at its next renewal", "err", err)
+	n.s.Config.Logger.Debug("redcoord: not listening for forced unlocks; "+
+		"a forced-out hold is found at its next renewal", "err", err)
 	refused := h == nil || h.Stats().Refused
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -67,7 +67,8 @@ func ReleaseErr(err error) error {
 // replication stream, the grant included. Confirm reports whether the grant
 // stands, or a shortfall as AcquireErr does. Without WaitReplicas it
 // returns true at once.
-func (s *Session) Confirm(ctx context.Context, touch func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
+func (s *Session) Confirm(ctx context.Context,
+	touch func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
 	if s.Config.Replicas.N == 0 {
 		return true, nil
 	}

@@ -97,6 +97,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 	}
 	host, _ := os.Hostname()
 	ctx, cancel := context.WithCancel(context.Background())
+	replicas := lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}
 	s := &Session{
 		ctx:      ctx,
 		cancel:   cancel,
@@ -105,7 +106,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 		RDB:      rdb,
 		ID:       hex.EncodeToString(id[:]),
 		Config:   cfg,
-		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, lease.Replicas{N: cfg.Replicas.N, Timeout: cfg.Replicas.Timeout}, cfg.Observer),
+		Watchdog: lease.New(rdb, cfg.TTL, cfg.Logger, replicas, cfg.Observer),
 		done:     make(chan struct{}),
 	}
 	s.hubFunc = s.Hub

@@ -163,7 +163,8 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 // the lease). A grant read later than a tick after it was made (the
 // message was delayed), an older grant, a fixed lease, or replicas to wait
 // for, take the round trip.
-func (a *fairAttempt) confirm(ctx context.Context, token uint64, grantedAt int64) (since time.Time, ok bool, err error) {
+func (a *fairAttempt) confirm(ctx context.Context, token uint64,
+	grantedAt int64) (since time.Time, ok bool, err error) {
 	h := a.f.H
 	arg := scripts.TokenArg(token)
 	sent := time.Now()

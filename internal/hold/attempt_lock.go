@@ -38,8 +38,8 @@ func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) er
 	// release wakes its longest-waiting one. A new Lock where waiters of
 	// this Client are already on the channel queues behind them without a
 	// try; a holder re-enters at once.
-	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block, Join: h.Hold.Count() == 0 && a.cw.Counted(),
-		Early: a.cw != nil}
+	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block,
+		Join: h.Hold.Count() == 0 && a.cw.Counted(), Early: a.cw != nil}
 	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
 	if err != nil {
 		return err

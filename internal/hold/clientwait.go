@@ -53,7 +53,8 @@ type Registrant interface {
 // field of its attempt, so that the acquire allocates nothing for it):
 // EnterClientWait returns into, or nil. If ctx ends first, it returns
 // core.Waits.Enter's error.
-func EnterClientWait(ctx context.Context, into *ClientWait, s *core.Session, registry, ch string, r Registrant) (*ClientWait, error) {
+func EnterClientWait(ctx context.Context, into *ClientWait, s *core.Session, registry, ch string,
+	r Registrant) (*ClientWait, error) {
 	if !s.Woken() {
 		return nil, nil
 	}

@@ -201,7 +201,8 @@ func (h *Handle) Extend(ctx context.Context, length time.Duration) error {
 		return err
 	}
 	send := func() (bool, error) {
-		return h.Lock.Extend(ctx, h.S.Writer(), h.NextRequest(), length, scripts.TokenArg(h.Hold.Token()), h.S.EncodeMeta(length, true, h.Value()))
+		return h.Lock.Extend(ctx, h.S.Writer(), h.NextRequest(), length, scripts.TokenArg(h.Hold.Token()),
+			h.S.EncodeMeta(length, true, h.Value()))
 	}
 	return h.Hold.Extend(ctx, "", length, send)
 }

@@ -20,7 +20,7 @@ type Handle struct {
 	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
 	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
-	renewed *scripts.Lease // the lease argument of a hold the watchdog renews: the Session's, unless the handle has a Value
+	renewed *scripts.Lease // the lease argument the watchdog renews: the Session's, unless the handle has a Value
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and

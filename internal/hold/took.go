@@ -41,14 +41,16 @@ func (h *Handle) Took(ctx context.Context, got Got, fixed time.Duration, undo Le
 // whose reply came late is confirmed first (see Confirm); a re-entry keeps
 // the lease it found, and fails if the hold it re-entered was lost
 // meanwhile (see Tracker.Took).
-func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
+func (h *Handle) TookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration,
+	undo Leaver) error {
 	r.Last = arg
 	return h.tookOn(ctx, t, r, arg, got, fixed, undo)
 }
 
 // tookOn is TookOn with the hold's token as a script argument, nil to make
 // it from got.Token.
-func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration, undo Leaver) error {
+func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg any, got Got, fixed time.Duration,
+	undo Leaver) error {
 	since := got.Since
 	var err error
 	if !Reentry(got.Held, got.Count) {
@@ -59,7 +61,8 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 		since, err = Confirm(ctx, h.S.Writer(), r, since, length, fixed > 0)
 	}
 	if err == nil {
-		err = t.Took(got.Held, got.Token, got.Count, Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
+		err = t.Took(got.Held, got.Token, got.Count,
+			Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
 		// Bounded as a failed wait's leave is: the caller's ctx may be
@@ -85,14 +88,16 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 // rdb is the acquire's Writer: with WithWaitReplicas, a confirming renewal
 // that too few replicas acknowledged fails the confirmation too, as the
 // acquire's own shortfall would have (see core.Writer).
-func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since time.Time, length time.Duration, fixed bool) (time.Time, error) {
+func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since time.Time, length time.Duration,
+	fixed bool) (time.Time, error) {
 	life := length - lease.Margin(length)
 	took := time.Since(since)
 	if took < life {
 		return since, nil
 	}
 	if fixed {
-		return since, fmt.Errorf("%w: Redis answered %v after the request, when the fixed lease of %v may have ended: the hold was given back",
+		return since, fmt.Errorf("%w: Redis answered %v after the request, "+
+			"when the fixed lease of %v may have ended: the hold was given back",
 			errs.ErrNotAcquired, took.Round(time.Millisecond), length)
 	}
 	sent := time.Now()
@@ -104,7 +109,8 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 		err = fmt.Errorf("its renewal was answered %v after it was sent", time.Since(sent).Round(time.Millisecond))
 	}
 	if err != nil {
-		return since, fmt.Errorf("%w: Redis answered %v after the request, when the lease of %v may have ended, and the hold could not be confirmed: %w",
+		return since, fmt.Errorf("%w: Redis answered %v after the request, "+
+			"when the lease of %v may have ended, and the hold could not be confirmed: %w",
 			errs.ErrNotAcquired, took.Round(time.Millisecond), length, err)
 	}
 	return sent, nil
@@ -197,7 +203,8 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	if !t.gate.Keep(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
-		return errs.LostAcquire("%s: the hold this acquire re-entered was gone, and another call on the handle acquires", t.taggedLocked())
+		return errs.LostAcquire("%s: the hold this acquire re-entered was gone, and another call on the handle acquires",
+			t.taggedLocked())
 	}
 	t.n++
 	if l.Fixed > 0 {

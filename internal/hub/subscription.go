@@ -218,7 +218,8 @@ func (h *Hub) Listen(channel, id string, weight int64) *Subscription {
 // register adds a waiter to channel, sending SUBSCRIBE if it is the first.
 // It returns the channel to wait on for the confirmation, or nil if the
 // subscription is already confirmed.
-func (h *Hub) register(ctx context.Context, channel, id string, weight int64, keeper bool) (*Subscription, <-chan struct{}, error) {
+func (h *Hub) register(ctx context.Context, channel, id string, weight int64,
+	keeper bool) (*Subscription, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

@@ -87,7 +87,8 @@ func all(n int) []int {
 // lost the scripts (a restart, SCRIPT FLUSH, a failover) it loads them and
 // sends the failed ones again, with WAIT again. It sets cmds[i] and
 // acked[i] for i in idx.
-func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*Lease, idx []int, cmds []*redis.Cmd, acked []bool) {
+func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*Lease, idx []int, cmds []*redis.Cmd,
+	acked []bool) {
 	send := func(idx []int, eval bool) {
 		pipe := p.Pipeline()
 		for _, i := range idx {

@@ -314,7 +314,8 @@ func (w *Watchdog) run() {
 			if running == maxTicks {
 				if !stuck {
 					stuck = true
-					w.log.Error("redcoord: lease renewals are stuck: no reply for a lease TTL on several connections; give the go-redis client a ReadTimeout, or ContextTimeoutEnabled, so that a tick ends",
+					w.log.Error("redcoord: lease renewals are stuck: no reply for a lease TTL on several connections; "+
+						"give the go-redis client a ReadTimeout, or ContextTimeoutEnabled, so that a tick ends",
 						"ticks", running)
 				}
 				continue

@@ -104,6 +104,7 @@ func BadInput[M Mutex, O any](t *testing.T, newM func(*redcoord.Client, string, 
 		assert.ErrorIs(t, err, redcoord.ErrWrongType)
 		assert.Equal(t, "x", rdb.Get(ctx, "rc:{str}:lock").Val())
 		require.NoError(t, rdb.HSet(ctx, "rc:{other}:lock", "k", otherKind, "o", "x", "c", 1).Err())
-		assert.ErrorIs(t, newM(c, "other").Lock(ctx), redcoord.ErrWrongType, "a lock of kind %s under the same name", otherKind)
+		assert.ErrorIs(t, newM(c, "other").Lock(ctx), redcoord.ErrWrongType,
+			"a lock of kind %s under the same name", otherKind)
 	})
 }

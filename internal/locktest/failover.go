@@ -140,7 +140,8 @@ type outcome struct {
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("the holder's acquire: %v; lost: %v; double grant: %v; tokens %d then %d; the waiter's acquire failed %d times (%v)",
+	return fmt.Sprintf("the holder's acquire: %v; lost: %v; double grant: %v; tokens %d then %d; "+
+		"the waiter's acquire failed %d times (%v)",
 		o.lockErr, o.lost, o.double, o.tokens[0], o.tokens[1], o.retries, o.retryErr)
 }
 
@@ -446,7 +447,8 @@ func clusterSuite(t *testing.T, newX NewExclusive, trials int) {
 // still under way, and the waiter's hold would not count as a double grant;
 // the holder finds out at its first renewal, a third of it later. The
 // master's slots have no replica left after it.
-func stoppedReplica(t *testing.T, cl *redistest.Cluster, name string, newX NewExclusive, opts ...redcoord.Option) outcome {
+func stoppedReplica(t *testing.T, cl *redistest.Cluster, name string, newX NewExclusive,
+	opts ...redcoord.Option) outcome {
 	m := cl.MasterFor(lockKey(name))
 	reps := cl.ReplicasOf(m)
 	require.Len(t, reps, 1, "the replicas of %s", m)
@@ -532,12 +534,14 @@ func countGrants(t *testing.T, n int, p *procs, name string, newX NewExclusive,
 // tries to take name, and the holder releases 200ms later. Each trial fails
 // over the other way from the one before, once the old master has rejoined
 // as a replica.
-func clusterGrants(t *testing.T, cl *redistest.Cluster, name string, n int, newX NewExclusive, opts ...redcoord.Option) grants {
+func clusterGrants(t *testing.T, cl *redistest.Cluster, name string, n int, newX NewExclusive,
+	opts ...redcoord.Option) grants {
 	p := newProcs(t, func() hookedRDB { return clusterRDB(t, cl) }, failoverTTL, opts...)
 	return countGrants(t, n, p, name, newX, func(delay time.Duration) scenario {
 		reps := cl.ReplicasOf(cl.MasterFor(lockKey(name)))
 		require.Len(t, reps, 1)
-		return scenario{during: true, delay: delay, hold: 200 * time.Millisecond, failover: func() { cl.Takeover(t, reps[0]) }}
+		return scenario{during: true, delay: delay, hold: 200 * time.Millisecond,
+			failover: func() { cl.Takeover(t, reps[0]) }}
 	}, func() { cl.WaitHealthy(t) })
 }
 
@@ -545,7 +549,8 @@ func clusterGrants(t *testing.T, cl *redistest.Cluster, name string, n int, newX
 // FAILOVER (about a second and a half), the holder releases 2s after it,
 // and each trial first waits until the sentinels have made the previous
 // primary a replica (about ten seconds).
-func sentinelGrants(t *testing.T, s *redistest.Sentinel, name string, n int, newX NewExclusive, opts ...redcoord.Option) grants {
+func sentinelGrants(t *testing.T, s *redistest.Sentinel, name string, n int, newX NewExclusive,
+	opts ...redcoord.Option) grants {
 	p := newProcs(t, func() hookedRDB { return s.FailoverClient(t) }, failoverTTL, opts...)
 	return countGrants(t, n, p, name, newX, func(delay time.Duration) scenario {
 		s.WaitHealthy(t)

@@ -53,7 +53,8 @@ func LockCount(m *miniredis.Miniredis, name, owner string) int64 {
 
 // FaultBubble runs f in a synctest bubble on a miniredis with a Client
 // (lease TTL 30 s, renewed every 10 s) whose scripts f can fail.
-func FaultBubble(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client)) {
+func FaultBubble(t *testing.T,
+	f func(t *testing.T, m *miniredis.Miniredis, rdb *redis.Client, sf *ScriptFaults, c *redcoord.Client)) {
 	synctest.Test(t, func(t *testing.T) {
 		m, opts := redistest.Bubble()
 		defer m.Close()

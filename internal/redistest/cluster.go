@@ -53,7 +53,8 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	t.Helper()
 	skipShort(t, "a Redis Cluster")
 	if masters < 3 || replicasPerMaster < 0 {
-		t.Fatalf("redistest: StartCluster(%d, %d): need at least 3 masters (redis-cli's minimum) and no negative replica count", masters, replicasPerMaster)
+		t.Fatalf("redistest: StartCluster(%d, %d): need at least 3 masters (redis-cli's minimum) "+
+			"and no negative replica count", masters, replicasPerMaster)
 	}
 	server := lookBin(t, "redis-server", "redis-server")
 	cli := lookBin(t, "redis-cli", "redis-tools")

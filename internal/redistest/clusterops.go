@@ -152,7 +152,8 @@ func (c *Cluster) MoveSlot(t testing.TB, slot int, toMaster string) int {
 			break
 		}
 		if time.Since(start) > Patience(settleTimeout) {
-			t.Fatalf("redistest: MoveSlot(%d): %d keys moved in %v, more are left", slot, moved, time.Since(start).Round(time.Millisecond))
+			t.Fatalf("redistest: MoveSlot(%d): %d keys moved in %v, more are left",
+				slot, moved, time.Since(start).Round(time.Millisecond))
 		}
 		cmd := []any{"MIGRATE", host, port, "", 0, migrateTimeoutMs, "KEYS"}
 		for _, k := range keys {

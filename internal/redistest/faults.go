@@ -40,7 +40,9 @@ func NewFaults() *Faults {
 // Dialer wraps base (nil: a net.Dialer dialing TCP) and returns a function for
 // redis.Options.Dialer. Every connection it makes is tracked until its owner
 // closes it. A failed dial returns base's error and tracks nothing.
-func (f *Faults) Dialer(base func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func (f *Faults) Dialer(
+	base func(ctx context.Context, network, addr string) (net.Conn, error),
+) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if base == nil {
 		base = (&net.Dialer{}).DialContext
 	}

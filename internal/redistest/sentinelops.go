@@ -41,7 +41,8 @@ func (s *Sentinel) settled() (string, error) {
 			return "", fmt.Errorf("sentinel %s: SENTINEL MASTER: %w", s.sentinels[i].addr, err)
 		}
 		if m["flags"] != "master" || m["num-other-sentinels"] != strconv.Itoa(numSentinels-1) {
-			return "", fmt.Errorf("sentinel %s: primary flags %q, %s other sentinels", s.sentinels[i].addr, m["flags"], m["num-other-sentinels"])
+			return "", fmt.Errorf("sentinel %s: primary flags %q, %s other sentinels",
+				s.sentinels[i].addr, m["flags"], m["num-other-sentinels"])
 		}
 		reps, err := sc.Replicas(ctx, masterName).Result()
 		if err != nil {

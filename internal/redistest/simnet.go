@@ -83,7 +83,9 @@ const (
 	NetMsgDelay                  // a message, and what follows it, arrives D late
 )
 
-var netKindNames = [...]string{"pass", "hold", "dup", "drop before", "drop after", "drop message", "dup message", "delay message"}
+var netKindNames = [...]string{
+	"pass", "hold", "dup", "drop before", "drop after", "drop message", "dup message", "delay message",
+}
 
 func (k NetKind) String() string { return netKindNames[k] }
 
@@ -219,7 +221,9 @@ func (n *Net) Close() {
 
 // Dialer wraps base, which must not be nil, for redis.Options.Dialer: every
 // connection it makes goes through n, and tag names them to the hook.
-func (n *Net) Dialer(tag int, base func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func (n *Net) Dialer(
+	tag int, base func(ctx context.Context, network, addr string) (net.Conn, error),
+) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := base(ctx, network, addr)
 		if err != nil {

@@ -99,7 +99,8 @@ type Attempt struct {
 // finds that req holds it already (a retry, or a grant). When it does not,
 // and queue is true, req joins the queue (once) and its heartbeat deadline
 // is set to heartbeat from now.
-func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool, heartbeat time.Duration) (Attempt, error) {
+func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool,
+	heartbeat time.Duration) (Attempt, error) {
 	var hb any
 	if c := f.Lock.calls; c.lasts(heartbeat) && !c.hash {
 		hb = c.ms()

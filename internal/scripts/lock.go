@@ -199,7 +199,8 @@ var (
 // req makes a retried request a no-op. reg says what to do with the waiter
 // registry; a registration lives the ttl the Lock was Prepared with
 // (MarkerTTL if it was not) without a heartbeat (see Beat).
-func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, reg Registry) (Acquired, error) {
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
+	reg Registry) (Acquired, error) {
 	beat := markerMs // a Lock not Prepared: registrations live MarkerTTL
 	if l.calls != nil {
 		beat = l.calls.ms()
@@ -247,7 +248,8 @@ func acquired(v any) (Acquired, error) {
 // "", is the message a release to zero left for the releasing Client's own
 // channel instead of publishing it (see Handed): the caller delivers it to
 // its waiters.
-func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (n int64, wake string, err error) {
+func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool,
+	named any) (n int64, wake string, err error) {
 	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
@@ -259,7 +261,8 @@ func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all b
 // otherwise the Client leaves the registry, and a wake it got goes on to
 // another registered Client. wake is as for Release: an undo that frees
 // the lock wakes a registered waiter, who may be in the caller's Client.
-func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string, keep bool) (undone bool, wake string, err error) {
+func (l Lock) Leave(ctx context.Context, rdb redis.Scripter, req string,
+	keep bool) (undone bool, wake string, err error) {
 	v, err := lockLeave.Run(ctx, rdb, []string{l.Hash, l.Marks, l.Waiters}, l.ownedArgs(req, flag(keep))...)
 	if err != nil {
 		return false, "", err
@@ -406,7 +409,9 @@ func (l Lock) State(ctx context.Context, rdb redis.Scripter) (State, error) {
 }
 
 // lockScripts lists this file's scripts, for SHA.
-var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget, lockExtend}
+var lockScripts = []*Script{
+	lockAcquire, lockRelease, lockLeave, lockRenew, lockForce, lockState, lockBeat, lockForget, lockExtend,
+}
 
 // Extend gives the owner's hold named by token (TokenArg) a fixed lease,
 // described by the holder metadata meta, and reports whether the owner
@@ -414,7 +419,8 @@ var lockScripts = []*Script{lockAcquire, lockRelease, lockLeave, lockRenew, lock
 // does a copy of an Extend of the hold numbered up to req (a request id
 // the handle made in its turn). A WAIT shortfall comes with the reply: the
 // lease stands.
-func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, token any, meta []byte) (bool, error) {
+func (l Lock) Extend(ctx context.Context, rdb redis.Scripter, req string, lease time.Duration, token any,
+	meta []byte) (bool, error) {
 	v, err := lockExtend.Run(ctx, rdb, []string{l.Hash}, l.ownedArgs(lease.Milliseconds(), token, meta, req)...)
 	return decode(v, err, isOne)
 }

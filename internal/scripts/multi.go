@@ -30,7 +30,8 @@ type MultiTry struct {
 // each part's is taken afresh for its owner, or kept if the owner's handle
 // holds it already, or found taken by this very request (a retry). The
 // parts must be in one Cluster slot; kind and lease are every part's.
-func AcquireMulti(ctx context.Context, rdb redis.Scripter, kind string, parts []MultiPart, lease Lease) (MultiTry, error) {
+func AcquireMulti(ctx context.Context, rdb redis.Scripter, kind string, parts []MultiPart,
+	lease Lease) (MultiTry, error) {
 	keys := make([]string, 0, 3*len(parts))
 	args := make([]any, 0, 7+3*len(parts))
 	var first Lock // its channel is the head's (see lib.lua); nothing is published

@@ -56,7 +56,8 @@ type RateTake struct {
 
 // Take counts n events under the request id req if their slot comes within
 // maxWait of the server's now (a negative maxWait: no bound).
-func (r Rate) Take(ctx context.Context, rdb redis.Scripter, l RateLimit, n int64, maxWait time.Duration, req string) (RateTake, error) {
+func (r Rate) Take(ctx context.Context, rdb redis.Scripter, l RateLimit, n int64, maxWait time.Duration,
+	req string) (RateTake, error) {
 	mw := int64(-1)
 	if maxWait >= 0 {
 		mw = maxWait.Microseconds()

@@ -118,7 +118,8 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 
 // Read takes a read hold, or re-enters it when held (the handle has one),
 // with rw's Value. Its token is the last write's.
-func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool, lease time.Duration) (Acquired, error) {
+func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool,
+	lease time.Duration) (Acquired, error) {
 	var value any
 	if rw.calls != nil {
 		value = rw.calls.value // boxed once
@@ -170,7 +171,8 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 // the owner's write hold whose token is named (TokenArg), as Lock.Release,
 // and returns the remaining count; -1: not held. wake is a waiting
 // writer's wake for the caller's own Client, as Lock.Release's.
-func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (n int64, wake string, err error) {
+func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool,
+	named any) (n int64, wake string, err error) {
 	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
@@ -181,7 +183,8 @@ func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all boo
 // writer's Client leaves the wake registry unless keep (other local
 // writers wait, or it never registered). wake is as for Unlock: a writer's
 // leave may free the lock for a writer of its own Client.
-func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write, keep bool) (undone bool, wake string, err error) {
+func (rw RW) Leave(ctx context.Context, rdb redis.Scripter, req string, write,
+	keep bool) (undone bool, wake string, err error) {
 	v, err := rw.run(ctx, rdb, rwLeave, req, mode(write), flag(keep))
 	if err != nil {
 		return false, "", err
@@ -215,7 +218,8 @@ func (rw RW) Beat(client string, ttl time.Duration) (*redis.Script, []string, []
 // does a copy of an RExtend of the hold numbered up to req (a request id
 // the handle made in its turn); false: the owner holds no read hold of
 // that name. A WAIT shortfall comes with the reply: the lease stands.
-func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, req string, length time.Duration, named any) (bool, error) {
+func (rw RW) RExtend(ctx context.Context, rdb redis.Scripter, req string, length time.Duration,
+	named any) (bool, error) {
 	v, err := rw.run(ctx, rdb, rwRExtend, length.Milliseconds(), named, req)
 	return decode(v, err, isOne)
 }
@@ -272,7 +276,8 @@ func (rw RW) State(ctx context.Context, rdb redis.Scripter) (RWState, error) {
 		if !ok1 || !ok2 || err != nil {
 			return RWState{}, errUnexpected(v)
 		}
-		st.Readers = append(st.Readers, Reader{Owner: owner, Count: n[0], Remaining: time.Duration(n[1]) * time.Millisecond, Value: value})
+		st.Readers = append(st.Readers,
+			Reader{Owner: owner, Count: n[0], Remaining: time.Duration(n[1]) * time.Millisecond, Value: value})
 	}
 	return st, nil
 }

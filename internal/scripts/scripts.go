@@ -164,7 +164,9 @@ func (s *Script) Source() string { return s.src }
 // All returns every script, each once.
 func All() []*Script {
 	var all []*Script
-	for _, list := range [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts, semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes}} {
+	lists := [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts,
+		semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes}}
+	for _, list := range lists {
 		all = append(all, list...)
 	}
 	return all

@@ -125,7 +125,8 @@ func (w SemWait) Behind(least int64) SemWait {
 // was given up is ErrNotAcquired. A waiting request (SemQueue, or
 // SemRegister, SemUnregister, SemPoll) while waiters of the other kind
 // wait is ErrInvalidArgument, naming its kind, and changes nothing.
-func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, w SemWait, heartbeat time.Duration) (SemAttempt, error) {
+func (s Sem) Acquire(ctx context.Context, rdb redis.Scripter, req string, n int64, w SemWait,
+	heartbeat time.Duration) (SemAttempt, error) {
 	v, err := semAcquire.Run(ctx, rdb, s.keys(), s.args(req, n, w.arg, heartbeat.Milliseconds(), w.others)...)
 	return decode(v, err, func(v any) (SemAttempt, error) { return semAttempt(v, n) })
 }
@@ -144,9 +145,11 @@ func semAttempt(v any, n int64) (SemAttempt, error) {
 	case r[0] == -3:
 		return SemAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
 	case r[0] == -4 && len(r) > 1 && r[1] == 1:
-		return SemAttempt{}, semMixed{errs.Invalid("unfair Acquire", "the name has WithFair waiters; use one kind of handle per name")}
+		return SemAttempt{}, semMixed{errs.Invalid("unfair Acquire",
+			"the name has WithFair waiters; use one kind of handle per name")}
 	case r[0] == -4 && len(r) > 1:
-		return SemAttempt{}, semMixed{errs.Invalid("WithFair", "the name has unfair waiters; use one kind of handle per name")}
+		return SemAttempt{}, semMixed{errs.Invalid("WithFair",
+			"the name has unfair waiters; use one kind of handle per name")}
 	case (r[0] == 0 || r[0] == 1) && len(r) > 1:
 		return SemAttempt{OK: r[0] == 1, Available: r[1]}, nil
 	}
@@ -206,7 +209,8 @@ func semReleased(v any, n int64) (SemReleased, error) {
 	case r[0] == 1 && len(r) > 1:
 		return SemReleased{Available: r[1], Retried: true}, nil
 	case r[0] == -1 && len(r) > 2:
-		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: more released than acquired",
+		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: "+
+			"more released than acquired",
 			errs.ErrNotHeld, n, r[1]+n, r[2])
 	case r[0] == -2:
 		return SemReleased{}, errs.ErrNotSet
@@ -297,7 +301,8 @@ func (s Sem) Set(ctx context.Context, rdb redis.Scripter, req, mode string, n in
 }
 
 // set runs a set script of either semaphore and decodes its reply.
-func set(ctx context.Context, rdb redis.Scripter, script *Script, keys []string, args []any, n int64) (SetResult, error) {
+func set(ctx context.Context, rdb redis.Scripter, script *Script, keys []string, args []any,
+	n int64) (SetResult, error) {
 	v, err := script.Run(ctx, rdb, keys, args...)
 	if err != nil {
 		return SetResult{}, err

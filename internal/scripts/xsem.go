@@ -130,7 +130,8 @@ func (s XSem) Renewal(id string, ttl time.Duration) (*redis.Script, []string, []
 // blocked acquires of the name its Client has: 0 takes the Client out of
 // the registry; more, or SemUnregistered, leaves it be. heartbeat is what
 // the tries of id sent. It reports whether a permit was given back.
-func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool, heartbeat time.Duration, others int64) (bool, error) {
+func (s XSem) Leave(ctx context.Context, rdb redis.Scripter, id string, registered bool, heartbeat time.Duration,
+	others int64) (bool, error) {
 	last := "1"
 	switch {
 	case others == 0:

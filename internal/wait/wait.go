@@ -158,12 +158,15 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 	}
 	switch {
 	case err == nil:
-		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: r.Waited, Context: ctx})
+		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name,
+			Wait: time.Since(start), Waited: r.Waited, Context: ctx})
 	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: r.Waited, Err: err, Context: ctx})
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name,
+			Wait: time.Since(start), Waited: r.Waited, Err: err, Context: ctx})
 	case r.Waited:
 		// A try that failed after the wait began: the wait is over all the same.
-		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: true, Err: err, Context: ctx})
+		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name,
+			Wait: time.Since(start), Waited: true, Err: err, Context: ctx})
 	}
 	return r, err
 }
@@ -222,7 +225,8 @@ func queued(cfg Config, channel string) bool {
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any. sub,
 // when not nil, was registered before that try (see listen): steps 2 and 3
 // are skipped. r paces the tries through an outage.
-func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription, r *outage.Retry) (res Result[T], err error) {
+func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attempt, sub *hub.Subscription,
+	r *outage.Retry) (res Result[T], err error) {
 	res.Waited = true
 	if cfg.Observe != nil {
 		cfg.Observe.Emit(obs.Event{Kind: obs.Waiting, Primitive: s.Kind, Name: s.Name, Context: ctx})

@@ -17,7 +17,11 @@ import (
 )
 
 // handle is what both semaphores are made of: the Base every handle has
-// (the Session, the name, the request sequence) and the options.
+// (the Session, the name, the request sequence) and the options. Base.Key
+// names the semaphore's parts; those a lock of the same name also has (a
+// queue, alive, waiting, leases, fence and a channel) are parts of their
+// own (core.KeySemQueue, ...), so that a lock and a semaphore of one name
+// are two objects that never touch.
 type handle struct {
 	hold.Base
 	opts options
@@ -29,11 +33,6 @@ func (h *handle) init(c *redcoord.Client, name string, opts []Option) {
 		h.Err = core.ApplyOptions(&h.opts, opts)
 	}
 }
-
-// Key names the parts of the semaphore. The parts that a lock of the same
-// name also has (the locks' queue, alive, waiting, leases and fence, and
-// their channel) are named apart, so that a lock and a semaphore of one
-// name are two objects that never touch.
 
 // channel returns the semaphore's notification channel.
 func (h *handle) channel() string { return h.Key(core.ChanSem) }

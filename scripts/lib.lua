@@ -272,7 +272,7 @@ end
 -- that can take the lock. (When only such registrations are left, the
 -- earliest in the later half is woken. Clients with different TTLs on one
 -- name blur the halves: a wake may then go to a dead process first, which
--- costs a poll at most, as it did before.) The woken request leaves the
+-- costs a poll at most.) The woken request leaves the
 -- registry: it registers again if its next try fails, and a dead process
 -- is woken once at most. waiting is the registry's size, read before the
 -- script's first write (its type checked then). It reports whether it

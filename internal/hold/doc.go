@@ -11,7 +11,9 @@
 //   - attempt_lock.go, attempt_fair.go: both locks' acquires side by side,
 //     each one attempt that the wait loop (package wait) makes again until
 //     it acquires: rlock's unfair race for the lock hash (Unfair), and the
-//     FIFO queue of rfairlock and relection (Fair).
+//     FIFO queue of rfairlock and relection (Fair); clientwait.go: a
+//     blocked acquire's part in its Client's one registration in a waiter
+//     registry (ClientWait: rlock's, and rrwlock's writers').
 //   - hold.go: a handle's view of one of its holds (Tracker: count,
 //     fencing token, the watchdog lease or fixed-lease timer, the channel
 //     that reports the hold lost), which the locks keep one of, an
@@ -21,7 +23,10 @@
 //     forced.go, scopes.go: what records a release, an Extend, a loss, a
 //     forced unlock, and the contexts scoped to a hold; gate.go: the Gate
 //     that keeps the goroutines sharing a handle out of each other's holds
-//     (a Lock re-enters only with a ctx from the hold's Context).
+//     (a Lock re-enters only with a ctx from the hold's Context); rare.go:
+//     the part of a Tracker's state that only a lost, Extended or
+//     unreleased hold needs; slot.go: the one-slot semaphore behind the
+//     Gate and the Tracker's turn.
 //
 // A waiter's registration in Redis (a fair queue's entry, a waiting
 // writer) is kept by the watchdog: see lease.Heartbeat.

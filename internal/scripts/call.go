@@ -11,9 +11,8 @@ import (
 // Call is a script with its keys and the arguments that stay the same from
 // one call to the next (an owner, a kind, a channel), boxed once, so that a
 // call allocates only for the values it adds. A handle prepares its calls
-// once, when it is made; the calls of one handle share one Boxed, so a
-// handle keeps each of its keys and fixed arguments once however many
-// calls it prepares.
+// once, when it is made. Prepare boxes a call's own keys and arguments;
+// calls made On one Boxed share them (an RW's acquires and releases do).
 type Call struct {
 	s     *Script
 	keys  []any // strings

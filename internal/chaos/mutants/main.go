@@ -105,7 +105,8 @@ func main() {
 		wg.Go(func() {
 			for i := range next {
 				results[i] = runOne(cfg, sel[i], *check, base)
-				fmt.Fprintf(os.Stderr, "mutants: %-34s %s %s (%v)\n", sel[i].Name, results[i].status, results[i].detail, results[i].took.Round(time.Second))
+				fmt.Fprintf(os.Stderr, "mutants: %-34s %s %s (%v)\n", sel[i].Name, results[i].status, results[i].detail,
+					results[i].took.Round(time.Second))
 			}
 		})
 	}

@@ -20,9 +20,10 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "rw-unlock-owner-only", File: "scripts/rw_unlock.lua", Prims: []string{"rrwlock"},
-		Old:    "local mine = is_named(h[2], h[5], ARGV[5], ARGV[9])",
-		New:    "local mine = h[2] == ARGV[5]",
-		Breaks: "write release matches the owner only, not owner+token: a late release of a lost write hold drops the owner's next one",
+		Old: "local mine = is_named(h[2], h[5], ARGV[5], ARGV[9])",
+		New: "local mine = h[2] == ARGV[5]",
+		Breaks: "write release matches the owner only, not owner+token: a late release of a lost write hold drops the" +
+			" owner's next one",
 	},
 	{
 		Name: "rw-runlock-retry-applied-twice", File: "scripts/rw_runlock.lua", Prims: []string{"rrwlock"},
@@ -32,15 +33,17 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "rw-read-takeover-keeps-lease", File: "scripts/rw_read.lua", Prims: []string{"rrwlock"},
-		Old:    "redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), owner)",
-		New:    "if not c then\n  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), owner)\nend",
-		Breaks: "lease refresh skipped when a read hold of the owner is taken over as a fresh hold: it keeps the orphan's old deadline and may lapse while the handle counts a full lease",
+		Old: "redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), owner)",
+		New: "if not c then\n  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), owner)\nend",
+		Breaks: "lease refresh skipped when a read hold of the owner is taken over as a fresh hold: it keeps the orphan's" +
+			" old deadline and may lapse while the handle counts a full lease",
 	},
 	{
 		Name: "rw-leave-keeps-waiting-writer", File: "scripts/rw_leave.lua", Prims: []string{"rrwlock"},
-		Old:    "  rw_drop_writer(owner)\n  if ARGV[9] ~= '1' then",
-		New:    "  if ARGV[9] ~= '1' then",
-		Breaks: "a waiting writer not removed on leave: it holds new readers back (writer preference) until its heartbeat lapses",
+		Old: "  rw_drop_writer(owner)\n  if ARGV[9] ~= '1' then",
+		New: "  if ARGV[9] ~= '1' then",
+		Breaks: "a waiting writer not removed on leave: it holds new readers back (writer preference) until its heartbeat" +
+			" lapses",
 	},
 	{
 		Name: "rw-write-release-no-reader-wake", File: "scripts/rw_lib.lua", Prims: []string{"rrwlock"},
@@ -69,9 +72,10 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "sem-wake-not-published", File: "scripts/sem_lib.lua", Prims: []string{"semaphore"},
-		Old:    "    notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))",
-		New:    "    -- notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))",
-		Breaks: "a wake not published: a release unregisters the Clients it wakes without telling them; they wait for their poll",
+		Old: "    notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))",
+		New: "    -- notify(PUBLISH, client_channel(CHANNEL, w[1]), 'n:' .. string.format('%.0f', w[2]))",
+		Breaks: "a wake not published: a release unregisters the Clients it wakes without telling them; they wait for" +
+			" their poll",
 	},
 	{
 		Name: "sem-serve-over-grant", File: "scripts/sem_lib.lua", Prims: []string{"semaphore"},
@@ -101,8 +105,9 @@ var rwSemMutants = []mutant{
 	},
 	{
 		Name: "xsem-leave-keeps-registration", File: "scripts/xsem_leave.lua", Prims: []string{"xsemaphore"},
-		Old:    "local unregistered = last and registered > 0 and redis.call('ZREM', KEYS[6], client_of(id)) == 1",
-		New:    "local unregistered = last and registered > 0",
-		Breaks: "a registration not removed on leave: the Client's last acquire gives up but stays registered, and releases spend their wakes on it",
+		Old: "local unregistered = last and registered > 0 and redis.call('ZREM', KEYS[6], client_of(id)) == 1",
+		New: "local unregistered = last and registered > 0",
+		Breaks: "a registration not removed on leave: the Client's last acquire gives up but stays registered, and" +
+			" releases spend their wakes on it",
 	},
 }

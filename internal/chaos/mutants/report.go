@@ -24,7 +24,8 @@ func report(cfg config, results []outcome, base *outcome, check bool) string {
 		if cfg.race {
 			race = ", -race"
 		}
-		fmt.Fprintf(&b, "Chaos suite: %d schedules per primitive%s; timeout %v per command.\n", cfg.schedules, race, cfg.timeout)
+		fmt.Fprintf(&b, "Chaos suite: %d schedules per primitive%s; timeout %v per command.\n",
+			cfg.schedules, race, cfg.timeout)
 		if base != nil {
 			fmt.Fprintf(&b, "Baseline (unmutated): %s%s, %d violations", base.status, suffix(base.detail), base.violations)
 			for _, p := range base.prims {
@@ -34,7 +35,8 @@ func report(cfg config, results []outcome, base *outcome, check bool) string {
 			}
 			b.WriteString(".\n")
 		}
-		b.WriteString("\n| # | mutant | file | result | killed by (checks) | first failing seed | failing seeds | violations |")
+		b.WriteString("\n| # | mutant | file | result | killed by (checks) | first failing seed |" +
+			" failing seeds | violations |")
 		if cfg.pkgTests {
 			b.WriteString(" pkg tests |")
 		}
@@ -69,7 +71,8 @@ func report(cfg config, results []outcome, base *outcome, check bool) string {
 	}
 	fmt.Fprintf(&b, " (of %d).\n", len(results))
 	if !check {
-		b.WriteString("\nReplay a failing seed on the mutated copy (-keep): REDCOORD_CHAOS_SEED=<seed> go test ./internal/chaos -run 'TestChaos/<primitive>$'\n")
+		b.WriteString("\nReplay a failing seed on the mutated copy (-keep): REDCOORD_CHAOS_SEED=<seed>" +
+			" go test ./internal/chaos -run 'TestChaos/<primitive>$'\n")
 	}
 	return b.String()
 }

@@ -105,10 +105,12 @@ func runOne(cfg config, m mutant, check bool, base *outcome) (o outcome) {
 	if m.File == "" {
 		prims = primitives // the baseline runs every primitive a mutant may ask for
 	}
-	env := []string{"REDCOORD_CHAOS_SCHEDULES=" + strconv.Itoa(cfg.schedules), "REDCOORD_CHAOS_SEED=", "REDCOORD_CHAOS_VERBOSE="}
+	env := []string{"REDCOORD_CHAOS_SCHEDULES=" + strconv.Itoa(cfg.schedules), "REDCOORD_CHAOS_SEED=",
+		"REDCOORD_CHAOS_VERBOSE="}
 	args := []string{"-test.run", "^TestChaos$/^(" + strings.Join(prims, "|") + ")$", "-test.v", "-test.count=1",
 		"-test.timeout=" + (cfg.timeout + time.Minute).String()}
-	out, err := runCmd(cfg.timeout, filepath.Join(dir, "internal", "chaos"), log, env, filepath.Join(dir, "chaos.test"), args...)
+	out, err := runCmd(cfg.timeout, filepath.Join(dir, "internal", "chaos"), log, env,
+		filepath.Join(dir, "chaos.test"), args...)
 	o.prims = parse(out)
 	o.judge(err, base)
 	if cfg.pkgTests && m.File != "" {
@@ -132,7 +134,8 @@ func runOne(cfg config, m mutant, check bool, base *outcome) (o outcome) {
 // script into Redis (a Lua syntax error fails there).
 func vetMutant(cfg config, dir string, m mutant, log io.Writer) ([]byte, error) {
 	if strings.HasSuffix(m.File, ".lua") {
-		return goCmd(cfg, dir, log, nil, "test", "-count=1", "-trimpath", "-run", "^TestEveryScriptComposes$", "./internal/scripts/")
+		return goCmd(cfg, dir, log, nil, "test", "-count=1", "-trimpath", "-run", "^TestEveryScriptComposes$",
+			"./internal/scripts/")
 	}
 	return goCmd(cfg, dir, log, nil, "vet", "-trimpath", pkgOf(m))
 }
@@ -144,7 +147,8 @@ func goCmd(cfg config, dir string, log io.Writer, env []string, args ...string) 
 
 // runCmd runs name with args in dir, with env added to this process's,
 // bounded by timeout; its output goes to log too, after the command line.
-func runCmd(timeout time.Duration, dir string, log io.Writer, env []string, name string, args ...string) ([]byte, error) {
+func runCmd(timeout time.Duration, dir string, log io.Writer, env []string, name string,
+	args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)

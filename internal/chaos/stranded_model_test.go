@@ -31,7 +31,7 @@ func TestStrandedCatches(t *testing.T) {
 		{h: 1, names: []string{"n0"}, start: 900 * ms, end: time.Second, endHow: "unlock", seq: 5},
 	}
 
-	vs := checkStranded(c, waits(), samples(true, false), holds)
+	vs := checkStranded(c, waits(), samples(true, false), holds, leaseTTL)
 	if len(vs) != 1 || vs[0].check != "liveness" || !strings.Contains(vs[0].msg, "stranded waiter") {
 		t.Fatalf("free, fault-free: want one stranded waiter, got %v", vs)
 	}
@@ -40,10 +40,10 @@ func TestStrandedCatches(t *testing.T) {
 	}
 	t.Logf("%s", vs[0].msg)
 
-	if vs := checkStranded(c, waits(), samples(false, false), holds); len(vs) != 0 {
+	if vs := checkStranded(c, waits(), samples(false, false), holds, leaseTTL); len(vs) != 0 {
 		t.Fatalf("a fault in effect: want nothing, got %v", vs)
 	}
-	if vs := checkStranded(c, waits(), samples(true, true), holds); len(vs) != 0 {
+	if vs := checkStranded(c, waits(), samples(true, true), holds, leaseTTL); len(vs) != 0 {
 		t.Fatalf("Redis has a lease on the name: want nothing, got %v", vs)
 	}
 
@@ -53,13 +53,13 @@ func TestStrandedCatches(t *testing.T) {
 	for i := range ss {
 		ss[i].calmFrom[1] = 500*ms + calmMargin
 	}
-	if vs := checkStranded(c, waits(), ss, holds); len(vs) != 0 {
+	if vs := checkStranded(c, waits(), ss, holds, leaseTTL); len(vs) != 0 {
 		t.Fatalf("a fault until 500ms: want nothing, got %v", vs)
 	}
 
 	// h0 believes it holds until 850ms (a failed Unlock, its Context live).
 	holds[0].end = 850 * ms
-	if vs := checkStranded(c, waits(), samples(true, false), holds); len(vs) != 0 {
+	if vs := checkStranded(c, waits(), samples(true, false), holds, leaseTTL); len(vs) != 0 {
 		t.Fatalf("h0 believes it holds: want nothing, got %v", vs)
 	}
 }
@@ -76,13 +76,13 @@ func TestStrandedQueue(t *testing.T) {
 		ss = append(ss, sample{at: at, calm: []bool{true, true, true}, calmFrom: make([]time.Duration, 3), ok: true,
 			names: map[string]nameState{"n0": {queue: []int{2}}}})
 	}
-	if vs := checkStranded(c, []waitRec{w}, ss, nil); len(vs) != 0 {
+	if vs := checkStranded(c, []waitRec{w}, ss, nil, leaseTTL); len(vs) != 0 {
 		t.Fatalf("a stale queue entry ahead: want nothing, got %v", vs)
 	}
 	for i := range ss {
 		ss[i].names["n0"] = nameState{queue: []int{1}}
 	}
-	if vs := checkStranded(c, []waitRec{w}, ss, nil); len(vs) != 1 {
+	if vs := checkStranded(c, []waitRec{w}, ss, nil, leaseTTL); len(vs) != 1 {
 		t.Fatalf("the waiter's own entry: want one stranded waiter, got %v", vs)
 	}
 }
@@ -125,18 +125,46 @@ func TestStrandedFairPermits(t *testing.T) {
 		return ss
 	}
 	holds := []*holdRec{{h: 0, names: []string{"n0"}, permits: 1, start: 0, end: time.Second, endHow: "unlock", seq: 1}}
-	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 3, queue: []int{2, 1}}), holds); len(vs) != 0 {
+	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 3, queue: []int{2, 1}}), holds, leaseTTL); len(vs) != 0 {
 		t.Fatalf("behind a head of 2 with 1 available: want nothing, got %v", vs)
 	}
-	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 1, queue: []int{1}}), holds); len(vs) != 1 {
+	if vs := checkStranded(c, waits[:1], samples(nameState{avail: 1, queued: 1, queue: []int{1}}), holds, leaseTTL); len(vs) != 1 {
 		t.Fatalf("its own entry alone, 1 available: want one stranded waiter, got %v", vs)
 	}
-	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 1, queued: 2, queue: []int{2}}), nil); len(vs) != 0 {
+	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 1, queued: 2, queue: []int{2}}), nil, leaseTTL); len(vs) != 0 {
 		t.Fatalf("a waiter for 2 with 1 available: want nothing, got %v", vs)
 	}
 	holds = append(holds, &holdRec{h: 3, names: []string{"n0"}, permits: 2, start: 0, end: 200 * ms, endHow: "unlock"})
 	holds[0].end = 100 * ms
-	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 2, queued: 2, queue: []int{2}}), holds); len(vs) != 1 {
+	if vs := checkStranded(c, waits[1:], samples(nameState{avail: 2, queued: 2, queue: []int{2}}), holds, leaseTTL); len(vs) != 1 {
 		t.Fatalf("a waiter for 2 with 2 available: want one stranded waiter, got %v", vs)
+	}
+}
+
+// TestStrandedRemnant: a hold whose Unlock failed keeps its handle's next
+// acquire waiting at the handle's gate until its lease may have ended; a
+// fixed lease longer than the TTL (longest) keeps it that much longer,
+// and the wait is stranded only once that has passed.
+func TestStrandedRemnant(t *testing.T) {
+	ms := time.Millisecond
+	c := rfairlockPrim{}.caps()
+	// h1's hold, its Context ended by its Unlock, which failed at 100ms;
+	// h1 waits again from 200ms and takes the name at 2.9s.
+	holds := []*holdRec{{h: 1, names: []string{"n0"}, start: 0, end: 100 * ms, endHow: "ctx", seq: 1, unlockRet: 100 * ms}}
+	w := waitRec{h: 1, proc: 1, seq: 3, names: []string{"n0"}, from: 200 * ms, to: 2900 * ms, res: "ok"}
+	var ss []sample
+	for at := 0 * ms; at <= 3*time.Second; at += 50 * ms {
+		ss = append(ss, sample{at: at, calm: []bool{true, true}, calmFrom: make([]time.Duration, 2), ok: true,
+			names: map[string]nameState{"n0": {}}})
+	}
+	if vs := checkStranded(c, []waitRec{w}, ss, holds, 5*leaseTTL/2); len(vs) != 0 {
+		t.Fatalf("within a fixed lease of 2.5s of the failed Unlock: want nothing, got %v", vs)
+	}
+	vs := checkStranded(c, []waitRec{w}, ss, holds, leaseTTL)
+	if len(vs) != 1 {
+		t.Fatalf("no lease beyond the TTL: want one stranded waiter, got %v", vs)
+	}
+	if want := 100*ms + leaseTTL*3/2 + calmMargin + strandBound; vs[0].at <= want || vs[0].at > want+50*ms {
+		t.Fatalf("flagged at %v, want the first sample past %v", vs[0].at, want)
 	}
 }

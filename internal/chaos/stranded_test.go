@@ -374,13 +374,14 @@ func parenDuration(s string) time.Duration {
 
 // checkStranded runs the check over the run's waits and samples.
 func (rn *run) checkStranded() []violation {
-	return checkStranded(rn.c, rn.waits, rn.samples, rn.rec.holds)
+	return checkStranded(rn.c, rn.waits, rn.samples, rn.rec.holds, rn.maxLease())
 }
 
 // checkStranded flags, once per name, the first wait that stayed blocked
 // for more than strandBound of a fault-free stretch in which what it asked
-// for was free by every belief and by Redis, at every sample.
-func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) []violation {
+// for was free by every belief and by Redis, at every sample. longest is
+// the longest lease a hold may have had (maxLease).
+func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec, longest time.Duration) []violation {
 	var out []violation
 	flagged := make(map[string]bool)
 	slices.SortStableFunc(waits, func(a, b waitRec) int { return int(a.from - b.from) })
@@ -389,7 +390,7 @@ func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) 
 			continue
 		}
 		start := time.Duration(-1)
-		remnant := remnantEnd(w, holds)
+		remnant := remnantEnd(w, holds, longest)
 		for _, s := range samples {
 			if s.at < w.from || s.at > w.to {
 				continue
@@ -427,14 +428,16 @@ func checkStranded(c caps, waits []waitRec, samples []sample, holds []*holdRec) 
 // have ended, at the latest; 0 when there is none. Such a hold ends with
 // its lease (see EndRelease in internal/hold), and the handle's next
 // acquire waits for it at the handle's gate until then: a documented
-// wait, not a stranded one. An rrwlock handle's write hold holds its reads
-// back too (a write hold whose Unlock failed, forced while its Client did
-// not hear it, until its next renewal finds it gone).
-func remnantEnd(w waitRec, holds []*holdRec) time.Duration {
+// wait, not a stranded one. A renewed lease ends within half a TTL more
+// than a TTL after the failure; a fixed lease, or one an Extend set, up to
+// longest after it. An rrwlock handle's write hold holds its reads back
+// too (a write hold whose Unlock failed, forced while its Client did not
+// hear it, until its next renewal finds it gone).
+func remnantEnd(w waitRec, holds []*holdRec, longest time.Duration) time.Duration {
 	var end time.Duration
 	for _, hr := range holds {
 		if hr.h == w.h && (hr.read == w.read || !hr.read) && hr.unlockRet > 0 && hr.unlockRet <= w.to {
-			end = max(end, hr.unlockRet+leaseTTL*3/2+calmMargin)
+			end = max(end, hr.unlockRet+max(leaseTTL*3/2, longest)+calmMargin)
 		}
 	}
 	return end

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -40,6 +41,9 @@ type proc struct {
 	rdbs    []*redis.Client
 	clients []*redcoord.Client
 	closed  bool // Client.Close was called (driver's state)
+
+	mu     sync.Mutex  // guards hubsUp
+	hubsUp []time.Time // when a Client's Hub confirmed a new pub/sub connection (HubReconnected)
 }
 
 // newProc makes process pi; it dials nothing yet: go-redis and the Client
@@ -63,7 +67,8 @@ func newProc(pi int, opts []*redis.Options, bubble bool) (*proc, error) {
 		// guard_test.go for what that costs under -race.
 		oo.MinRetryBackoff, oo.MaxRetryBackoff = -1, -1
 		rdb := redis.NewClient(&oo)
-		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll))
+		c, err := redcoord.New(rdb, redcoord.WithLeaseTTL(leaseTTL), redcoord.WithMaxPollInterval(maxPoll),
+			redcoord.WithObserver(p.observe))
 		if err != nil {
 			return nil, err
 		}
@@ -72,6 +77,29 @@ func newProc(pi int, opts []*redis.Options, bubble bool) (*proc, error) {
 		p.clients = append(p.clients, c)
 	}
 	return p, nil
+}
+
+// observe records when a Hub of the process confirmed a new connection.
+func (p *proc) observe(e redcoord.Event) {
+	if e.Kind != redcoord.HubReconnected {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hubsUp = append(p.hubsUp, time.Now())
+}
+
+// hubUp returns the last time between from and to that a Hub of the
+// process confirmed a new connection, and whether there was one.
+func (p *proc) hubUp(from, to time.Time) (up time.Time, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range p.hubsUp {
+		if !t.Before(from) && !t.After(to) {
+			up, ok = t, true
+		}
+	}
+	return up, ok
 }
 
 // determine gives Client si of process pi what a Client draws at random

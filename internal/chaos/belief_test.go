@@ -126,3 +126,30 @@ func TestReentryReleaseEndsNothing(t *testing.T) {
 		t.Fatal("the last release left the belief")
 	}
 }
+
+// TestFailedUnlockAfterContext: an Unlock whose call ends the hold's
+// Context (as the library's does) ends the belief while it is in flight;
+// when it then fails, its return is still recorded, for the lease it
+// leaves behind (see remnantEnd).
+func TestFailedUnlockAfterContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		r.bubble = true
+		r.acquired(1, 0, 0, false, []string{"n0"}, hold{tokens: map[string]uint64{"n0": 1}})
+		ctx, cancel := context.WithCancel(context.Background())
+		r.watchCtx(0, false, ctx, cancel)
+		time.Sleep(time.Millisecond)
+		u := r.unlockCall(0, false)
+		cancel()
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if r.holding(0, false) || r.holds[0].endHow != "unlock" {
+			t.Fatalf("the belief outlived the Context its Unlock ended: open %v, how %q", r.holds[0].open, r.holds[0].endHow)
+		}
+		r.unlocked(u, "error: i/o timeout", nil)
+		if hr := r.holds[0]; hr.unlockRet != 2*time.Millisecond {
+			t.Fatalf("the failed Unlock's return: got %v, want 2ms", hr.unlockRet)
+		}
+		r.finish()
+	})
+}

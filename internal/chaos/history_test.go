@@ -319,6 +319,12 @@ func (r *recorder) unlocked(u *unlock, res string, holds func(read bool) bool) (
 	case (res == "lost" || res == "not held") && u.open && hr.ctx != nil && !ctxDone:
 		broke = "Unlock returned " + res + " while the hold's Context was live"
 	}
+	if u.open && u.last && !hr.open && hr.endHow == "unlock" && res != "ok" && res != "lost" && res != "not held" {
+		// The call ended the hold's Context, which ended the belief
+		// while the call was in flight; that it failed still leaves the
+		// hold's lease in Redis (see remnantEnd).
+		hr.unlockRet = r.now()
+	}
 	if !hr.open || !u.open {
 		return broke
 	}

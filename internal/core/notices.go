@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord/internal/hub"
-	"github.com/redcoord/redcoord/internal/roundtrip"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // listenRetry is how long a Client whose listener could not subscribe
@@ -128,7 +128,7 @@ func (n *Notices) listen() {
 	h, err := n.s.Hub()
 	if err == nil && h != nil {
 		// Close cancels s.ctx; the subscription belongs to no operation.
-		err = h.Keep(roundtrip.Uncounted(n.s.ctx), n.s.ClientKey(ChanNotices, n.s.ID))
+		err = h.Keep(obs.Housekeeping(n.s.ctx), n.s.ClientKey(ChanNotices, n.s.ID))
 	}
 	if err == nil && h != nil {
 		return

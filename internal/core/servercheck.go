@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redcoord/redcoord/internal/roundtrip"
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // serverCheckTimeout bounds the startup check of the server's settings.
@@ -35,7 +35,7 @@ func (s *Session) checkServer() {
 			defer s.checks.Done()
 			// Close cancels s.ctx. The check belongs to no operation: round-trip
 			// counters leave it out.
-			ctx, cancel := context.WithTimeout(roundtrip.Uncounted(s.ctx), serverCheckTimeout)
+			ctx, cancel := context.WithTimeout(obs.Housekeeping(s.ctx), serverCheckTimeout)
 			defer cancel()
 			if m, ok := s.RDB.(masters); ok {
 				_ = m.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/obs"
 )
 
 // Counter is a go-redis hook ([redis.Hook]) that counts round trips: one
@@ -87,18 +89,13 @@ func (r *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // Uncounted. The context key is r itself, so two Counter on one client
 // count independently.
 func (r *Counter) skip(ctx context.Context) bool {
-	return ctx.Value(r) != nil || ctx.Value(uncounted{}) != nil
+	return ctx.Value(r) != nil || obs.IsHousekeeping(ctx)
 }
-
-// uncounted is the context key of Uncounted.
-type uncounted struct{}
 
 // Uncounted marks ctx so that no Counter counts the calls made with it: for
-// traffic that belongs to no operation, such as a Client's one-time check of
-// the server's settings.
-func Uncounted(ctx context.Context) context.Context {
-	return context.WithValue(ctx, uncounted{}, true)
-}
+// traffic that belongs to no operation, as the Client marks its own
+// (obs.Housekeeping).
+func Uncounted(ctx context.Context) context.Context { return obs.Housekeeping(ctx) }
 
 // isHandshake reports whether cmd is one only go-redis's connection handshake
 // sends.

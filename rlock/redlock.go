@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
@@ -180,7 +181,9 @@ func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) er
 	if reentered {
 		return nil
 	}
-	backoff := 10 * time.Millisecond
+	// An attempt that no majority granted: tried again after a jittered
+	// pause that doubles from 10ms up to the poll interval.
+	busy := backoff.Backoff{First: 10 * time.Millisecond, Max: rl.poll, Rand: rl.ss[0].Rand}
 	// A majority of servers unreachable: tried again, as a blocked
 	// Mutex.Lock does, with a back-off of its own.
 	r := outage.Retry{Kind: "redlock", Name: rl.name, MaxPoll: rl.poll,
@@ -203,14 +206,9 @@ func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) er
 			return wait.ErrBusy
 		}
 		r.Ok()
-		t := time.NewTimer(backoff/2 + rl.ss[0].Rand(backoff/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, ctx.Err())
-		case <-t.C:
+		if err := backoff.Sleep(ctx, busy.Next(), nil); err != nil {
+			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, err)
 		}
-		backoff = min(2*backoff, rl.poll)
 	}
 }
 

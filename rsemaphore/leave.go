@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/backoff"
 )
 
 // A Semaphore's permits have neither owner nor lease: permits that an
@@ -15,31 +17,20 @@ import (
 // context ends, while the failure is the connection's: a process cut off
 // for less than that bound gets its permits back.
 
-// leaveRetryMin and leaveRetryMax bound the pause between two tries of a
-// leave; it doubles from the first to the second.
-const (
-	leaveRetryMin = 10 * time.Millisecond
-	leaveRetryMax = 500 * time.Millisecond
-)
-
 // untilSent runs send until it succeeds, Redis answers it with an error,
 // the connection pool is closed, or ctx ends; it returns send's last
-// error.
+// error. The pause between two sends doubles from 10ms up to 500ms,
+// without jitter.
 func untilSent(ctx context.Context, send func(context.Context) error) error {
-	pause := leaveRetryMin
+	pace := backoff.Backoff{First: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 	for {
 		err := send(ctx)
 		var reply redis.Error
 		if err == nil || errors.As(err, &reply) || errors.Is(err, redis.ErrClosed) {
 			return err
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, pace.Next(), nil) != nil {
 			return err
-		case <-t.C:
 		}
-		pause = min(2*pause, leaveRetryMax)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/redirect"
 )
@@ -147,7 +148,7 @@ func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipelin
 			return cmd
 		}
 		if again {
-			if err := redirect.Sleep(ctx, redirect.TryAgainDelay); err != nil {
+			if err := backoff.Sleep(ctx, redirect.TryAgainDelay, nil); err != nil {
 				return cmd
 			}
 			continue

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/obs"
 )
@@ -78,44 +79,41 @@ type Retry struct {
 	Observe    obs.Func
 	Rand       func(n time.Duration) time.Duration // the jitter's source; nil: math/rand/v2
 
-	failures int           // tries failed in a row
-	last     error         // the last of them
-	backoff  time.Duration // the next pause, before its jitter
+	failures int             // tries failed in a row
+	last     error           // the last of them
+	pace     backoff.Backoff // the pauses; set at the first failure
 }
 
 // Failed records a try that failed with a Transient error and pauses
 // before the next one, for a back-off that doubles from FirstBackoff up to
-// MaxPoll (with a jitter of up to half, so that a restart does not meet
-// every waiter at once). Each failure is reported to the observer
-// (obs.Retrying); the log hears the first one at Warn level and then the
-// 2nd, 4th, 8th... in a row, so that an outage of a minute is a handful of
-// lines per wait, not one per try. It returns nil when the pause is over,
-// or, when ctx is done or the Client closes first, an *Error that matches
-// ctx.Err() (or ErrClosed) and names err.
+// MaxPoll, with a jitter of up to half (see backoff.Backoff), so that a
+// restart does not meet every waiter at once. Each failure is reported to
+// the observer (obs.Retrying); the log hears the first one at Warn level
+// and then the 2nd, 4th, 8th... in a row, so that an outage of a minute is
+// a handful of lines per wait, not one per try. It returns nil when the
+// pause is over, or, when ctx is done or the Client closes first, an
+// *Error that matches ctx.Err() (or ErrClosed) and names err.
 func (r *Retry) Failed(ctx context.Context, err error) error {
 	r.failures++
 	r.last = err
-	if r.backoff == 0 {
-		r.backoff = min(FirstBackoff, r.MaxPoll)
+	if r.pace.First == 0 {
+		rnd := r.Rand
+		if rnd == nil {
+			rnd = rand.N[time.Duration]
+		}
+		r.pace = backoff.Backoff{First: min(FirstBackoff, r.MaxPoll), Max: r.MaxPoll, Rand: rnd}
 	}
-	pause := r.backoff/2 + r.jitter(r.backoff/2+1)
-	r.backoff = min(2*r.backoff, r.MaxPoll)
+	pause := r.pace.Next()
 	r.Observe.Emit(obs.Event{Kind: obs.Retrying, Primitive: r.Kind, Name: r.Name, Wait: pause,
 		Count: r.failures, Err: err, Context: ctx})
 	if r.failures&(r.failures-1) == 0 && r.Logger != nil {
 		r.Logger.Warn("redcoord: Redis unreachable; the wait keeps trying", "primitive", r.Kind, "name", r.Name,
 			"failures", r.failures, "retry", pause, "err", err)
 	}
-	timer := time.NewTimer(pause)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return r.Ended(ctx.Err())
-	case <-r.Done:
-		return r.Ended(errs.ErrClosed)
+	if err := backoff.Sleep(ctx, pause, r.Done); err != nil {
+		return r.Ended(err)
 	}
+	return nil
 }
 
 // Ok records a try that reached Redis: the outage, if any, is over.
@@ -124,7 +122,8 @@ func (r *Retry) Ok() {
 		r.Logger.Info("redcoord: Redis answers again; the wait goes on", "primitive", r.Kind, "name", r.Name,
 			"failures", r.failures)
 	}
-	r.failures, r.last, r.backoff = 0, nil, 0
+	r.failures, r.last = 0, nil
+	r.pace.Reset()
 }
 
 // Failing reports whether the last try failed with a Transient error.
@@ -164,11 +163,3 @@ func (e *Error) Error() string {
 
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
-
-// jitter draws a duration in [0, n) from Rand, or from math/rand/v2.
-func (r *Retry) jitter(n time.Duration) time.Duration {
-	if r.Rand != nil {
-		return r.Rand(n)
-	}
-	return rand.N(n)
-}

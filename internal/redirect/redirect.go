@@ -70,15 +70,3 @@ func NodeAt(ctx context.Context, c Shards, addr string) (*redis.Client, error) {
 	}
 	return found, err
 }
-
-// Sleep waits for d or the end of ctx.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/obs"
 )
 
@@ -70,20 +71,16 @@ func (h *Hub) moveLocked(t *topic, addr string, delay time.Duration) {
 	go h.move(t.name, t.gen, addr, delay)
 }
 
-// move is moveLocked's goroutine. It retries with a growing pause while the
-// topic still has waiters and has not been moved again; each attempt is
+// move is moveLocked's goroutine. It retries while the topic still has
+// waiters and has not been moved again, after a pause that doubles from
+// twice delay (at least moveBackoff/20) up to moveBackoff; each attempt is
 // bounded by the confirm timeout, and waiters poll meanwhile.
 func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration) {
 	defer h.workers.Done()
+	pace := backoff.Backoff{First: min(max(2*delay, moveBackoff/20), moveBackoff), Max: moveBackoff}
 	for {
-		if delay > 0 {
-			timer := time.NewTimer(delay)
-			select {
-			case <-timer.C:
-			case <-h.quit:
-				timer.Stop()
-				return
-			}
+		if delay > 0 && backoff.Sleep(h.bg, delay, h.quit) != nil {
+			return
 		}
 		ctx, cancel := context.WithTimeout(h.bg, h.opts.confirmTimeout)
 		var err error
@@ -110,6 +107,6 @@ func (h *Hub) move(channel string, gen uint64, addr string, delay time.Duration)
 		h.opts.logger.Debug("pubsub: moving a shard channel failed; retrying", "channel", channel, "addr", addr, "err", err)
 		h.cluster.ReloadState(h.bg)
 		addr = ""
-		delay = min(max(2*delay, moveBackoff/20), moveBackoff)
+		delay = pace.Next()
 	}
 }

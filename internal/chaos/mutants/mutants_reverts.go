@@ -31,6 +31,14 @@ var revertMutants = []mutant{
 			" acquire registers meanwhile, and the drop deletes its registration",
 	},
 	{
+		Name: "revert-drop-under-lock", File: "internal/core/waits.go",
+		Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
+		Old:   "\twt.w.mu.Unlock()\n\tif stale {\n\t\tdefer wt.Left()\n\t\tdrop()\n\t}\n",
+		New:   "\tif stale {\n\t\tdrop()\n\t}\n\twt.w.mu.Unlock()\n\tif stale {\n\t\twt.Left()\n\t}\n",
+		Breaks: "the last waiter's registration drop is sent under the Client's waits lock: during a slow drop" +
+			" every acquire of the Client, on any name, waits for it",
+	},
+	{
 		Name: "revert-sem-leave-wake", File: "scripts/sem_leave.lua", Prims: []string{"semaphore"},
 		Old:    "local woken = ARGV[7] == '1' and not listed",
 		New:    "local woken = ARGV[7] == '1' and last and not listed",

@@ -141,8 +141,12 @@ func ExampleWithObserver() {
 		log.Fatal(err)
 	}
 	for range 2 {
-		e := <-events
-		fmt.Println(e.Kind, e.Primitive, e.Name)
+		select {
+		case e := <-events:
+			fmt.Println(e.Kind, e.Primitive, e.Name)
+		case <-time.After(5 * time.Second):
+			fmt.Println("no event")
+		}
 	}
 	// Output:
 	// acquired rlock report

@@ -101,9 +101,12 @@ func (t *Tracker) released(n int64, what string) error {
 	if n >= 0 {
 		// A count above the handle's is of re-entries whose callers were
 		// told they failed: the handle's last release drops them (all).
-		t.count = min(n, t.count-1)
+		left := min(n, t.count-1)
+		if left == 0 {
+			t.emitLocked(obs.Released, nil) // while the hold is still counted
+		}
+		t.count = left
 		if t.count == 0 {
-			t.emitLocked(obs.Released, nil)
 			t.scoped.End(releasedCause)
 			t.dropLocked()
 		} else {

@@ -25,7 +25,7 @@ const MaxValueLen = 64 << 10
 // ErrResigned is what the cause of a leader's Context after Resign
 // matches (errors.Is); the cause names the election. It matches
 // redcoord.ErrNotHeld.
-var ErrResigned = fmt.Errorf("%w: resigned", errs.ErrNotHeld)
+var ErrResigned error = errs.New(errs.ErrNotHeld, "resigned")
 
 // Leader is who leads an election: the value it campaigned with or
 // proclaimed last, its term and when the term began. Observe sends one
@@ -220,14 +220,14 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 func (e *Election) proclaim(ctx context.Context, token uint64, value string) error {
 	ok, err := e.fair.Proclaim(ctx, e.h.S.Writer(), e.h.NextRequest(), scripts.TokenArg(token), value)
 	if errors.Is(err, errs.ErrNotReplicated) && ok {
-		return fmt.Errorf("%w; the value stands on the primary", err)
+		return errs.Noted(err, "the value stands on the primary")
 	}
 	if err != nil {
 		return err
 	}
 	if !ok {
 		e.h.Hold.LostIf(token)
-		return errs.Lost("%s: the term ended before this call", errs.Tag(kind, e.h.Name))
+		return errs.Lost(errs.Tag(kind, e.h.Name), "the term ended before this call")
 	}
 	return nil
 }
@@ -293,7 +293,7 @@ func (e *Election) give() { <-e.turn }
 // notLed is the error of a call that needs the lead, on a handle that
 // does not lead.
 func (e *Election) notLed() error {
-	return fmt.Errorf("%w: not led by this handle", errs.ErrNotHeld)
+	return errs.New(errs.ErrNotHeld, "not led by this handle")
 }
 
 // named names the election in err, after the sentinel's words (see

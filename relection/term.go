@@ -2,7 +2,6 @@ package relection
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/redcoord/redcoord/internal/errs"
@@ -40,7 +39,7 @@ func (t *term) watch(lost, done <-chan struct{}, closed func() error, name strin
 	case <-t.ended:
 		return
 	}
-	t.end(fmt.Errorf("%w: %s: the lead is no longer kept", errs.ErrClosed, errs.Tag(kind, name)))
+	t.end(&errs.Error{Sentinel: errs.ErrClosed, Kind: kind, Name: name, Detail: "the lead is no longer kept"})
 }
 
 // end ends the term with cause, cancelling its contexts before it returns;
@@ -69,5 +68,5 @@ func (t *term) context(parent context.Context, name string) (context.Context, co
 
 // lostCause is the cause of a term that ended by loss.
 func lostCause(name string) error {
-	return fmt.Errorf("%w: %s: the lead was lost", errs.ErrLeaseLost, errs.Tag(kind, name))
+	return &errs.Error{Sentinel: errs.ErrLeaseLost, Kind: kind, Name: name, Detail: "the lead was lost"}
 }

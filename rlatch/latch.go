@@ -3,7 +3,6 @@ package rlatch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -86,7 +85,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	}
 	_, _, err := l.l.CountDown(ctx, l.b.S.Writer(), l.b.NextRequest())
 	if errors.Is(err, errs.ErrNotReplicated) {
-		return l.named(fmt.Errorf("%w; the latch counted down on the primary (do not count down again)", err))
+		return l.named(errs.Noted(err, "the latch counted down on the primary (do not count down again)"))
 	}
 	return l.named(l.explain(err))
 }
@@ -153,7 +152,7 @@ func (l *Latch) Wait(ctx context.Context) error {
 			return l.named(down)
 		case ctx.Err() != nil:
 			if cause := context.Cause(ctx); cause != ctx.Err() {
-				return l.named(fmt.Errorf("%w: %w", ctx.Err(), cause))
+				return l.named(errs.Chain(ctx.Err(), cause))
 			}
 			return l.named(ctx.Err())
 		case errors.Is(err, errs.ErrClosed):
@@ -188,8 +187,8 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 // explain says how to set the count in an ErrNotSet.
 func (l *Latch) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: its count was never set: call TrySetCount first "+
-			"(or the latch was deleted, or reached zero more than its spent TTL ago)", err)
+		return errs.New(errs.ErrNotSet, "its count was never set: call TrySetCount first "+
+			"(or the latch was deleted, or reached zero more than its spent TTL ago)")
 	}
 	return err
 }

@@ -78,7 +78,7 @@ func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) error {
 // errTakenLost is held's error for a hold lost as it was taken. It also
 // matches ErrNotAcquired: a TryLock returns it, a blocking acquire starts
 // again (see retaking).
-var errTakenLost = errs.LostAcquire("too few of the parts still held it as the hold was taken")
+var errTakenLost = errs.LostAcquire("", "too few of the parts still held it as the hold was taken")
 
 // retaking runs take, a fresh acquire from the gate on, and runs it again
 // while a blocking one finds the hold lost as it was taken: that hold has
@@ -159,7 +159,7 @@ func (c *compound) watch(parts []*Mutex, need int, closedIsLost bool) {
 // turn: the caller releases the parts and calls ended.
 func (c *compound) release(ctx context.Context) (last bool, err error) {
 	if c.t.Count() == 0 && c.t.LostHold() == nil {
-		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what)
+		return false, errs.Of(c.what, errs.ErrNotHeld, "not held by this handle")
 	}
 	if _, err := c.t.StartRelease(ctx, c.what); err != nil {
 		return false, err
@@ -205,9 +205,9 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 	defer c.t.Give()
 	switch {
 	case c.t.LostHold() != nil:
-		return errs.Lost("%s: the hold was lost before this call", c.what)
+		return errs.Lost(c.what, "the hold was lost before this call")
 	case !c.holding():
-		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, c.what)
+		return errs.Of(c.what, errs.ErrNotHeld, "not held by this handle")
 	}
 	parts := held()
 	errList := make([]error, len(parts))
@@ -228,7 +228,8 @@ func (c *compound) extend(ctx context.Context, check func(context.Context) error
 		}
 		return nil
 	}
-	return fmt.Errorf("%s: extended on %d of %d, %d needed: %w", c.what, ok, len(parts), need, errors.Join(errList...))
+	return &errs.Error{Of: c.what, Detail: fmt.Sprintf("extended on %d of %d, %d needed", ok, len(parts), need),
+		Cause: errs.Join(errList...)}
 }
 
 // releaseFully releases every hold m's handle has. A hold found gone
@@ -255,7 +256,7 @@ func releaseFully(ctx context.Context, m *Mutex, wasHeld bool) (lost bool, err e
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("%s: still held after %d releases", errs.Tag(kind, m.h.Name), maxReleases)
+	return false, &errs.Error{Kind: kind, Name: m.h.Name, Detail: fmt.Sprintf("still held after %d releases", maxReleases)}
 }
 
 // maxReleases bounds releaseFully: a part's hold count is 1 (re-entries are

@@ -223,11 +223,11 @@ func (mm *MultiMutex) take(ctx context.Context, fixed time.Duration, block bool)
 		cancel()
 		switch {
 		case block && ctx.Err() != nil && r.Failing():
-			return fmt.Errorf("%w: %w", errs.ErrNotAcquired, r.Ended(ctx.Err()))
+			return errs.Both(errs.ErrNotAcquired, r.Ended(ctx.Err()))
 		case block && ctx.Err() == nil && outage.Transient(err):
 			// Redis is unreachable: try again, as a blocked Mutex.Lock does.
 			if err := r.Failed(ctx, err); err != nil {
-				return fmt.Errorf("%w: %w", errs.ErrNotAcquired, err)
+				return errs.Both(errs.ErrNotAcquired, err)
 			}
 			continue
 		case err != errRetake:
@@ -391,14 +391,14 @@ func (mm *MultiMutex) Unlock(ctx context.Context) error {
 	mm.c.ended(len(failed) == 0, len(lost) > 0)
 	switch {
 	case len(failed) > 0:
-		return mm.named(fmt.Errorf("the locks of %q were not released (call Unlock again to release them): %w",
-			failed, errors.Join(errList...)))
+		return mm.named(&errs.Error{
+			Detail: fmt.Sprintf("the locks of %q were not released (call Unlock again to release them)", failed),
+			Cause:  errs.Join(errList...)})
 	case len(lost) > 0:
-		return errs.Lost("%s: the locks of %q were lost before Unlock; the others are released", mm.c.what, lost)
+		return errs.Lost(mm.c.what, "the locks of %q were lost before Unlock; the others are released", lost)
 	case gone:
-		return errs.Lost("%s: the hold ended before Unlock (a name was lost, or an Unlock failed to release one); "+
-			"the names left are released",
-			mm.c.what)
+		return errs.Lost(mm.c.what, "the hold ended before Unlock (a name was lost, or an Unlock failed to release one); "+
+			"the names left are released")
 	}
 	return nil
 }

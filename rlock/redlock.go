@@ -192,10 +192,10 @@ func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) er
 		ok, down, err := rl.attempt(ctx, fixed)
 		switch {
 		case err != nil && block && ctx.Err() != nil && r.Failing():
-			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, r.Ended(ctx.Err()))
+			return &errs.Error{Sentinel: errs.ErrNotAcquired, Of: rl.c.what, Cause: r.Ended(ctx.Err())}
 		case err != nil && block && down:
 			if err := r.Failed(ctx, err); err != nil {
-				return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, err)
+				return &errs.Error{Sentinel: errs.ErrNotAcquired, Of: rl.c.what, Cause: err}
 			}
 			continue
 		case err != nil:
@@ -207,7 +207,7 @@ func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) er
 		}
 		r.Ok()
 		if err := backoff.Sleep(ctx, busy.Next(), nil); err != nil {
-			return fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, err)
+			return &errs.Error{Sentinel: errs.ErrNotAcquired, Of: rl.c.what, Cause: err}
 		}
 	}
 }
@@ -279,7 +279,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 			// unknown, so later attempts ask the server with a fresh handle.
 			rl.retire(grants[i])
 			left = append(left, grants[i])
-			failed = append(failed, fmt.Errorf("clients[%d]: %w", rl.server(grants[i]), err))
+			failed = append(failed, &errs.Error{Op: fmt.Sprintf("clients[%d]", rl.server(grants[i])), Cause: err})
 		}
 	}
 	rl.mu.Lock()
@@ -288,13 +288,12 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	rl.c.ended(len(left) == 0, false)
 	switch {
 	case len(left) > 0:
-		return rl.named(fmt.Errorf("%d of the %d servers that granted it did not release it "+
-			"(call Unlock again to release them): %w",
-			len(left), len(grants), errors.Join(failed...)))
+		return rl.named(&errs.Error{Detail: fmt.Sprintf("%d of the %d servers that granted it did not release it "+
+			"(call Unlock again to release them)", len(left), len(grants)), Cause: errs.Join(failed...)})
 	case hold.Closed(lost):
-		return errs.Lost("%s: the hold ended before Unlock "+
+		return errs.Lost(rl.c.what, "the hold ended before Unlock "+
 			"(fewer than %d of %d servers held it, or an Unlock failed to release it on one)",
-			rl.c.what, rl.quorum, len(rl.ms))
+			rl.quorum, len(rl.ms))
 	}
 	return nil
 }
@@ -377,7 +376,7 @@ func (rl *RedLock) check(ctx context.Context) error {
 		}
 	}
 	if open < rl.quorum {
-		return fmt.Errorf("%w: %d of %d Clients are closed", closed, len(rl.ms)-open, len(rl.ms))
+		return errs.New(closed, "%d of %d Clients are closed", len(rl.ms)-open, len(rl.ms))
 	}
 	return nil
 }

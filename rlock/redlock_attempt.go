@@ -72,7 +72,7 @@ collect:
 			answered[a.i] = true
 			switch {
 			case a.err != nil:
-				failed = append(failed, fmt.Errorf("clients[%d]: %w", a.i, a.err))
+				failed = append(failed, &errs.Error{Op: fmt.Sprintf("clients[%d]", a.i), Cause: a.err})
 				timedOut := errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil // bounded by actx
 				down = down && (timedOut || outage.Transient(a.err))
 			case a.ok:
@@ -110,11 +110,12 @@ collect:
 	case err != nil:
 		return false, false, err
 	case ctx.Err() != nil:
-		return false, false, fmt.Errorf("%w: %s: %w", errs.ErrNotAcquired, rl.c.what, ctx.Err())
+		return false, false, &errs.Error{Sentinel: errs.ErrNotAcquired, Of: rl.c.what, Cause: ctx.Err()}
 	}
 	if len(failed) > len(rl.ms)-rl.quorum {
-		return false, down, fmt.Errorf("%w: %s: %d of %d servers failed, so no majority can grant it: %w",
-			errs.ErrNotAcquired, rl.c.what, len(failed), len(rl.ms), errors.Join(failed...))
+		return false, down, &errs.Error{Sentinel: errs.ErrNotAcquired, Of: rl.c.what,
+			Detail: fmt.Sprintf("%d of %d servers failed, so no majority can grant it", len(failed), len(rl.ms)),
+			Cause:  errs.Join(failed...)}
 	}
 	return false, false, nil
 }

@@ -71,7 +71,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) (err error) {
 	case <-ctx.Done():
 		why = ctx.Err()
 		if cause := context.Cause(ctx); cause != why {
-			why = fmt.Errorf("%w: %w", why, cause)
+			why = errs.Chain(why, cause)
 		}
 	case <-l.s.Wait(0).Done:
 		why = errs.ErrClosed
@@ -82,8 +82,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) (err error) {
 	if l.giveBack(ctx, lim, req, t.Cost) {
 		given = "given back"
 	}
-	return errs.Both(errs.ErrNotAcquired, fmt.Errorf("%w after waiting %v of %v for its slot: the slot was %s",
-		why, slept, t.Wait, given))
+	return errs.Both(errs.ErrNotAcquired, &slotError{why: why, slept: slept, wait: t.Wait, given: given})
 }
 
 // giveBack gives back the reservation req, which cost cost µs, unless a
@@ -100,3 +99,21 @@ func (l *Limiter) giveBack(ctx context.Context, lim scripts.RateLimit, req strin
 	}
 	return ok
 }
+
+// slotError is why a wait for a reserved slot ended (ctx, or a closed
+// Client), with how long it waited and what became of the slot:
+// "context canceled after waiting 100ms of 1s for its slot: the slot was
+// given back".
+type slotError struct {
+	why         error
+	slept, wait time.Duration
+	given       string
+}
+
+func (e *slotError) Error() string {
+	return fmt.Sprintf("%s after waiting %v of %v for its slot: the slot was %s",
+		errs.Words(e.why), e.slept, e.wait, e.given)
+}
+
+// Unwrap returns why the wait ended.
+func (e *slotError) Unwrap() error { return e.why }

@@ -3,7 +3,6 @@ package rrwlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -307,8 +306,8 @@ func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att 
 	case err != nil:
 		return got, wait.Attempt{}, err
 	case upgrade:
-		return got, wait.Attempt{}, fmt.Errorf("%w: %w: the handle holds a read lock; RUnlock it first",
-			errs.ErrNotAcquired, errs.ErrUpgrade)
+		return got, wait.Attempt{}, errs.Both(errs.ErrNotAcquired,
+			errs.New(errs.ErrUpgrade, "the handle holds a read lock; RUnlock it first"))
 	}
 	if err := a.cw.Sent(ctx, reg, now, r.OK); err != nil {
 		return got, wait.Attempt{}, err

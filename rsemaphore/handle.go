@@ -3,7 +3,6 @@ package rsemaphore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,7 +53,7 @@ func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
 // explain says how to set the permits in an ErrNotSet.
 func (h *handle) explain(err error) error {
 	if err == errs.ErrNotSet {
-		return fmt.Errorf("%w: its permits were never set: call TrySetPermits, SetPermits or AddPermits first", err)
+		return errs.New(errs.ErrNotSet, "its permits were never set: call TrySetPermits, SetPermits or AddPermits first")
 	}
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/core"
@@ -131,12 +130,12 @@ func (s *ExpirableSemaphore) Release(ctx context.Context, p Permit) (err error) 
 		switch {
 		case err != nil && !errors.Is(err, errs.ErrNotReplicated) && isClosed(p.lost):
 			// What Redis may still have of it is left to its lease.
-			return errs.Lost("%s: lost before this call (releasing what Redis may still have of it failed: %s)",
-				s.what(p), strings.TrimPrefix(err.Error(), "redcoord: "))
+			return errs.Lost(s.what(p), "lost before this call (releasing what Redis may still have of it failed: %s)",
+				errs.Words(err))
 		case err != nil && !errors.Is(err, errs.ErrNotReplicated):
 			return err
 		case n == 0 && isClosed(p.lost):
-			return errs.Lost("%s: lost before this call (released now)", s.what(p))
+			return errs.Lost(s.what(p), "lost before this call (released now)")
 		case n < 0:
 			return s.notHeld(p)
 		}
@@ -176,9 +175,9 @@ func isClosed(ch <-chan struct{}) bool {
 // handle does not keep: lost, when its Lost has closed.
 func (s *ExpirableSemaphore) notHeld(p Permit) error {
 	if isClosed(p.lost) {
-		return errs.Lost("%s: gone before this call: its lease ended, or another handle released it", s.what(p))
+		return errs.Lost(s.what(p), "gone before this call: its lease ended, or another handle released it")
 	}
-	return fmt.Errorf("%w: %s: not held", errs.ErrNotHeld, s.what(p))
+	return errs.Of(s.what(p), errs.ErrNotHeld, "not held")
 }
 
 // Context returns a copy of parent that is cancelled when the permit p,
@@ -227,7 +226,7 @@ func (s *ExpirableSemaphore) Extend(ctx context.Context, p Permit, lease time.Du
 		case !ok:
 			return s.notHeld(p)
 		case err != nil:
-			return fmt.Errorf("%w; the new lease stands", err)
+			return errs.Noted(err, "the new lease stands")
 		}
 		return nil
 	}

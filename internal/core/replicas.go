@@ -46,14 +46,14 @@ func AcquireErr(took bool, err error) error {
 	if !took {
 		return nil
 	}
-	return fmt.Errorf("%w: %w; the acquire was undone", errs.ErrNotAcquired, err)
+	return &errs.Error{Sentinel: errs.ErrNotAcquired, Cause: err, Note: "the acquire was undone"}
 }
 
 // ReleaseErr is the error of a release sent on a Writer: a WAIT shortfall
 // says that the release stands, and does not match ErrNotHeld.
 func ReleaseErr(err error) error {
 	if errors.Is(err, errs.ErrNotReplicated) {
-		return fmt.Errorf("%w; the release stands", err)
+		return errs.Noted(err, "the release stands")
 	}
 	return err
 }
@@ -171,10 +171,11 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(red
 	switch {
 	case cmd.Err() != nil: // the script's own error says what happened
 	case wait.Err() != nil:
-		cmd.SetErr(fmt.Errorf("%w: WAIT %d %d: %w", errs.ErrNotReplicated, a.r.N, a.r.Timeout.Milliseconds(), wait.Err()))
+		op := fmt.Sprintf("WAIT %d %d", a.r.N, a.r.Timeout.Milliseconds())
+		cmd.SetErr(&errs.Error{Sentinel: errs.ErrNotReplicated, Op: op, Cause: wait.Err()})
 	case wait.Val() < int64(a.r.N):
-		cmd.SetErr(fmt.Errorf("%w: %d of %d replicas acknowledged within %v",
-			errs.ErrNotReplicated, wait.Val(), a.r.N, a.r.Timeout))
+		cmd.SetErr(errs.New(errs.ErrNotReplicated, "%d of %d replicas acknowledged within %v",
+			wait.Val(), a.r.N, a.r.Timeout))
 	}
 	return cmd
 }

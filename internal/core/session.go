@@ -9,7 +9,6 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -196,7 +195,7 @@ func (s *Session) Check(ctx context.Context) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("redcoord: %w", err)
+		return &errs.Error{Cause: err}
 	}
 	s.checkServer()
 	return nil

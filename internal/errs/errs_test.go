@@ -10,7 +10,7 @@ import (
 // Lost matches ErrLeaseLost and ErrNotHeld, wrapped or not, and says so
 // once.
 func TestLost(t *testing.T) {
-	err := fmt.Errorf("unlock: %w", Lost("lock %q: the hold expired", "x"))
+	err := fmt.Errorf("unlock: %w", Lost(`lock "x"`, "the hold expired"))
 	for _, target := range []error{ErrLeaseLost, ErrNotHeld} {
 		if !errors.Is(err, target) {
 			t.Errorf("%v does not match %v", err, target)
@@ -26,7 +26,7 @@ func TestLost(t *testing.T) {
 
 // LostAcquire matches ErrNotAcquired besides what Lost matches.
 func TestLostAcquire(t *testing.T) {
-	err := LostAcquire("lock %q: the hold re-entered was lost", "x")
+	err := LostAcquire(`lock "x"`, "the hold re-entered was lost")
 	for _, target := range []error{ErrLeaseLost, ErrNotHeld, ErrNotAcquired} {
 		if !errors.Is(err, target) {
 			t.Errorf("%v does not match %v", err, target)
@@ -40,7 +40,7 @@ func TestLostAcquire(t *testing.T) {
 // Both matches both errors and says "redcoord: " once, however many
 // sentinels the cause wraps.
 func TestBoth(t *testing.T) {
-	err := Both(ErrNotAcquired, fmt.Errorf("%w: x", ErrNotSet))
+	err := Both(ErrNotAcquired, New(ErrNotSet, "x"))
 	for _, target := range []error{ErrNotAcquired, ErrNotSet} {
 		if !errors.Is(err, target) {
 			t.Errorf("%v does not match %v", err, target)
@@ -58,14 +58,14 @@ func TestAbout(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("%w: not held by this handle", ErrNotHeld), `redcoord: not held: rlock "x": not held by this handle`},
+		{New(ErrNotHeld, "not held by this handle"), `redcoord: not held: rlock "x": not held by this handle`},
 		{Both(ErrNotAcquired, context.Canceled), `redcoord: not acquired: rlock "x": context canceled`},
 		{Both(ErrNotAcquired, ErrClosed), `redcoord: not acquired: rlock "x": client closed`},
 		{ErrClosed, `redcoord: client closed: rlock "x"`},
 		{context.Canceled, `redcoord: rlock "x": context canceled`},
-		{Lost(`rlock "x": the hold expired`), `redcoord: lease lost: rlock "x": the hold expired`},
+		{Lost(`rlock "x"`, "the hold expired"), `redcoord: lease lost: rlock "x": the hold expired`},
 		{Invalid("name", "must not be empty"), `redcoord: invalid argument: rlock "x": name: must not be empty`},
-		{fmt.Errorf("redcoord: acquire: %w", ErrNotSet), `redcoord: rlock "x": acquire: not set`},
+		{&Error{Op: "acquire", Cause: ErrNotSet}, `redcoord: rlock "x": acquire: not set`},
 	} {
 		err := About("rlock", "x", c.err)
 		if got := err.Error(); got != c.want {
@@ -81,7 +81,7 @@ func TestAbout(t *testing.T) {
 	if About("rlock", "x", nil) != nil {
 		t.Error("About(nil) is not nil")
 	}
-	err := Named(TagNames("rlock.MultiMutex", []string{"a", "b"}), fmt.Errorf("%w: busy", ErrNotAcquired))
+	err := Named(TagNames("rlock.MultiMutex", []string{"a", "b"}), New(ErrNotAcquired, "busy"))
 	if got, want := err.Error(), `redcoord: not acquired: rlock.MultiMutex ["a" "b"]: busy`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

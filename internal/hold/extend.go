@@ -3,7 +3,6 @@ package hold
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/core"
@@ -37,9 +36,9 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		gone, what := t.gone, t.whatLocked(what)
 		t.mu.Unlock()
 		if gone {
-			return errs.Lost("%s: the hold was lost before this call", what)
+			return errs.Lost(what, "the hold was lost before this call")
 		}
-		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+		return errs.Of(what, errs.ErrNotHeld, "not held by this handle")
 	}
 	// Nothing renews the hold while send is on its way, so the lease it has
 	// may end in Redis before send is applied; and send may be applied at
@@ -87,10 +86,10 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 		if t.count > 0 {
 			t.lostLocked()
 		}
-		return errs.Lost("%s: the hold expired or was deleted before this call", t.whatLocked(what))
+		return errs.Lost(t.whatLocked(what), "the hold expired or was deleted before this call")
 	}
 	if t.count == 0 { // a timer found it lost while the request was on its way
-		return errs.Lost("%s: the hold was found lost during this call", t.whatLocked(what))
+		return errs.Lost(t.whatLocked(what), "the hold was found lost during this call")
 	}
 	if t.timer != nil {
 		t.timer.Stop()
@@ -102,7 +101,7 @@ func (t *Tracker) Extend(ctx context.Context, what string, length time.Duration,
 	t.fixed, t.rareLocked().extended = length, sent
 	t.timer = time.AfterFunc(length-lease.Margin(length)-time.Since(sent), t.expiryLocked())
 	if short {
-		return fmt.Errorf("%w; the new lease stands", err)
+		return errs.Noted(err, "the new lease stands")
 	}
 	return nil
 }

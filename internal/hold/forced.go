@@ -1,8 +1,6 @@
 package hold
 
 import (
-	"fmt"
-
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/obs"
@@ -27,7 +25,7 @@ func (t *Tracker) ForcedUpTo(token uint64) {
 	if hit {
 		t.emitLocked(obs.LeaseLost, nil)
 		t.scoped.End(func(what string) error {
-			return fmt.Errorf("%w: %s: forced out by ForceUnlock", errs.ErrLeaseLost, what)
+			return errs.Of(what, errs.ErrLeaseLost, "forced out by ForceUnlock")
 		})
 		t.goneLocked()
 	}

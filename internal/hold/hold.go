@@ -213,7 +213,7 @@ func (o *Op) Start(ctx context.Context) (Belief, error) {
 		if err := ctx.Err(); err != nil {
 			return Belief{}, errs.Both(errs.ErrNotAcquired, err)
 		}
-		return Belief{}, errs.LostAcquire("%s: the hold this acquire re-entered has ended", o.t.taggedLocked())
+		return Belief{}, errs.LostAcquire(o.t.taggedLocked(), "the hold this acquire re-entered has ended")
 	}
 	arg := o.t.arg
 	if arg == nil {
@@ -331,7 +331,7 @@ func (t *Tracker) Context(parent context.Context, what string) (context.Context,
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count == 0 || t.unlocking {
-		return Ended(parent, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what))
+		return Ended(parent, errs.Of(what, errs.ErrNotHeld, "not held by this handle"))
 	}
 	return t.scoped.Add(t.gate.Mark(parent, t.lostChanLocked()), &t.mu, what)
 }

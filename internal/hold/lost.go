@@ -1,7 +1,6 @@
 package hold
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/redcoord/redcoord/internal/errs"
@@ -14,7 +13,7 @@ import (
 // its loss, never a closed Lost with the hold still counted.
 func (t *Tracker) lostLocked() {
 	t.emitLocked(obs.LeaseLost, nil)
-	t.scoped.End(func(what string) error { return fmt.Errorf("%w: %s: the hold was lost", errs.ErrLeaseLost, what) })
+	t.scoped.End(func(what string) error { return errs.Of(what, errs.ErrLeaseLost, "the hold was lost") })
 	t.goneLocked()
 }
 
@@ -26,7 +25,7 @@ func (t *Tracker) lostLocked() {
 func (t *Tracker) closedLocked() {
 	t.emitLocked(obs.LeaseLost, errs.ErrClosed)
 	t.scoped.End(func(what string) error {
-		return fmt.Errorf("%w: %s: the hold is no longer kept", errs.ErrClosed, what)
+		return errs.Of(what, errs.ErrClosed, "the hold is no longer kept")
 	})
 	t.goneLocked()
 }

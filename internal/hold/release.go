@@ -3,8 +3,6 @@ package hold
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
@@ -30,7 +28,7 @@ func (t *Tracker) StartRelease(ctx context.Context, what string) (all bool, err 
 	defer t.mu.Unlock()
 	if t.count == 0 && !t.gone {
 		t.give()
-		return false, fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, t.whatLocked(what))
+		return false, errs.Of(t.whatLocked(what), errs.ErrNotHeld, "not held by this handle")
 	}
 	if t.count == 1 && t.lease != nil {
 		t.lease.Remove()
@@ -71,8 +69,8 @@ func (t *Tracker) EndRelease(n int64, err error, what string) error {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.count == 0 && t.gone {
-			return errs.Lost("%s: the hold was lost before release (deleting what Redis may still have of it failed: %s)",
-				t.whatLocked(what), strings.TrimPrefix(err.Error(), "redcoord: "))
+			return errs.Lost(t.whatLocked(what),
+				"the hold was lost before release (deleting what Redis may still have of it failed: %s)", errs.Words(err))
 		}
 		if t.count > 0 && t.lease == nil && t.fixed == 0 && t.ends().ending.IsZero() && t.kept != nil {
 			t.rareLocked().ending = t.kept.Ends()
@@ -96,7 +94,7 @@ func (t *Tracker) released(n int64, what string) error {
 		// The handle's hold was lost but Redis still had it (a fixed lease
 		// whose timer fired just before the server's expiry): it is
 		// deleted now, and still reported lost.
-		return errs.Lost("%s: the hold was lost before release", t.whatLocked(what))
+		return errs.Lost(t.whatLocked(what), "the hold was lost before release")
 	}
 	if n >= 0 {
 		// A count above the handle's is of re-entries whose callers were
@@ -117,13 +115,13 @@ func (t *Tracker) released(n int64, what string) error {
 	}
 	if t.count > 0 || t.gone {
 		t.lostLocked()
-		return errs.Lost("%s: the hold expired or was deleted before release", t.whatLocked(what))
+		return errs.Lost(t.whatLocked(what), "the hold expired or was deleted before release")
 	}
-	return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, t.whatLocked(what))
+	return errs.Of(t.whatLocked(what), errs.ErrNotHeld, "not held by this handle")
 }
 
 // releasedCause is the cause of a released hold's Contexts.
-func releasedCause(what string) error { return fmt.Errorf("%w: %s: released", errs.ErrNotHeld, what) }
+func releasedCause(what string) error { return errs.Of(what, errs.ErrNotHeld, "released") }
 
 // Forced records that the hold was deleted by force: a loss.
 func (t *Tracker) Forced() {

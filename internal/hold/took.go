@@ -96,9 +96,9 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 		return since, nil
 	}
 	if fixed {
-		return since, fmt.Errorf("%w: Redis answered %v after the request, "+
+		return since, errs.New(errs.ErrNotAcquired, "Redis answered %v after the request, "+
 			"when the fixed lease of %v may have ended: the hold was given back",
-			errs.ErrNotAcquired, took.Round(time.Millisecond), length)
+			took.Round(time.Millisecond), length)
 	}
 	sent := time.Now()
 	n, err := r.Script.Run(ctx, rdb, r.Keys, r.Arguments()...).Int64()
@@ -109,9 +109,10 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 		err = fmt.Errorf("its renewal was answered %v after it was sent", time.Since(sent).Round(time.Millisecond))
 	}
 	if err != nil {
-		return since, fmt.Errorf("%w: Redis answered %v after the request, "+
-			"when the lease of %v may have ended, and the hold could not be confirmed: %w",
-			errs.ErrNotAcquired, took.Round(time.Millisecond), length, err)
+		return since, &errs.Error{Sentinel: errs.ErrNotAcquired, Cause: err,
+			Detail: fmt.Sprintf("Redis answered %v after the request, "+
+				"when the lease of %v may have ended, and the hold could not be confirmed",
+				took.Round(time.Millisecond), length)}
 	}
 	return sent, nil
 }
@@ -188,7 +189,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	defer t.mu.Unlock()
 	if Reentry(b, count) {
 		if t.count == 0 || t.token != b.Token {
-			return errs.LostAcquire("%s: the hold this acquire re-entered was lost before its reply came", t.taggedLocked())
+			return errs.LostAcquire(t.taggedLocked(), "the hold this acquire re-entered was lost before its reply came")
 		}
 		// Not Redis's count, which may hold re-entries whose callers were
 		// told they failed: the handle's last release drops those.
@@ -203,8 +204,8 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	if !t.gate.Keep(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
-		return errs.LostAcquire("%s: the hold this acquire re-entered was gone, and another call on the handle acquires",
-			t.taggedLocked())
+		return errs.LostAcquire(t.taggedLocked(),
+			"the hold this acquire re-entered was gone, and another call on the handle acquires")
 	}
 	t.n++
 	if l.Fixed > 0 {

@@ -3,8 +3,6 @@ package hold
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -79,12 +77,12 @@ func (h *Handle) ReleaseLost(ctx context.Context, what string, token uint64, rel
 		named = scripts.TokenArg(token)
 	}
 	if named == nil {
-		return fmt.Errorf("%w: %s: not held by this handle", errs.ErrNotHeld, what)
+		return errs.Of(what, errs.ErrNotHeld, "not held by this handle")
 	}
 	if _, err := release(ctx, h.S.Writer(), h.NextRequest(), named); err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		// What Redis may still have of the lost hold is left to its lease.
-		return errs.Lost("%s: the hold was lost before this call (deleting what Redis may still have of it failed: %s)",
-			what, strings.TrimPrefix(err.Error(), "redcoord: "))
+		return errs.Lost(what, "the hold was lost before this call (deleting what Redis may still have of it failed: %s)",
+			errs.Words(err))
 	}
-	return errs.Lost("%s: the hold was lost before this call", what)
+	return errs.Lost(what, "the hold was lost before this call")
 }

@@ -86,12 +86,12 @@ func (h *Hub) opened(ctx context.Context, ps *redis.PubSub, err error) error {
 	case ctxDone(ctx):
 		return fmt.Errorf("pubsub: subscribe: %w", ctxErr(ctx))
 	case isRefusal(err):
-		h.refused = fmt.Errorf("%w: %w", errs.ErrSubscribeRefused, err)
+		h.refused = errs.Both(errs.ErrSubscribeRefused, err)
 		h.opts.logger.Warn("pubsub: server refused SUBSCRIBE; waits will poll", "err", err)
 		return h.refused
 	default:
-		h.retryErr = fmt.Errorf("%w: no confirmation of SUBSCRIBE %q: %w",
-			errs.ErrSubscribeRefused, h.opts.probe, err)
+		h.retryErr = &errs.Error{Sentinel: errs.ErrSubscribeRefused,
+			Detail: fmt.Sprintf("no confirmation of SUBSCRIBE %q", h.opts.probe), Cause: err}
 		h.retryAt = time.Now().Add(retryDelay)
 		h.opts.logger.Warn("pubsub: could not open the subscription connection; waits will poll",
 			"err", err, "retry_in", retryDelay)

@@ -148,6 +148,6 @@ func (h *Hub) nodeError(n *node, err error) {
 	// Refused (an ACL on this channel): its waiters poll.
 	h.opts.logger.Warn("pubsub: server refused SSUBSCRIBE; its waiters will poll", "channel", t.name, "err", err)
 	t.node = nil
-	t.err = fmt.Errorf("%w: SSUBSCRIBE %q: %w", errs.ErrSubscribeRefused, t.name, err)
+	t.err = &errs.Error{Sentinel: errs.ErrSubscribeRefused, Op: fmt.Sprintf("SSUBSCRIBE %q", t.name), Cause: err}
 	t.markConfirmed()
 }

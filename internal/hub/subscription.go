@@ -166,8 +166,8 @@ func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, k
 	case <-h.quit:
 		err = errs.ErrClosed
 	case <-timer.C:
-		err = fmt.Errorf("%w: no confirmation of SUBSCRIBE %q within %v",
-			errs.ErrSubscribeRefused, channel, h.opts.confirmTimeout)
+		err = errs.New(errs.ErrSubscribeRefused, "no confirmation of SUBSCRIBE %q within %v",
+			channel, h.opts.confirmTimeout)
 	case <-ctx.Done():
 		err = fmt.Errorf("pubsub: subscribe %q: %w", channel, ctx.Err())
 	}
@@ -243,7 +243,8 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64,
 		cancel()
 		if err != nil {
 			h.removeLocked(s)
-			return nil, nil, fmt.Errorf("%w: SSUBSCRIBE %q: %w", errs.ErrSubscribeRefused, channel, err)
+			op := fmt.Sprintf("SSUBSCRIBE %q", channel)
+			return nil, nil, &errs.Error{Sentinel: errs.ErrSubscribeRefused, Op: op, Cause: err}
 		}
 	} else if len(t.waiters) == 1 && !lingered {
 		// Written under h.mu, so that SUBSCRIBE and UNSUBSCRIBE of one
@@ -259,7 +260,8 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64,
 			// Most likely never reached the server; counting low is safe.
 			t.pending--
 			h.removeLocked(s)
-			return nil, nil, fmt.Errorf("%w: SUBSCRIBE %q: %w", errs.ErrSubscribeRefused, channel, err)
+			op := fmt.Sprintf("SUBSCRIBE %q", channel)
+			return nil, nil, &errs.Error{Sentinel: errs.ErrSubscribeRefused, Op: op, Cause: err}
 		}
 	}
 	if t.confirmed {

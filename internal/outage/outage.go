@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"strings"
 	"syscall"
 	"time"
 
@@ -143,7 +142,7 @@ func (r *Retry) Ended(cause error) error {
 	if r.last == nil {
 		return cause
 	}
-	return &Error{Cause: cause, Failures: r.failures, Last: strings.TrimPrefix(r.last.Error(), "redcoord: ")}
+	return &Error{Cause: cause, Failures: r.failures, Last: errs.Words(r.last)}
 }
 
 // Error is why a wait ended while its tries failed: Cause, which it
@@ -154,11 +153,12 @@ func (r *Retry) Ended(cause error) error {
 type Error struct {
 	Cause    error
 	Failures int
-	Last     string // the last failure's text, without its "redcoord: "
+	Last     string // the last failure's words (errs.Words)
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%v; Redis unreachable, %d tries in a row failed, the last with: %s", e.Cause, e.Failures, e.Last)
+	return fmt.Sprintf("%s; Redis unreachable, %d tries in a row failed, the last with: %s",
+		errs.Words(e.Cause), e.Failures, e.Last)
 }
 
 // Unwrap returns Cause.

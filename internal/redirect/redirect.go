@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redcoord/redcoord/internal/errs"
 )
 
 // Shards is what a *redis.ClusterClient has: the client of the primary that
@@ -66,7 +68,7 @@ func NodeAt(ctx context.Context, c Shards, addr string) (*redis.Client, error) {
 		return nil
 	})
 	if err == nil && found == nil {
-		err = fmt.Errorf("redcoord: the cluster redirected a write to %s, a node it does not list", addr)
+		err = &errs.Error{Detail: fmt.Sprintf("the cluster redirected a write to %s, a node it does not list", addr)}
 	}
 	return found, err
 }

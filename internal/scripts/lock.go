@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -339,7 +338,7 @@ func (l Lock) LastToken(ctx context.Context, rdb interface {
 	cmd := redis.NewStringCmd(ctx, "HGET", l.Fence, "n")
 	if err := rdb.Process(ctx, cmd); err != nil && err != redis.Nil {
 		if _, ok := wrongType(err); ok {
-			return "", fmt.Errorf("%w: key %s holds no hash", errs.ErrWrongType, l.Fence)
+			return "", errs.New(errs.ErrWrongType, "key %s holds no hash", l.Fence)
 		}
 		return "", err
 	}

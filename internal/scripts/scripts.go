@@ -216,9 +216,9 @@ func (s *Script) wrap(err error) error {
 		op = rest
 	}
 	if detail, ok := wrongType(err); ok {
-		return fmt.Errorf("%w: %s: %s", errs.ErrWrongType, op, detail)
+		return &errs.Error{Sentinel: errs.ErrWrongType, Op: op, Detail: detail}
 	}
-	return fmt.Errorf("redcoord: %s: %w", op, err)
+	return &errs.Error{Op: op, Cause: err}
 }
 
 // ints decodes an array reply of integers, at least min long.
@@ -254,7 +254,7 @@ func integer(v any) (int64, error) {
 }
 
 func errUnexpected(v any) error {
-	return fmt.Errorf("redcoord: unexpected script reply %v", v)
+	return &errs.Error{Detail: fmt.Sprintf("unexpected script reply %v", v)}
 }
 
 // SHA returns the SHA1 of the script in name+".lua" (as EVALSHA takes it),

@@ -3,7 +3,6 @@ package scripts
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -143,7 +142,7 @@ func semAttempt(v any, n int64) (SemAttempt, error) {
 	case r[0] == -2:
 		return SemAttempt{}, errs.ErrNotSet
 	case r[0] == -3:
-		return SemAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
+		return SemAttempt{}, errs.New(errs.ErrNotAcquired, "the request was given up")
 	case r[0] == -4 && len(r) > 1 && r[1] == 1:
 		return SemAttempt{}, semMixed{errs.Invalid("unfair Acquire",
 			"the name has WithFair waiters; use one kind of handle per name")}
@@ -209,9 +208,10 @@ func semReleased(v any, n int64) (SemReleased, error) {
 	case r[0] == 1 && len(r) > 1:
 		return SemReleased{Available: r[1], Retried: true}, nil
 	case r[0] == -1 && len(r) > 2:
-		return SemReleased{}, fmt.Errorf("%w: releasing %d permits would make %d available, over the total of %d: "+
-			"more released than acquired",
-			errs.ErrNotHeld, n, r[1]+n, r[2])
+		return SemReleased{}, errs.New(errs.ErrNotHeld,
+			"releasing %d permits would make %d available, over the total of %d: "+
+				"more released than acquired",
+			n, r[1]+n, r[2])
 	case r[0] == -2:
 		return SemReleased{}, errs.ErrNotSet
 	}

@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -25,11 +24,11 @@ func (s *Script) fail(ctx context.Context, rdb redis.Scripter, keys []string, er
 	}
 	for _, k := range keys {
 		if strings.HasPrefix(detail, k+" ") {
-			return fmt.Errorf("%w: key %s", errs.ErrWrongType, detail)
+			return errs.New(errs.ErrWrongType, "key %s", detail)
 		}
 	}
 	if key, typ := wrongKey(ctx, rdb, keys); key != "" {
-		return fmt.Errorf("%w: key %s holds a %s", errs.ErrWrongType, key, typ)
+		return errs.New(errs.ErrWrongType, "key %s holds a %s", key, typ)
 	}
 	return s.wrap(err)
 }

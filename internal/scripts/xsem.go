@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -81,7 +80,7 @@ func xattempt(v any) (XAttempt, error) {
 	case r[0] == -2:
 		return XAttempt{}, errs.ErrNotSet
 	case r[0] == -3:
-		return XAttempt{}, fmt.Errorf("%w: the request was given up", errs.ErrNotAcquired)
+		return XAttempt{}, errs.New(errs.ErrNotAcquired, "the request was given up")
 	case r[0] == 1 && len(r) > 2:
 		return XAttempt{OK: true, Token: uint64(r[1]), Free: r[2]}, nil
 	case r[0] == 0 && len(r) > 2:

@@ -136,7 +136,7 @@ func (f Funcs[T]) Leave(ctx context.Context) error {
 }
 
 // ErrBusy is what Acquire returns for a Once attempt that found the primitive taken.
-var ErrBusy = errors.New("redcoord: busy")
+var ErrBusy = errs.Sentinel("busy")
 
 // Result is what an acquire got: what its acquiring try got, and whether
 // it waited (reached steps 2 to 5) before that.

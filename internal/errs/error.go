@@ -7,16 +7,17 @@ import (
 )
 
 // Error is an error of the module, told by its parts: what did not happen
-// (Sentinel), which primitive (Kind and Name, or Of), the operation,
-// the detail and the cause. Error composes the message from them, with one
-// "redcoord: " however deep errors of this type nest:
+// (Sentinel), which primitive (Kind and Name, or Of), the operation, the
+// detail, the cause and a note. Error composes the message from them in
+// that order, joined by ": " (the note by "; "), with one "redcoord: "
+// however deep errors of this type nest:
 //
 //	redcoord: not acquired: rlock "orders:42": context canceled
 //	 prefix   Sentinel      Kind and Name       Cause
 //
-// An Error with no Sentinel, Op or Detail (one About made to name a primitive)
-// puts its Cause's sentinel words first, before the primitive, so that a
-// message always begins with what did not happen.
+// An Error with no Sentinel, Op or Detail (one About made to name a
+// primitive) puts its Cause's sentinel words first, before the primitive,
+// so that a message begins with what did not happen.
 type Error struct {
 	Sentinel error   // the sentinel matched and named first; nil for none
 	Also     []error // further sentinels matched, not named (ErrNotHeld for a lost lease)

@@ -144,29 +144,29 @@ func semAttempt(v any, n int64) (SemAttempt, error) {
 	case r[0] == -3:
 		return SemAttempt{}, errs.New(errs.ErrNotAcquired, "the request was given up")
 	case r[0] == -4 && len(r) > 1 && r[1] == 1:
-		return SemAttempt{}, semMixed{errs.Invalid("unfair Acquire",
-			"the name has WithFair waiters; use one kind of handle per name")}
+		return SemAttempt{}, mixed("unfair Acquire", "the name has WithFair waiters; use one kind of handle per name")
 	case r[0] == -4 && len(r) > 1:
-		return SemAttempt{}, semMixed{errs.Invalid("WithFair",
-			"the name has unfair waiters; use one kind of handle per name")}
+		return SemAttempt{}, mixed("WithFair", "the name has unfair waiters; use one kind of handle per name")
 	case (r[0] == 0 || r[0] == 1) && len(r) > 1:
 		return SemAttempt{OK: r[0] == 1, Available: r[1]}, nil
 	}
 	return SemAttempt{}, errUnexpected(v)
 }
 
-// semMixed is Acquire's refusal of a waiting request while waiters of
-// the other kind (fair or unfair) wait; the refused try wrote nothing.
-type semMixed struct{ error }
+// semMixed marks Acquire's refusal of a waiting request while waiters of
+// the other kind (fair or unfair) wait; the refused try wrote nothing. It
+// is matched, never named in a message.
+var semMixed = errs.Sentinel("mixed fair and unfair waiters")
 
-func (e semMixed) Unwrap() error { return e.error }
+// mixed is the refusal: an ErrInvalidArgument about arg that matches
+// semMixed.
+func mixed(arg, detail string) error {
+	return &errs.Error{Sentinel: errs.ErrInvalidArgument, Also: []error{semMixed}, Detail: arg + ": " + detail}
+}
 
 // IsSemMixed reports whether err is Acquire's refusal of a waiting request
 // beside waiters of the other kind, which wrote nothing.
-func IsSemMixed(err error) bool {
-	var m semMixed
-	return errors.As(err, &m)
-}
+func IsSemMixed(err error) bool { return errors.Is(err, semMixed) }
 
 func tooMany(n, total int64) error {
 	return errs.Invalid("n", "%d permits exceed the semaphore's total of %d: they could never be acquired", n, total)

@@ -52,11 +52,11 @@ func replyErr(t *testing.T, line string) error {
 	defer rdb.Close()
 	err := rdb.EvalSha(context.Background(), "0123", []string{"k"}).Err()
 	require.Error(t, err)
-	return fmt.Errorf("redcoord: script lock_acquire: %w", err) // as the scripts wrap it
+	return &errs.Error{Op: "script lock_acquire", Cause: err} // as the scripts wrap it
 }
 
 func TestTransient(t *testing.T) {
-	script := func(err error) error { return fmt.Errorf("redcoord: script lock_acquire: %w", err) }
+	script := func(err error) error { return &errs.Error{Op: "script lock_acquire", Cause: err} }
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
 	transient := map[string]error{
 		"connection refused":        script(refused),
@@ -126,7 +126,7 @@ func TestRetry(t *testing.T) {
 		r := Retry{Kind: "rlock", Name: "n", MaxPoll: 400 * time.Millisecond,
 			Logger:  slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 			Observe: func(e obs.Event) { events = append(events, e) }}
-		failure := fmt.Errorf("redcoord: script lock_acquire: %w", io.EOF)
+		failure := &errs.Error{Op: "script lock_acquire", Cause: io.EOF}
 		ctx := context.Background()
 		var pauses []time.Duration
 		for range 6 {

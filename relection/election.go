@@ -115,7 +115,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 		}
 	}
 	l := scripts.NewLease(e.h.TTL(), []byte(value))
-	if err := e.q.Acquire(ctx, l, 0, true); err != nil {
+	if err := e.q.AcquireInTurn(ctx, l, 0, true); err != nil {
 		return e.named(err)
 	}
 	t := newTerm(e.h.Hold.Token())

@@ -78,16 +78,7 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	h := m.q.H
-	if err := h.CheckAcquire(ctx); err != nil {
-		return err
-	}
-	e, err := h.Hold.Enter(ctx, block)
-	if err != nil {
-		return err
-	}
-	defer e.Exit()
-	return m.q.Acquire(ctx, h.LeaseArg(fixed), fixed, block)
+	return m.q.Acquire(ctx, fixed, block)
 }
 
 // Unlock releases one hold. The last one hands the lock to the first live

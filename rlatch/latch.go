@@ -141,7 +141,7 @@ func (l *Latch) Wait(ctx context.Context) error {
 	// Every waiter has the id "open": the message of the CountDown that
 	// opens a round reaches each of them with the round's number, and that
 	// of a TrySetCount with "set".
-	spec := wait.Spec{Kind: kind, Name: l.b.Name, Channel: l.l.Channel, ID: openID, Broadcast: true}
+	spec := wait.Spec{Kind: kind, Name: l.b.Name, Channel: l.l.Channel, Mode: wait.Broadcast, ID: openID}
 	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.MaxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
 	if errors.Is(err, errs.ErrNotAcquired) {
 		// The wait loop says what an acquire did not get; a latch's wait

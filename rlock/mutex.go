@@ -85,15 +85,7 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	if err := m.h.CheckAcquire(ctx); err != nil {
-		return err
-	}
-	e, err := m.h.Hold.Enter(ctx, block)
-	if err != nil {
-		return err
-	}
-	defer e.Exit()
-	return hold.Unfair{H: m.h, Ch: m.ch}.Acquire(ctx, fixed, block)
+	return m.h.Acquire(ctx, &hold.Unfair{Ch: m.ch}, fixed, block)
 }
 
 // Unlock releases one hold; the last one frees the lock and wakes one

@@ -226,81 +226,43 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 
 // write is Lock, LockWithLease and TryLock.
 func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) error {
-	h := m.h
-	if err := h.CheckAcquire(ctx); err != nil {
-		return err
-	}
-	e, err := h.Hold.Enter(ctx, block)
-	if err != nil {
-		return err
-	}
-	defer e.Exit()
-	a := &writeAttempt{m: m, op: hold.OpOf(h.Hold), req: h.NextRequest(), lease: h.LeaseArg(fixed), block: block}
-	defer a.op.Stop()
-	// A blocked writer whose Client is woken by pub/sub takes part in its
-	// Client's one registration in the writers' wake registry (see
-	// hold.ClientWait); a release wakes the Client's longest-waiting writer.
-	if block {
-		cw, err := hold.EnterClientWait(ctx, &a.client, h.S, m.rw.WriterWaiters, m.wch, writers{m})
-		if err != nil {
-			return err
-		}
-		a.cw = cw
-		defer a.cw.Exit()
-	}
-	defer a.stopHeartbeat()
-	// A new Lock where writers of this Client already wait queues behind
-	// them without a try; a holder re-enters at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.wch, Once: !block, Join: h.Hold.Count() == 0 && a.cw.Counted(),
-		Early: a.cw != nil}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
-	if err != nil {
-		return err
-	}
-	a.stopHeartbeat()
-	return h.Took(ctx, r.Got, fixed, a)
+	return m.h.Acquire(ctx, &writeAttempt{m: m}, fixed, block)
 }
 
-// writeAttempt is one write acquire's tries, and the undo of its request.
+// writeAttempt is one write acquire's tries, and the undo of its request
+// (a hold.Kind). A blocked writer whose Client is woken by pub/sub takes
+// part in its Client's one registration in the writers' wake registry
+// (see hold.ClientWait); a release wakes the Client's longest-waiting
+// writer. A waiting writer's heartbeat (its Attempt's) keeps its entry in
+// KEYS[5], which holds new readers back.
 type writeAttempt struct {
-	m     *RWMutex
-	op    hold.Op // its turn at the write hold's Tracker
-	req   string
-	lease scripts.Lease
-	block bool
-	cw    *hold.ClientWait // nil: the acquire never registers; else &client
-	// client is cw's, kept in the attempt: no allocation of its own.
-	client hold.ClientWait
-	// hb is the waiting writer's heartbeat in KEYS[5] (which holds new
-	// readers back), made when a try first finds the lock busy.
-	hb *lease.Heartbeat
+	hold.Attempt
+	m *RWMutex
 }
 
-// stopHeartbeat stops the waiting writer's heartbeat, if it has one.
-func (a *writeAttempt) stopHeartbeat() {
-	if a.hb != nil {
-		a.hb.Stop()
-	}
+// Wakes says that the Client's writers queue on its channel for the name.
+func (a *writeAttempt) Wakes() hold.Wakes {
+	return hold.Wakes{Mode: wait.ClientQueue, Channel: a.m.wch, Registry: a.m.rw.WriterWaiters, Reg: a}
 }
 
 // Try sends the write acquire once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
 func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
-	m, h := a.m, a.m.h
-	held, err := a.op.Start(ctx)
+	m, h := a.m, a.H
+	held, err := a.Op.Start(ctx)
 	if err != nil {
 		return got, wait.Attempt{}, err
 	}
-	req := a.op.Request(&h.Base, a.req, held.Held)
+	req := a.Op.Request(&h.Base, a.Req, held.Held)
 	defer func() {
 		if err != nil || !att.Acquired {
-			a.op.Stop()
+			a.Op.Stop()
 		}
 	}()
 	now := time.Now()
-	reg := a.cw.Mode(w)
+	reg := a.CW.Mode(w)
 	ttl := h.TTL()
-	r, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, a.lease, a.block, reg, ttl)
+	r, upgrade, err := m.rw.Write(ctx, h.S.Writer(), req, held.Arg, a.Lease, a.Block, reg, ttl)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	switch {
 	case err != nil:
@@ -309,22 +271,22 @@ func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att 
 		return got, wait.Attempt{}, errs.Both(errs.ErrNotAcquired,
 			errs.New(errs.ErrUpgrade, "the handle holds a read lock; RUnlock it first"))
 	}
-	if err := a.cw.Sent(ctx, reg, now, r.OK); err != nil {
+	if err := a.CW.Sent(ctx, reg, now, r.OK); err != nil {
 		return got, wait.Attempt{}, err
 	}
 	if r.OK {
 		return hold.Got{Acquired: r, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
 	}
-	if a.block {
-		if a.hb == nil {
-			script, keys, args := m.rw.Renewal(true, ttl)
-			a.hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-		}
-		if err := a.hb.Watch(now); err != nil {
-			return got, wait.Attempt{}, err
-		}
+	if err := a.Wait(now, a.heartbeat); err != nil {
+		return got, wait.Attempt{}, err
 	}
 	return got, wait.Attempt{Hint: r.Wait}, nil
+}
+
+// heartbeat is the renewal of the waiting writer's entry.
+func (a *writeAttempt) heartbeat() lease.Renewal {
+	script, keys, args := a.m.rw.Renewal(true, a.H.TTL())
+	return lease.Renewal{Script: script, Keys: keys, Args: args}
 }
 
 // Leave undoes the request if Redis applied it, and stops waiting as a
@@ -332,29 +294,26 @@ func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att 
 // writers remain. A wake the leave frees for a writer of this Client is
 // handed on here.
 func (a *writeAttempt) Leave(ctx context.Context) error {
-	m, h := a.m, a.m.h
-	a.stopHeartbeat()
-	_, wake, err := m.rw.Leave(ctx, h.S.RDB, a.op.Sent(a.req), true, a.cw.Keep())
+	m, h := a.m, a.H
+	a.StopWaiting()
+	_, wake, err := m.rw.Leave(ctx, h.S.RDB, a.Op.Sent(a.Req), true, a.CW.Keep())
 	h.HandOn(m.wch, wake)
 	return err
 }
 
-// writers is what the writers' per-Client registration needs of the
-// handle (see hold.ClientWait).
-type writers struct{ m *RWMutex }
-
-// Beat makes the heartbeat of the Client's registration.
-func (w writers) Beat() *lease.Heartbeat {
-	h := w.m.h
-	script, keys, args := w.m.rw.Beat(h.S.ID, h.TTL())
+// Beat makes the heartbeat of the Client's registration in the writers'
+// registry (a hold.Registrant).
+func (a *writeAttempt) Beat() *lease.Heartbeat {
+	h := a.H
+	script, keys, args := a.m.rw.Beat(h.S.ID, h.TTL())
 	return lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 }
 
 // Drop takes the Client out of the registry, by a leave of a request never
 // sent.
-func (w writers) Drop(ctx context.Context) {
-	h := w.m.h
-	_, _, _ = w.m.rw.Leave(ctx, h.S.RDB, h.NextRequest(), true, false)
+func (a *writeAttempt) Drop(ctx context.Context) {
+	h := a.H
+	_, _, _ = a.m.rw.Leave(ctx, h.S.RDB, h.NextRequest(), true, false)
 }
 
 // readLock is RLock, RLockWithLease and TryRLock.
@@ -416,7 +375,7 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	}
 	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Once: !block, Broadcast: true}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Mode: wait.Broadcast, Once: !block}
 	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, tries)
 	if err != nil {
 		return err

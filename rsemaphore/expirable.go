@@ -222,9 +222,10 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	// A release wakes a registered Client's waiters on that Client's
 	// channel, as many as permits are free; an Acquire of a Client whose
 	// other acquires of the name wait already joins them without a try.
-	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Once: !block, Weight: 1}
+	// A Client that polls (it never registers) tries after every wake.
+	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block, Weight: 1}
 	if wt != nil {
-		spec.Early, spec.Join = true, wt.Least() > 0
+		spec.Mode, spec.Behind = wait.ClientQueue, wt.Least() > 0
 	}
 	r, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {

@@ -87,7 +87,7 @@ func (h *handle) waitSet(ctx context.Context, state func(context.Context) (bool,
 		set, err := state(ctx)
 		return struct{}{}, wait.Attempt{Acquired: set}, err
 	}
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: h.channel(), ID: setID, Broadcast: true}
+	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: h.channel(), Mode: wait.Broadcast, ID: setID}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try}) // it leaves nothing to undo
 	return err
 }

@@ -249,13 +249,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// a release wakes a registered Client's waiters that fit on that
 	// channel, and an Acquire no smaller than the Client's other blocked
 	// ones joins them without a try.
-	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, Once: !block, Weight: n}
-	if queue {
-		spec.ID = req
-	}
-	if wt != nil {
+	// A Client that polls (it never registers) tries after every wake.
+	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block, Weight: n}
+	switch {
+	case queue:
+		spec.Mode, spec.ID = wait.Targeted, req
+	case wt != nil:
 		least := wt.Least()
-		spec.Early, spec.Join = true, least > 0 && n >= least
+		spec.Mode, spec.Behind = wait.ClientQueue, least > 0 && n >= least
 	}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
 	if kept > 0 {

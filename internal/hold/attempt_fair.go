@@ -30,23 +30,16 @@ type Fair struct {
 // hold itself (see confirm).
 func (f *Fair) unforced() bool { return f.Lock.Log != "" }
 
-// Acquire takes the lock with the lease argument l (its length and holder
-// metadata), renewed by the watchdog (fixed == 0) or ending after fixed.
-// block queues the handle when the lock is busy and waits (Lock); without
-// it one try is made, and a busy lock is wait.ErrBusy (TryLock). The
-// caller has checked the handle, the Client and ctx.
-func (f *Fair) Acquire(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
-	h := f.H
-	a := &fairAttempt{f: f, op: Op{t: h.Hold}, req: h.NextRequest(), lease: l, fixed: fixed > 0, block: block}
-	defer a.op.Stop()
-	defer a.stopHeartbeat()
-	spec := wait.Spec{Kind: f.Lock.Kind, Name: h.Name, Channel: f.Ch, ID: a.req, Once: !block}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
-	if err != nil {
-		return err
-	}
-	a.stopHeartbeat()
-	return h.Took(ctx, r.Got, fixed, a)
+// Acquire takes the lock for a handle that holds no turn of its own
+// (rfairlock): see Handle.Acquire.
+func (f *Fair) Acquire(ctx context.Context, fixed time.Duration, block bool) error {
+	return f.H.Acquire(ctx, &fairAttempt{f: f}, fixed, block)
+}
+
+// AcquireInTurn takes the lock with the lease argument l for a caller that
+// holds its own turn (relection's Campaign): see Handle.AcquireInTurn.
+func (f *Fair) AcquireInTurn(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
+	return f.H.AcquireInTurn(ctx, &fairAttempt{f: f}, l, fixed, block)
 }
 
 // Release is the handle's release script (a Release, for Handle.Unlock):
@@ -63,31 +56,31 @@ func (f *Fair) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string,
 	return f.Lock.Release(ctx, rdb, req, true, named)
 }
 
-// fairAttempt is one acquire's tries, and the undo of its request.
+// fairAttempt is one acquire's tries, and the undo of its request (a
+// Kind): one try takes the lock, re-enters it or joins the queue; a
+// blocking acquire's queue entry is kept alive by its Attempt's heartbeat.
 type fairAttempt struct {
-	f     *Fair
-	op    Op // its turn at the Tracker, kept in the attempt: no allocation of its own
-	req   string
-	lease scripts.Lease
-	fixed bool             // a fixed lease, not renewed by the watchdog
-	block bool             // queue when the lock is busy (Lock, not TryLock)
-	hb    *lease.Heartbeat // the queue entry's heartbeat, made when a try first queues req
-	sent  time.Time        // when the last try that did not acquire was sent,
-	at    int64            // and the server's clock (ms) when it ran
+	Attempt
+	f    *Fair
+	sent time.Time // when the last try that did not acquire was sent,
+	at   int64     // and the server's clock (ms) when it ran
 }
+
+// Wakes says that a grant is a message targeted at the request.
+func (a *fairAttempt) Wakes() Wakes { return Wakes{Mode: wait.Targeted, Channel: a.f.Ch} }
 
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
 // until the hold is recorded. It returns what an acquiring try got: the
 // hold, and no later than when it was taken, by the local clock.
 func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.Attempt, err error) {
-	f, h := a.f, a.f.H
-	held, err := a.op.Start(ctx)
+	f, h := a.f, a.H
+	held, err := a.Op.Start(ctx)
 	if err != nil {
 		return got, wait.Attempt{}, err
 	}
 	defer func() {
 		if err != nil || !att.Acquired {
-			a.op.Stop()
+			a.Op.Stop()
 		}
 	}()
 	if token, grantedAt, ok := scripts.ParseGrant(w.Payload); ok {
@@ -103,9 +96,9 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 		}
 		// The grant is gone already: try.
 	}
-	a.req = a.op.Request(&h.Base, a.req, held.Held)
+	a.Req = a.Op.Request(&h.Base, a.Req, held.Held)
 	now := time.Now()
-	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.req, held.Arg, a.lease, a.block, h.TTL())
+	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.Req, held.Arg, a.Lease, a.Block, h.TTL())
 	// A fresh hold is 0 old. An older first hold was granted by a release
 	// (or taken by this request, its reply lost): this try wrote nothing
 	// for its WAIT to cover, and granted confirms it.
@@ -125,14 +118,8 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 		return Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
 	}
 	a.sent, a.at = now, r.Now
-	if a.block {
-		if a.hb == nil {
-			script, keys, args := f.Lock.Heartbeat(a.req, h.TTL())
-			a.hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-		}
-		if err := a.hb.Watch(now); err != nil {
-			return got, wait.Attempt{}, err
-		}
+	if err := a.Wait(now, a.heartbeat); err != nil {
+		return got, wait.Attempt{}, err
 	}
 	return got, wait.Attempt{Hint: r.Wait}, nil
 }
@@ -165,10 +152,11 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 // for, take the round trip.
 func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 	grantedAt int64) (since time.Time, ok bool, err error) {
-	h := a.f.H
+	h := a.H
+	fixed := a.Fixed > 0
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
-	if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
+	if a.f.unforced() && !fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
 		since = dated(a.sent, a.at, grantedAt).Add(-time.Millisecond)
 		if since.Before(a.sent) {
 			since = a.sent
@@ -177,7 +165,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 			return since, true, nil
 		}
 	}
-	if a.fixed {
+	if fixed {
 		since = dated(a.sent, a.at, grantedAt)
 		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Hash, "t", strconv.FormatUint(token, 10))
 	} else {
@@ -198,24 +186,23 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 // write of ours with WAIT; without, nothing. It reports whether the grant
 // still stands: the hold's last request is req.
 func (a *fairAttempt) granted(ctx context.Context) (bool, error) {
-	return a.f.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
-		return scripts.Touch(ctx, w, a.f.Lock.Hash, "r", a.req)
+	return a.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
+		return scripts.Touch(ctx, w, a.f.Lock.Hash, "r", a.Req)
 	})
 }
 
 // Leave leaves the queue, or gives back what the request took or was
 // granted.
 func (a *fairAttempt) Leave(ctx context.Context) error {
-	a.stopHeartbeat()
-	_, err := a.f.Lock.Leave(ctx, a.f.H.S.RDB, a.req)
+	a.StopWaiting()
+	_, err := a.f.Lock.Leave(ctx, a.H.S.RDB, a.Req)
 	return err
 }
 
-// stopHeartbeat ends the queue entry's heartbeat, if one was started.
-func (a *fairAttempt) stopHeartbeat() {
-	if a.hb != nil {
-		a.hb.Stop()
-	}
+// heartbeat is the renewal of the request's queue entry.
+func (a *fairAttempt) heartbeat() lease.Renewal {
+	script, keys, args := a.f.Lock.Heartbeat(a.Req, a.H.TTL())
+	return lease.Renewal{Script: script, Keys: keys, Args: args}
 }
 
 // dated returns the earliest local time at which a grant made at server

@@ -6,102 +6,64 @@ import (
 
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
 )
 
-// Unfair makes the acquires of one handle on an unfair lock (rlock): every
-// try races for the lock hash; a release wakes one registered waiter of
-// the name, in its own process.
+// Unfair is the acquire of one handle on an unfair lock (rlock), a Kind:
+// every try races for the lock hash; a release wakes one registered
+// waiter of the name, in its own process. A blocking acquire whose Client
+// is woken by pub/sub takes part in its Client's one registration in the
+// lock's waiter registry (see ClientWait). Make one per acquire.
 type Unfair struct {
-	H  *Handle
+	Attempt
 	Ch string // the Client's channel for the name, where its waiters are woken
 }
 
-// Acquire takes the lock with a lease renewed by the watchdog (fixed == 0)
-// or ending after fixed. block waits when the lock is busy (Lock); without
-// it one try is made, and a busy lock is wait.ErrBusy (TryLock). The
-// caller has checked the handle, the Client and ctx.
-func (u Unfair) Acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	h := u.H
-	a := &lockAttempt{h: h, ch: u.Ch, op: Op{t: h.Hold}, req: h.NextRequest(), lease: h.LeaseArg(fixed)}
-	defer a.op.Stop()
-	if block {
-		cw, err := EnterClientWait(ctx, &a.client, h.S, h.Lock.Waiters, u.Ch, a)
-		if err != nil {
-			return err
-		}
-		a.cw = cw
-		defer a.cw.Exit()
-	}
-	// The Client is registered once for all its waiters of the name, and a
-	// release wakes its longest-waiting one. A new Lock where waiters of
-	// this Client are already on the channel queues behind them without a
-	// try; a holder re-enters at once.
-	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: u.Ch, Once: !block,
-		Join: h.Hold.Count() == 0 && a.cw.Counted(), Early: a.cw != nil}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, a)
-	if err != nil {
-		return err
-	}
-	return h.Took(ctx, r.Got, fixed, a)
-}
-
-// lockAttempt is one acquire's tries, and the undo of its request. A
-// blocking acquire whose Client is woken by pub/sub takes part in its
-// Client's one registration in the lock's waiter registry (see
-// ClientWait).
-type lockAttempt struct {
-	h     *Handle
-	ch    string // the Client's channel for the name (Unfair.Ch)
-	op    Op     // its turn at the Tracker, kept in the attempt: no allocation of its own
-	req   string
-	lease scripts.Lease
-	cw    *ClientWait // nil: the acquire never registers; else &client
-	// client is cw's, kept in the attempt: no allocation of its own.
-	client ClientWait
+// Wakes says that the Client's waiters queue on Ch, woken one at a time.
+func (a *Unfair) Wakes() Wakes {
+	return Wakes{Mode: wait.ClientQueue, Channel: a.Ch, Registry: a.H.Lock.Waiters, Reg: a}
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
-func (a *lockAttempt) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, error) {
-	held, err := a.op.Start(ctx)
+func (a *Unfair) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, error) {
+	held, err := a.Op.Start(ctx)
 	if err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
-	a.req = a.op.Request(&a.h.Base, a.req, held.Held)
+	a.Req = a.Op.Request(&a.H.Base, a.Req, held.Held)
 	sent := time.Now()
-	reg := a.cw.Mode(w)
-	r, err := a.h.Lock.Acquire(ctx, a.h.S.Writer(), a.req, held.Arg, a.lease, reg)
+	reg := a.CW.Mode(w)
+	r, err := a.H.Lock.Acquire(ctx, a.H.S.Writer(), a.Req, held.Arg, a.Lease, reg)
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	if err != nil || !r.OK {
-		a.op.Stop()
+		a.Op.Stop()
 	}
 	if err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
-	if err := a.cw.Sent(ctx, reg, sent, r.OK); err != nil {
+	if err := a.CW.Sent(ctx, reg, sent, r.OK); err != nil {
 		return Got{}, wait.Attempt{}, err
 	}
 	return Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }
 
 // Beat makes the heartbeat of the Client's registration.
-func (a *lockAttempt) Beat() *lease.Heartbeat {
-	script, keys, args := a.h.Lock.Beat(a.h.S.ID, a.h.TTL())
-	return lease.NewHeartbeat(a.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+func (a *Unfair) Beat() *lease.Heartbeat {
+	script, keys, args := a.H.Lock.Beat(a.H.S.ID, a.H.TTL())
+	return lease.NewHeartbeat(a.H.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 }
 
 // Drop takes the Client out of the registry, by a leave of a request never
 // sent (which undoes nothing, so frees nothing to hand on).
-func (a *lockAttempt) Drop(ctx context.Context) {
-	_, _, _ = a.h.Lock.Leave(ctx, a.h.S.RDB, a.h.NextRequest(), false)
+func (a *Unfair) Drop(ctx context.Context) {
+	_, _, _ = a.H.Lock.Leave(ctx, a.H.S.RDB, a.H.NextRequest(), false)
 }
 
 // Leave undoes the request if Redis applied it. The Client leaves the
 // registry unless other local waiters remain.
-func (a *lockAttempt) Leave(ctx context.Context) error {
-	_, wake, err := a.h.Lock.Leave(ctx, a.h.S.RDB, a.req, a.cw.Keep())
-	a.h.HandOn(a.ch, wake)
+func (a *Unfair) Leave(ctx context.Context) error {
+	_, wake, err := a.H.Lock.Leave(ctx, a.H.S.RDB, a.Req, a.CW.Keep())
+	a.H.HandOn(a.Ch, wake)
 	return err
 }

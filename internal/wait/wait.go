@@ -7,9 +7,9 @@
 //  3. Try again: this closes the window between 1 and 2, in which a release
 //     would have notified nobody. (Skipped when other waiters of this Client
 //     were already subscribed: the release woke one of them instead. A
-//     targeted wait (or an Early one) whose channel is already confirmed
+//     wait whose Mode registers early, on a channel already confirmed,
 //     registers with the Hub before step 1 and skips 2 and 3: a wake sent
-//     to its id (its Client) after its try reaches it.)
+//     to its id (its Client) after its try reaches it. See Mode.)
 //  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
 //     of the context or of the Client. Then go to 3.
 //
@@ -59,36 +59,57 @@ type Attempt struct {
 	Hint     time.Duration // how long the blocker may hold on; <= 0: unknown
 }
 
+// Mode is how a primitive's waiters are woken, which decides three steps
+// of the loop:
+//
+//	mode         registers before its first try   joins local waiters   tries again after subscribing
+//	Broadcast    when it has an ID                 never                 always
+//	Targeted     yes                               never                 always
+//	ClientQueue  yes                               when Behind           only on a channel of its own
+//
+// Registering before the first try (when the channel is confirmed
+// already) lets a wake sent after that try reach the waiter, so steps 2
+// and 3 are skipped. Trying again after subscribing closes the window in
+// which a wake reached nobody; a ClientQueue wait that shares its
+// subscription skips it, since a wake in the window woke a waiter ahead.
+type Mode uint8
+
+const (
+	// Broadcast: a wake reaches every waiter at once ('*': a latch that
+	// opens, readers let in), so one sent before this waiter registered
+	// reached the others but not it. Waiters may share an ID ("open").
+	Broadcast Mode = iota
+	// Targeted: a wake names one waiter by its ID (a fair queue's grant).
+	Targeted
+	// ClientQueue: the channel is the Client's own for the name, on which
+	// a release wakes its longest-waiting waiter, or as many as fit its
+	// permits (the Client's one registration in a waiter registry).
+	ClientQueue
+)
+
 // Spec is one acquire.
 type Spec struct {
 	Kind, Name string // the primitive and its name, for the observer
 	Channel    string // the primitive's notification channel
+	Mode       Mode
 	ID         string // the waiter's id for targeted messages ("" = none)
 	// Once makes one attempt and never waits: a busy primitive gives ErrBusy.
 	Once bool
-	// Join: when waiters of this Client are already on the channel, wait
-	// behind them without trying first (untargeted waits only).
-	Join bool
-	// Early: the channel is this Client's own, on which releases wake the
-	// Client's waiters (rlock's and the unfair semaphore's registration
-	// per Client):
-	// like a targeted wait, the wait registers with the Hub before its
-	// first try when the channel is confirmed already, so that a wake sent
-	// after the try registered the Client reaches it, and skips steps 2
-	// and 3.
-	Early bool
-	// Broadcast: the primitive wakes every waiter at once ('*': a latch
-	// that opens, readers let in), so a wake in the window before this
-	// waiter registered reached the others but not this one: it always
-	// tries again after subscribing, even on a shared channel.
-	Broadcast bool
+	// Behind (ClientQueue): waiters of this Client may be ahead on the
+	// channel; when there are, this one waits behind them without a try.
+	Behind bool
 	// Weight is how many permits the waiter needs (see
 	// hub.Subscription.SetWeight); 0 means 1. It matters to a message that
-	// wakes as many waiters as fit ("n:K"; see package hub). A weighed
-	// untargeted wait (> 0) always tries again after subscribing: such a
-	// message in the window may have been too small to wake the waiters
-	// already here, yet big enough for this one.
+	// wakes as many waiters as fit ("n:K"; see package hub).
 	Weight int64
+}
+
+// early reports whether the wait registers with the Hub before its first try.
+func (s Spec) early() bool { return !s.Once && (s.Mode != Broadcast || s.ID != "") }
+
+// retries reports whether the wait tries again once subscribed, on sub.
+func (s Spec) retries(sub *hub.Subscription) bool {
+	return sub == nil || !sub.Shared() || s.Mode != ClientQueue
 }
 
 // Wake is what the loop tells a try of its wait.
@@ -174,13 +195,13 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 // acquire is Acquire without the observer: step 1, then the wait.
 func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result[T], error) {
 	r := retry(cfg, s)
-	if s.Join && !s.Once && s.ID == "" && queued(cfg, s.Channel) {
+	if s.Behind && s.Mode == ClientQueue && !s.Once && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
 		return waitFor(ctx, cfg, s, t, Attempt{}, nil, r)
 	}
 	var early *hub.Subscription
-	if (s.ID != "" || s.Early) && !s.Once {
+	if s.early() {
 		early = listen(cfg, s)
 	}
 	got, a, err := try(ctx, s, t, Wake{}, r)
@@ -245,11 +266,10 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		defer sub.Close()
 		wake = sub.C()
 	}
-	// Step 3, unless another waiter here was already subscribed: a release
-	// in the window woke that one (targeted messages, weighed waits and
-	// broadcasts excepted; an Early weighed wait joins only behind a
-	// waiter as light, which such a wake fits too).
-	if tried && (sub == nil || !sub.Shared() || s.ID != "" || (s.Weight > 0 && !s.Early) || s.Broadcast) {
+	// Step 3, unless the Mode says a wake in the window woke another
+	// waiter here (a weighed ClientQueue wait joins only behind a waiter
+	// as light, which such a wake fits too).
+	if tried && s.retries(sub) {
 		if res.Got, a, err = try(ctx, s, t, Wake{Polling: polling}, r); err != nil || a.Acquired {
 			return res, settle(ctx, cfg, s, t, err)
 		}

@@ -58,7 +58,9 @@ func (f *fake) Leave(ctx context.Context) error {
 	return nil
 }
 
-func (f *fake) spec() wait.Spec { return wait.Spec{Channel: "ch", Join: true} }
+func (f *fake) spec() wait.Spec {
+	return wait.Spec{Channel: "ch", Mode: wait.ClientQueue, Behind: true}
+}
 
 // acquire runs wait.Acquire with f, checking that an acquire returns what
 // its acquiring try got.
@@ -207,7 +209,7 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 func TestBroadcastWaitRetriesOnSharedChannel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rdb, _, cfg := withHub(t)
-		spec := wait.Spec{Channel: "ch", Broadcast: true}
+		spec := wait.Spec{Channel: "ch", Mode: wait.Broadcast}
 
 		first := newFake(time.Hour)
 		firstDone := make(chan error, 1)

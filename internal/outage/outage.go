@@ -117,7 +117,10 @@ func (r *Retry) Failed(ctx context.Context, err error) error {
 
 // Ok records a try that reached Redis: the outage, if any, is over.
 func (r *Retry) Ok() {
-	if r.failures > 0 && r.Logger != nil {
+	if r.failures == 0 {
+		return
+	}
+	if r.Logger != nil {
 		r.Logger.Info("redcoord: Redis answers again; the wait goes on", "primitive", r.Kind, "name", r.Name,
 			"failures", r.failures)
 	}

@@ -8,12 +8,6 @@ import (
 	"github.com/redcoord/redcoord/internal/outage"
 )
 
-// retry returns the pacing of an acquire's tries through an outage.
-func retry(cfg Config, s Spec) *outage.Retry {
-	return &outage.Retry{Kind: s.Kind, Name: s.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
-		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
-}
-
 // try makes one attempt. A blocking acquire's attempt that fails with an
 // outage's error (outage.Transient: Redis down, restarting, failing over)
 // is sent again after r's pause, until Redis answers or the wait ends; a

@@ -194,7 +194,9 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 
 // acquire is Acquire without the observer: step 1, then the wait.
 func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result[T], error) {
-	r := retry(cfg, s)
+	// r paces the tries through an outage (see try).
+	r := &outage.Retry{Kind: s.Kind, Name: s.Name, MaxPoll: cfg.MaxPoll, Done: cfg.Done,
+		Logger: cfg.Logger, Observe: cfg.Observe, Rand: cfg.Rand}
 	if s.Behind && s.Mode == ClientQueue && !s.Once && queued(cfg, s.Channel) {
 		// Waiters of this Client are ahead: join them rather than overtake
 		// them. One of them is woken by the next release and takes it.
@@ -209,7 +211,10 @@ func acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 		if early != nil {
 			early.Close()
 		}
-		return Result[T]{Got: got}, settle(ctx, cfg, s, t, err)
+		if err != nil {
+			err = settle(ctx, cfg, s, t, err)
+		}
+		return Result[T]{Got: got}, err
 	}
 	if s.Once {
 		return Result[T]{Got: got}, ErrBusy

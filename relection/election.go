@@ -187,7 +187,7 @@ func (e *Election) Resign(ctx context.Context) error {
 // releaseAll releases the handle's hold at once, every re-entry of it
 // (it leads with one).
 func (e *Election) releaseAll(ctx context.Context, rdb redis.Scripter, req string, _ bool) (int64, error) {
-	return e.q.ReleaseNamed(ctx, rdb, req, e.h.Hold.Named())
+	return e.q.ReleaseNamed(ctx, rdb, req, e.h.Hold.ReleaseArg())
 }
 
 // Proclaim says a new value as the leader, without a new term: observers

@@ -25,7 +25,7 @@ type compound struct {
 
 func newCompound(what string) compound {
 	t := hold.New()
-	t.Names(what)
+	t.Tag(what)
 	return compound{t: t, what: what}
 }
 
@@ -49,7 +49,7 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 	op = c.t.Op()
 	b, err := op.Start(ctx) // fails for a re-entry of a hold that has ended
 	if err == nil && e.Reentry() {
-		err = c.t.Took(b, b.Token, c.t.Count()+1, hold.Lease{})
+		err = c.t.Took(b, b.Token, c.t.Count()+1, hold.Upkeep{})
 	}
 	if err != nil {
 		op.Stop()
@@ -64,7 +64,7 @@ func (c *compound) start(ctx context.Context, check func(context.Context) error,
 // watched, the hold has ended (Lost is closed) and held returns
 // errTakenLost: no acquire reports a hold that a part no longer has.
 func (c *compound) held(parts []*Mutex, need int, closedIsLost bool) error {
-	if err := c.t.Took(hold.Belief{}, 0, 1, hold.Lease{Since: time.Now()}); err != nil {
+	if err := c.t.Took(hold.Belief{}, 0, 1, hold.Upkeep{Since: time.Now()}); err != nil {
 		return err
 	}
 	lost := c.t.Lost()

@@ -101,7 +101,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 }
 
 // releaseScript is the release script (sent as a releaser): it names the
-// hold by its token (hold.Tracker.Named), so that a late copy of it does
+// hold by its token (hold.Tracker.ReleaseArg), so that a late copy of it does
 // not drop a hold the handle took since. A release to
 // zero whose next waiter is in this Client hands the wake to it here
 // instead of by a message (see hold.Handle.HandOn). A release that failed
@@ -109,7 +109,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Client's waiters is woken, in case (a spurious wake costs a try, a lost
 // one a poll).
 func (m *Mutex) releaseScript(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all, m.h.Hold.Named())
+	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all, m.h.Hold.ReleaseArg())
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		wake = hub.One()
 	}

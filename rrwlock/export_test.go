@@ -7,5 +7,5 @@ import "github.com/redis/go-redis/v9"
 // it late.
 func ReadRenewal(m *RWMutex) (*redis.Script, []string, []any) {
 	script, keys, args := m.rw.Renewal(false, m.h.TTL())
-	return script, keys, append(args, m.read.Named())
+	return script, keys, append(args, m.read.ReleaseArg())
 }

@@ -120,11 +120,11 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 }
 
 // writeRelease is the write side's release script (a hold.Release): it
-// names the handle's write hold by its token (hold.Tracker.Named), as
+// names the handle's write hold by its token (hold.Tracker.ReleaseArg), as
 // rlock's release does; a wake it leaves for a writer of this Client is
 // handed on here, as rlock's release does.
 func (m *RWMutex) writeRelease(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	n, wake, err := m.rw.Unlock(ctx, rdb, req, all, m.h.Hold.Named())
+	n, wake, err := m.rw.Unlock(ctx, rdb, req, all, m.h.Hold.ReleaseArg())
 	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
 		wake = hub.One() // its reply may have carried one (see rlock)
 	}
@@ -186,7 +186,9 @@ func (m *RWMutex) RExtend(ctx context.Context, lease time.Duration) error {
 	if err := h.Check(ctx); err != nil {
 		return m.named(err)
 	}
-	send := func() (bool, error) { return m.rw.RExtend(ctx, h.S.Writer(), h.NextRequest(), lease, m.read.Named()) }
+	send := func() (bool, error) {
+		return m.rw.RExtend(ctx, h.S.Writer(), h.NextRequest(), lease, m.read.ReleaseArg())
+	}
 	return m.named(m.read.Extend(ctx, h.Named("read lock"), lease, send))
 }
 
@@ -197,10 +199,10 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 }
 
 // readRelease is the read side's release script (a hold.Release): it
-// names the handle's read hold (hold.Tracker.Named), as writeRelease names
+// names the handle's read hold (hold.Tracker.ReleaseArg), as writeRelease names
 // its write hold.
 func (m *RWMutex) readRelease(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	return m.rw.RUnlock(ctx, rdb, req, all, m.read.Named())
+	return m.rw.RUnlock(ctx, rdb, req, all, m.read.ReleaseArg())
 }
 
 // Forget deletes the name's fencing-token counter once the name is no

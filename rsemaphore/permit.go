@@ -40,7 +40,7 @@ func (s *ExpirableSemaphore) keep(id string, token uint64, fixed time.Duration, 
 	t := hold.New()
 	t.Observe(s.h.S.Config.Observer, expirableKind, s.h.Name)
 	script, keys, args := s.x.Renewal(id, s.h.TTL())
-	err := t.Took(hold.Belief{}, token, 1, hold.Lease{
+	err := t.Took(hold.Belief{}, token, 1, hold.Upkeep{
 		Watchdog: s.h.S.Watchdog, Renewal: lease.Renewal{Script: script, Keys: keys, Args: args},
 		Fixed: fixed, Since: since,
 		OnLost: func() { s.forget(id, t) },

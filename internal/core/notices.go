@@ -120,7 +120,7 @@ func (n *Notices) Hear(body string) {
 }
 
 // listen subscribes the Hub to the Client's own channel, for the Client's
-// life (Hub.Keep: no waiter, the Hub's Close drops it). A
+// life (Hub.Pin: no waiter, the Hub's Close drops it). A
 // failure leaves the next try to a hold taken listenRetry later, or to
 // none when the server refused pub/sub for good.
 func (n *Notices) listen() {
@@ -128,7 +128,7 @@ func (n *Notices) listen() {
 	h, err := n.s.Hub()
 	if err == nil && h != nil {
 		// Close cancels s.ctx; the subscription belongs to no operation.
-		err = h.Keep(obs.Housekeeping(n.s.ctx), n.s.ClientKey(ChanNotices, n.s.ID))
+		err = h.Pin(obs.Housekeeping(n.s.ctx), n.s.ClientKey(ChanNotices, n.s.ID))
 	}
 	if err == nil && h != nil {
 		return

@@ -44,10 +44,10 @@ func (f *Fair) AcquireInTurn(ctx context.Context, l scripts.Lease, fixed time.Du
 
 // Release is the handle's release script (a Release, for Handle.Unlock):
 // it drops one hold of the handle's, every one if all, naming the hold by
-// its token (Tracker.Named), so that a hold granted since to an acquire of
+// its token (Tracker.ReleaseArg), so that a hold granted since to an acquire of
 // the handle that waits is not dropped.
 func (f *Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	return f.Lock.Release(ctx, rdb, req, all, f.H.Hold.Named())
+	return f.Lock.Release(ctx, rdb, req, all, f.H.Hold.ReleaseArg())
 }
 
 // ReleaseNamed is the handle's release of the hold of token named (a

@@ -10,7 +10,7 @@ import (
 
 // Gate keeps the goroutines that share a handle out of each other's
 // holds, as a sync.Mutex would: a fresh acquire takes the handle's slot
-// (Enter), the hold it takes keeps it (Keep), and the hold's end gives it
+// (Enter), the hold it takes claims it (Claim), and the hold's end gives it
 // back (End); another acquire waits for it meanwhile, in this process,
 // without a request to Redis. Go has no goroutine ids, so the caller that
 // means to re-enter says so with its context: one that descends from the
@@ -97,12 +97,12 @@ func (e Entry) Exit() {
 	}
 }
 
-// Keep records a fresh hold, which keeps the slot from now until End: the
+// Claim records a fresh hold, which keeps the slot from now until End: the
 // slot of the acquire that entered, if one keeps it and entered is set,
 // otherwise a free one. It reports false when another acquire or hold keeps
 // the slot: the hold must then be given back, as another goroutine's
 // acquire is under way.
-func (g *Gate) Keep(entered bool) bool {
+func (g *Gate) Claim(entered bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.kept {

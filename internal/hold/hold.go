@@ -89,11 +89,11 @@ func (t *Tracker) Observe(f obs.Func, kind, name string) {
 	t.observe, t.kind, t.name = f, kind, name
 }
 
-// Names has the Tracker name its handle in errors with tag (see errs.Tag,
+// Tag has the Tracker name its handle in errors with tag (see errs.Tag,
 // errs.TagNames) rather than by the kind and name Observe gives it: a
 // handle over several locks' holds, whose Tracker observes nothing. Call
 // it, instead of Observe, before the first acquire.
-func (t *Tracker) Names(tag string) {
+func (t *Tracker) Tag(tag string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.kind, t.name = "", tag
@@ -253,15 +253,15 @@ func (o *Op) Stop() {
 	}
 }
 
-// Named returns the token, as a script argument, of the hold a release
+// ReleaseArg returns the token, as a script argument, of the hold a release
 // drops: the current hold's, or once it was lost the lost one's, so that a
 // release never drops a hold granted since to an acquire of the handle
 // that waits (a fair lock's grant); scripts.NoToken when the handle has
 // held nothing.
-func (t *Tracker) Named() any {
+func (t *Tracker) ReleaseArg() any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.namedLocked()
+	return t.releaseArgLocked()
 }
 
 // LostHold returns the token, as a script argument, of the handle's last
@@ -275,8 +275,8 @@ func (t *Tracker) LostHold() any {
 	return nil
 }
 
-// namedLocked is Named; the caller holds mu.
-func (t *Tracker) namedLocked() any {
+// releaseArgLocked is ReleaseArg; the caller holds mu.
+func (t *Tracker) releaseArgLocked() any {
 	switch {
 	case t.count > 0 && t.arg != nil:
 		return t.arg

@@ -31,7 +31,7 @@ func (t *Tracker) closedLocked() {
 }
 
 // goneLocked forgets the current hold, closes Lost and has releases report
-// ErrLeaseLost (naming the hold's token, see Named) until a fresh hold is
+// ErrLeaseLost (naming the hold's token, see ReleaseArg) until a fresh hold is
 // taken; the caller holds mu.
 func (t *Tracker) goneLocked() {
 	if t.count > 0 {
@@ -89,7 +89,7 @@ func (t *Tracker) stopTimersLocked() {
 // EndIf ends the hold whose Lost channel is lost, if it is still the
 // current one, as a lease that finds it gone does: lost, or with closed
 // no longer kept once the Client is closed (see closedLocked). It is how
-// the caller that keeps a hold (see Lease) reports its end: a compound
+// the caller that keeps a hold (see Upkeep) reports its end: a compound
 // hold, once too few of its parts still hold.
 func (t *Tracker) EndIf(lost <-chan struct{}, closed bool) {
 	t.mu.Lock()

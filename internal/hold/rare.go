@@ -23,7 +23,7 @@ type rare struct {
 	// end in Redis (the end its timer watches); zero otherwise.
 	extending time.Time
 	// lostArg is the token, as a script argument, of the last hold lost:
-	// what a release after the loss names (see Named).
+	// what a release after the loss names (see ReleaseArg).
 	lostArg any
 }
 

@@ -62,7 +62,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 	}
 	if err == nil {
 		err = t.Took(got.Held, got.Token, got.Count,
-			Lease{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
+			Upkeep{Watchdog: h.S.Watchdog, Renewal: r, Fixed: fixed, Since: since, TokenArg: arg})
 	}
 	if err != nil {
 		// Bounded as a failed wait's leave is: the caller's ctx may be
@@ -117,11 +117,11 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 	return sent, nil
 }
 
-// Lease says how a fresh hold is kept: renewed by Watchdog with Renewal
+// Upkeep says how a fresh hold is kept: renewed by Watchdog with Renewal
 // (Fixed == 0), or expiring after Fixed. With neither, the caller keeps it
 // and reports its end with EndIf: a compound hold (MultiMutex, RedLock),
 // which its parts' holds keep.
-type Lease struct {
+type Upkeep struct {
 	Watchdog *lease.Watchdog
 	Renewal  lease.Renewal
 	Fixed    time.Duration
@@ -184,7 +184,7 @@ func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 // watchdog watches it (and the Client's Close ends it, see closedLocked),
 // a timer marks it lost when its fixed lease ends, or the caller reports
 // its end (EndIf). Otherwise it fails only when the watchdog is closed.
-func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
+func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if Reentry(b, count) {
@@ -201,7 +201,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Lease) error {
 	}
 	t.dropLocked()
 	t.gone = false
-	if !t.gate.Keep(!b.Held) {
+	if !t.gate.Claim(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
 		return errs.LostAcquire(t.taggedLocked(),

@@ -176,7 +176,7 @@ func TestResubscribeChurn(t *testing.T) {
 	})
 }
 
-// Keep's subscription is no waiter, even while it waits for its
+// Pin's subscription is no waiter, even while it waits for its
 // confirmation: Stats and Waiters do not count it then either.
 func TestKeepUncounted(t *testing.T) {
 	forEachServer(t, func(t *testing.T, srv *server) {
@@ -195,7 +195,7 @@ func TestKeepUncounted(t *testing.T) {
 			}
 		}
 		s.Close()
-		require.NoError(t, h.Keep(ctx, "own"))
+		require.NoError(t, h.Pin(ctx, "own"))
 		assert.Zero(t, h.Stats().Waiters, "after")
 	})
 }

@@ -17,7 +17,7 @@ func TestKeepAndNotices(t *testing.T) {
 		bodies := make(chan string, 4)
 		h := newHub(t, rdb, WithNotice(func(body string) { bodies <- body }))
 		ctx := testCtx(t)
-		require.NoError(t, h.Keep(ctx, "own"))
+		require.NoError(t, h.Pin(ctx, "own"))
 		assert.Equal(t, 0, h.Stats().Waiters, "a kept channel has no waiter")
 		assert.Equal(t, 0, h.Stats().Channels)
 

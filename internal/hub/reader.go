@@ -94,7 +94,7 @@ func (h *Hub) confirm(channel string, count int) {
 		h.opts.observe.Emit(obs.Event{Kind: obs.HubReconnected, Count: len(h.topics)})
 		for name, t := range h.topics {
 			t.pending = 0
-			if len(t.waiters) == 0 && !t.lingering && !t.kept {
+			if len(t.waiters) == 0 && !t.lingering && !t.pinned {
 				delete(h.topics, name)
 			}
 		}

@@ -22,9 +22,9 @@ type Subscription struct {
 	shared  bool  // set at registration; see Shared
 	closed  bool  // guarded by hub.mu
 	weight  int64 // guarded by hub.mu; see SetWeight
-	// keeper: Keep's, while it waits for the confirmation; not a waiter,
+	// pinned: Pin's, while it waits for the confirmation; not a waiter,
 	// which Stats and Waiters do not count.
-	keeper bool
+	pinned bool
 }
 
 // Shared reports whether the channel was already subscribed, and had other
@@ -135,8 +135,8 @@ func (h *Hub) SubscribeWeighted(ctx context.Context, channel, id string, weight 
 	return h.subscribe(ctx, channel, id, weight, false)
 }
 
-// subscribe is SubscribeWeighted; keeper registers Keep's subscription.
-func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, keeper bool) (*Subscription, error) {
+// subscribe is SubscribeWeighted; pinned registers Pin's subscription.
+func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, pinned bool) (*Subscription, error) {
 	switch {
 	case channel == "":
 		return nil, errs.Invalid("channel", "must not be empty")
@@ -151,7 +151,7 @@ func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, k
 	if err := h.start(ctx); err != nil {
 		return nil, err
 	}
-	s, ready, err := h.register(ctx, channel, id, max(1, weight), keeper)
+	s, ready, err := h.register(ctx, channel, id, max(1, weight), pinned)
 	if err != nil || ready == nil {
 		return s, err
 	}
@@ -175,19 +175,19 @@ func (h *Hub) subscribe(ctx context.Context, channel, id string, weight int64, k
 	return nil, err
 }
 
-// Keep subscribes to channel for the Hub's life, without a waiter: its
+// Pin subscribes to channel for the Hub's life, without a waiter: its
 // notices reach the notice handler (WithNotice), and Stats does not count
 // it. It returns once the server has confirmed the subscription, with
 // Subscribe's errors; waiters may still subscribe to the channel, and their
 // leaving does not unsubscribe it.
-func (h *Hub) Keep(ctx context.Context, channel string) error {
+func (h *Hub) Pin(ctx context.Context, channel string) error {
 	s, err := h.subscribe(ctx, channel, "", 1, true)
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.topic.kept = true
+	s.topic.pinned = true
 	h.removeLocked(s)
 	return nil
 }
@@ -219,7 +219,7 @@ func (h *Hub) Listen(channel, id string, weight int64) *Subscription {
 // It returns the channel to wait on for the confirmation, or nil if the
 // subscription is already confirmed.
 func (h *Hub) register(ctx context.Context, channel, id string, weight int64,
-	keeper bool) (*Subscription, <-chan struct{}, error) {
+	pinned bool) (*Subscription, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -235,7 +235,7 @@ func (h *Hub) register(ctx context.Context, channel, id string, weight int64,
 	}
 	lingered := t.lingering // still subscribed: no SUBSCRIBE
 	t.lingering = false
-	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight, keeper: keeper}
+	s := &Subscription{hub: h, topic: t, id: id, c: make(chan struct{}, 1), weight: weight, pinned: pinned}
 	t.waiters = append(t.waiters, s)
 	if len(t.waiters) == 1 && h.sharded {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.confirmTimeout)
@@ -290,7 +290,7 @@ func (h *Hub) removeLocked(s *Subscription) {
 		t.wakeN(s.weight)
 	default:
 	}
-	if len(t.waiters) > 0 || t.kept {
+	if len(t.waiters) > 0 || t.pinned {
 		return
 	}
 	if h.sharded {

@@ -20,9 +20,9 @@ type topic struct {
 	lingering bool
 	lingerEnd time.Time
 	linger    *time.Timer // reused from one linger to the next
-	// kept: the channel stays subscribed for the Hub's life, with or
-	// without waiters (see Keep).
-	kept bool
+	// pinned: the channel stays subscribed for the Hub's life, with or
+	// without waiters (see Pin).
+	pinned bool
 
 	// Sharded pub/sub (see shard.go).
 	node  *node  // the connection subscribed on; nil while moving or refused
@@ -45,11 +45,11 @@ func (t *topic) wakeAll() {
 	}
 }
 
-// counted returns how many waiters t has, Keep's subscription not counted.
+// counted returns how many waiters t has, Pin's subscription not counted.
 func (t *topic) counted() int {
 	n := len(t.waiters)
 	for _, s := range t.waiters {
-		if s.keeper {
+		if s.pinned {
 			n--
 		}
 	}

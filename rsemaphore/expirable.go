@@ -223,7 +223,8 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	// channel, as many as permits are free; an Acquire of a Client whose
 	// other acquires of the name wait already joins them without a try.
 	// A Client that polls (it never registers) tries after every wake.
-	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block, Weight: 1}
+	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block,
+		Weight: 1}
 	if wt != nil {
 		spec.Mode, spec.Behind = wait.ClientQueue, wt.Least() > 0
 	}

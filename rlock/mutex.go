@@ -34,9 +34,21 @@ type Mutex struct {
 // kept per handle.
 type releaser Mutex
 
-// Release is the release script: see releaseScript.
+// Release is the release script: it names the hold by its token
+// (hold.Tracker.ReleaseArg), so that a late copy of it does not drop a
+// hold the handle took since. A release to zero whose next waiter is in
+// this Client hands the wake to it here instead of by a message (see
+// hold.Handle.HandOn). A release that failed may have been applied, its
+// reply lost with such a wake: one of this Client's waiters is woken, in
+// case (a spurious wake costs a try, a lost one a poll).
 func (r *releaser) Release(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	return (*Mutex)(r).releaseScript(ctx, rdb, req, all)
+	h := r.h
+	n, wake, err := h.Lock.Release(ctx, rdb, req, all, h.Hold.ReleaseArg())
+	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
+		wake = hub.One()
+	}
+	h.HandOn(r.ch, wake)
+	return n, err
 }
 
 // New returns a handle on the lock named name. It does no I/O; a bad name or
@@ -98,23 +110,6 @@ func (m *Mutex) acquire(ctx context.Context, fixed time.Duration, block bool) er
 // redcoord.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.named(m.h.Unlock(ctx, (*releaser)(m)))
-}
-
-// releaseScript is the release script (sent as a releaser): it names the
-// hold by its token (hold.Tracker.ReleaseArg), so that a late copy of it does
-// not drop a hold the handle took since. A release to
-// zero whose next waiter is in this Client hands the wake to it here
-// instead of by a message (see hold.Handle.HandOn). A release that failed
-// may have been applied, its reply lost with such a wake: one of this
-// Client's waiters is woken, in case (a spurious wake costs a try, a lost
-// one a poll).
-func (m *Mutex) releaseScript(ctx context.Context, rdb redis.Scripter, req string, all bool) (int64, error) {
-	n, wake, err := m.h.Lock.Release(ctx, rdb, req, all, m.h.Hold.ReleaseArg())
-	if err != nil && !errors.Is(err, errs.ErrNotReplicated) {
-		wake = hub.One()
-	}
-	m.h.HandOn(m.ch, wake)
-	return n, err
 }
 
 // TryLockWithLease is TryLock with a fixed lease, as LockWithLease: one

@@ -70,8 +70,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 			// The queue's keys are the election's own: a fair lock's
 			// queue of the same name must never be granted an election.
 			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
-			Log: h.Key(core.KeyElectLog)}
-		e.fair.Prepare(h.S.Config.TTL) // h.Lock's renewals; a fair lock sends none of NewHandle's prepared calls
+			Log: h.Key(core.KeyElectLog)}.Prepared()
 		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
 	}
 	return e

@@ -33,8 +33,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	m := &Mutex{q: hold.Fair{H: h}}
 	if h.Err == nil {
 		fair := scripts.Fair{Lock: &h.Lock,
-			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}
-		fair.Prepare(h.S.Config.TTL) // h.Lock's renewals; a fair lock sends none of NewHandle's prepared calls
+			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared()
 		m.q = hold.Fair{H: h, Lock: fair, Ch: h.S.ClientChannel(name)}
 	}
 	return m

@@ -50,7 +50,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
 	if h.Err == nil {
 		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
 			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters),
-			WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared(h.S.Config.TTL)
+			WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared()
 		m.wch = h.S.KeyTail(name, core.ChanWritersClient, h.S.ID)
 		m.read.Observe(h.S.Config.Observer, kind, name)
 		m.read.Heed(h.S.Notices, core.Held{Owner: h.Owner, Read: true})

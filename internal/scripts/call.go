@@ -4,19 +4,61 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Call is a script with its keys and the arguments that stay the same from
-// one call to the next (an owner, a kind, a channel), boxed once, so that a
-// call allocates only for the values it adds. A handle prepares its calls
-// once, when it is made. Prepare boxes a call's own keys and arguments;
-// calls made On one Boxed share them (an RW's acquires and releases do).
-type Call struct {
-	s     *Script
-	keys  []any // strings
-	fixed []any
+// prepared is what a handle's calls of one family of scripts (a lock
+// hash's, a fair lock's, a read-write lock's) send the same every time,
+// boxed once when the handle is made (see Lock.Prepared), so that a call
+// allocates only for the arguments it adds: the family's keys, its fixed
+// leading arguments (a kind, a channel, an owner) and the handle's ttl in
+// milliseconds, how long its leases, heartbeats and registrations last. A
+// family on the lock hash's arguments (on) shares them. A family that is
+// not prepared prepares on each call.
+type prepared struct {
+	keys []any // boxed
+	// args are the fixed arguments, then the ttl in milliseconds, in one
+	// array: for a lock hash, every argument of its renewal but the token.
+	args  []any
+	ttl   time.Duration
+	hash  [1]string // the lock hash, the first key: the keys of a lock hash's renewal
+	value any       // an RW's Value, which a read acquire sends
+}
+
+// prepare boxes keys, fixed (which may be boxed already: it is copied)
+// and ttl for calls on keys with leases of ttl.
+func prepare(keys []string, fixed []any, ttl time.Duration) *prepared {
+	p := prepared{ttl: ttl, hash: [1]string{keys[0]}}
+	p.args = append(append(make([]any, 0, len(fixed)+1), fixed...), ttl.Milliseconds())
+	return p.on(keys)
+}
+
+// on returns p's calls on keys, boxed once, sharing p's arguments.
+func (p *prepared) on(keys []string) *prepared {
+	q := *p
+	q.keys = make([]any, len(keys))
+	for i, k := range keys {
+		q.keys[i] = k
+	}
+	return &q
+}
+
+// fixed returns the fixed arguments, which a caller appending to them
+// copies.
+func (p *prepared) fixed() []any {
+	n := len(p.args) - 1
+	return p.args[:n:n]
+}
+
+// ms returns d in milliseconds as a script argument: boxed once when d is
+// the ttl.
+func (p *prepared) ms(d time.Duration) any {
+	if d == p.ttl {
+		return p.args[len(p.args)-1]
+	}
+	return d.Milliseconds()
 }
 
 // constArgs holds each string constArg was given, boxed once.
@@ -34,69 +76,49 @@ func constArg(s string) any {
 	return v
 }
 
-// Boxed is keys and fixed leading arguments, each boxed once as a script
-// argument, for any number of Calls to share (On).
-type Boxed struct{ keys, fixed []any }
-
-// Box boxes keys and fixed (see Boxed).
-func Box(keys []string, fixed ...any) Boxed {
-	n, m := len(keys), len(keys)+len(fixed)
-	v := make([]any, n, m)
-	for i, k := range keys {
-		v[i] = k
-	}
-	v = append(v, fixed...)
-	return Boxed{keys: v[:n:n], fixed: v[n:m:m]}
-}
-
-// Prepare returns the Call of s on keys with the fixed leading arguments.
-func (s *Script) Prepare(keys []string, fixed ...any) Call { return s.On(Box(keys, fixed...)) }
-
-// On returns the Call of s on b's keys and fixed arguments, which it shares.
-func (s *Script) On(b Boxed) Call { return Call{s: s, keys: b.keys, fixed: b.fixed} }
-
-// stringKeys returns the call's keys as strings.
-func (c Call) stringKeys() []string {
-	keys := make([]string, len(c.keys))
-	for i, k := range c.keys {
-		keys[i] = k.(string)
-	}
-	return keys
-}
-
-// processor is what a Call is sent with: a go-redis client. The Scripter
-// that WithWaitReplicas makes, which sends each script in a pipeline with
-// WAIT, is not one: a Call goes through its EvalSha instead.
+// processor is what a prepared call is sent with: a go-redis client. The
+// Scripter that WithWaitReplicas makes, which sends each script in a
+// pipeline with WAIT, is not one: the call goes through its EvalSha
+// instead.
 type processor interface {
 	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
-// Run runs the call with more arguments after the fixed ones, by the
+// run runs s on p's keys with p's fixed arguments, then more, by the
 // script's SHA1, loading it on NOSCRIPT, and returns the reply or an error
 // as Script.Run does.
-func (c Call) Run(ctx context.Context, rdb redis.Scripter, more ...any) (any, error) {
-	p, ok := rdb.(processor)
+func (p *prepared) run(ctx context.Context, rdb redis.Scripter, s *Script, more ...any) (any, error) {
+	fixed := p.fixed()
+	pr, ok := rdb.(processor)
 	if !ok {
-		args := append(append([]any(nil), c.fixed...), more...)
-		return c.s.Run(ctx, rdb, c.stringKeys(), args...)
+		return s.Run(ctx, rdb, p.stringKeys(), append(append([]any(nil), fixed...), more...)...)
 	}
-	v := make([]any, 3+len(c.keys)+len(c.fixed)+len(more))
-	v[0], v[1], v[2] = "evalsha", c.s.shaArg, len(c.keys)
-	n := 3 + copy(v[3:], c.keys)
-	n += copy(v[n:], c.fixed)
+	v := make([]any, 3+len(p.keys)+len(fixed)+len(more))
+	v[0], v[1], v[2] = "evalsha", s.shaArg, len(p.keys)
+	n := 3 + copy(v[3:], p.keys)
+	n += copy(v[n:], fixed)
 	copy(v[n:], more)
 	cmd := redis.NewCmd(ctx, v...)
-	_ = p.Process(ctx, cmd)
+	_ = pr.Process(ctx, cmd)
 	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		// A copy: the failed EVALSHA keeps its arguments, for hooks that
 		// kept them. EVAL loads the script into the cache.
-		ev := append([]any{"eval", c.s.src}, v[2:]...)
+		ev := append([]any{"eval", s.src}, v[2:]...)
 		cmd = redis.NewCmd(ctx, ev...)
-		_ = p.Process(ctx, cmd)
+		_ = pr.Process(ctx, cmd)
 	}
 	r, err := cmd.Result()
 	if err != nil {
-		return nil, c.s.fail(ctx, rdb, c.stringKeys(), err)
+		return nil, s.fail(ctx, rdb, p.stringKeys(), err)
 	}
 	return r, nil
+}
+
+// stringKeys returns the keys as strings.
+func (p *prepared) stringKeys() []string {
+	keys := make([]string, len(p.keys))
+	for i, k := range p.keys {
+		keys[i] = k.(string)
+	}
+	return keys
 }

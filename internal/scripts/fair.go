@@ -40,34 +40,30 @@ func (s *fairSet) list() []*Script {
 // of any lock hash, and the queue of requests waiting for it (see
 // fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's.
 type Fair struct {
-	*Lock                        // the lock hash: the handle's own, which Prepare prepares
+	*Lock                        // the lock hash: the handle's own, prepared by the handle
 	Queue, Alive, Waiting string // keys
 	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
 	// the key of its log of leader changes.
 	Log string
+
+	prep *prepared // by Prepared; nil: prepared on each call
 }
 
-// Prepare prepares f's acquire and release once, with the heartbeat of
-// its waiters heartbeat, and the renewals of leases of heartbeat of the
-// Lock f points to as Lock.Prepared does, on the fair lock's keys, which
-// its acquire and release share; the Lock's own acquire and release, which
-// a fair lock does not send, are left unprepared.
-func (f Fair) Prepare(heartbeat time.Duration) {
-	*f.Lock = f.Lock.preparedRenewals(heartbeat, f.keys())
+// Prepared returns f with its acquire and release prepared once, on the
+// fair lock's keys, sharing the prepared arguments and ttl of the Lock f
+// points to (see Lock.Prepared), which it leaves as it is.
+func (f Fair) Prepared() Fair {
+	f.prep = f.Lock.calls().on(f.keys())
+	return f
 }
 
-// call returns the Call of s, a fair script sent on the fair lock's keys
-// and args.
-func (f Fair) call(s *Script) Call {
-	if c := f.Lock.calls; c != nil && !c.hash {
-		return Call{s: s, keys: c.keys(), fixed: c.owned()}
+// calls returns f's prepared calls, or prepares them.
+func (f Fair) calls() *prepared {
+	if f.prep == nil {
+		f = f.Prepared()
 	}
-	return s.Prepare(f.keys(), f.args()...)
+	return f.prep
 }
-
-func (f Fair) acquireCall() Call { return f.call(fairLock.acquire) }
-
-func (f Fair) releaseCall() Call { return f.call(fairLock.release) }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
 var markerMs any = MarkerTTL.Milliseconds()
@@ -101,13 +97,8 @@ type Attempt struct {
 // is set to heartbeat from now.
 func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool,
 	heartbeat time.Duration) (Attempt, error) {
-	var hb any
-	if c := f.Lock.calls; c.lasts(heartbeat) && !c.hash {
-		hb = c.ms()
-	} else {
-		hb = heartbeat.Milliseconds()
-	}
-	v, err := f.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, flag(queue), hb, held)
+	c := f.calls()
+	v, err := c.run(ctx, rdb, fairLock.acquire, req, lease.ms, lease.meta, flag(queue), c.ms(heartbeat), held)
 	return decode(v, err, fairAttempt)
 }
 
@@ -157,7 +148,7 @@ func ParseGrant(payload string) (token uint64, at int64, ok bool) {
 // the first live waiter. A retried final release is recognised by the
 // Client's request markers, as Lock.Release's.
 func (f Fair) Release(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
-	v, err := f.releaseCall().Run(ctx, rdb, req, flag(all), named)
+	v, err := f.calls().run(ctx, rdb, fairLock.release, req, flag(all), named)
 	return decode(v, err, integer)
 }
 

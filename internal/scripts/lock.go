@@ -33,72 +33,25 @@ type Lock struct {
 	Publish     string // PUBLISH or SPUBLISH
 	Channel     string // the name's channel; a client's is Channel+":"+its id
 
-	calls *lockCalls // prepared by Prepared; nil: prepared on each call
-}
-
-// lockCalls are a Lock's hot calls and the parts of its renewals that do
-// not change, boxed once in one array (v): the calls' keys, then
-// ownedArgs, then the lease of the renewals in milliseconds. A Call on
-// them is made when sent, sharing v: it allocates nothing.
-type lockCalls struct {
-	v        []any
-	renewKey [1]string // the renewals' keys: the lock hash
-	n        int32     // v[:n] are the keys
-	// hash: the keys are the lock hash's (Lock.keys), and its acquire
-	// and release are prepared; a kind with scripts of its own (Fair)
-	// prepares only the renewals, on its keys.
-	hash bool
-}
-
-// ownedCount is how many arguments ownedArgs starts with.
-const ownedCount = 5
-
-// keys returns the calls' keys.
-func (c *lockCalls) keys() []any { return c.v[:c.n:c.n] }
-
-// owned returns ownedArgs, boxed once.
-func (c *lockCalls) owned() []any { m := c.n + ownedCount; return c.v[c.n:m:m] }
-
-// renew returns every argument of a renewal but the token: ownedArgs, then
-// the lease.
-func (c *lockCalls) renew() []any { return c.v[c.n:] }
-
-// ms returns the renewals' lease in milliseconds, boxed once: how long a
-// registration lives too.
-func (c *lockCalls) ms() any { return c.v[len(c.v)-1] }
-
-// lasts reports whether d, in milliseconds, is the renewals' lease: the
-// argument ms boxes is then d's.
-func (c *lockCalls) lasts(d time.Duration) bool {
-	if c == nil {
-		return false
-	}
-	ms, ok := c.ms().(int64)
-	return ok && ms == d.Milliseconds()
+	prep *prepared // by Prepared; nil: prepared on each call
 }
 
 // Prepared returns l with its acquire, release and renewals of leases of
-// ttl prepared once, so that each call allocates only for what changes
-// (see Call). The calls share their keys and arguments, boxed once.
+// ttl prepared once (see prepared): the renewals send the owned arguments
+// (ownedArgs) and ttl that the acquire and release send, and a lock kind
+// with scripts of its own on the lock hash (Fair, RW) shares them.
 func (l Lock) Prepared(ttl time.Duration) Lock {
-	l = l.preparedRenewals(ttl, l.keys())
-	l.calls.hash = true
+	l.prep = prepare(l.keys(), l.ownedArgs(), ttl)
 	return l
 }
 
-// preparedRenewals returns l with only its renewals of leases of ttl
-// prepared, on keys and ownedArgs boxed once: a lock kind with acquire and
-// release scripts of its own (Fair) sends them on the keys and ownedArgs
-// this boxes (lockCalls.keys, owned).
-func (l Lock) preparedRenewals(ttl time.Duration, keys []string) Lock {
-	owned := l.ownedArgs()
-	v := make([]any, 0, len(keys)+len(owned)+1)
-	for _, k := range keys {
-		v = append(v, k)
+// calls returns l's prepared calls, or prepares them with the ttl of
+// MarkerTTL.
+func (l Lock) calls() *prepared {
+	if l.prep == nil {
+		l = l.Prepared(MarkerTTL)
 	}
-	v = append(append(v, owned...), ttl.Milliseconds())
-	l.calls = &lockCalls{v: v, renewKey: [1]string{l.Hash}, n: int32(len(keys))}
-	return l
+	return l.prep
 }
 
 // args prepends the arguments every script of a primitive takes first
@@ -116,20 +69,6 @@ func (l Lock) ownedArgs(more ...any) []any {
 
 // keys are the keys of lock_acquire and lock_release.
 func (l Lock) keys() []string { return []string{l.Hash, l.Fence, l.Marks, l.Waiters} }
-
-func (l Lock) acquireCall() Call {
-	if c := l.calls; c != nil && c.hash {
-		return Call{s: lockAcquire, keys: c.keys(), fixed: c.owned()}
-	}
-	return lockAcquire.Prepare(l.keys(), l.ownedArgs()...)
-}
-
-func (l Lock) releaseCall() Call {
-	if c := l.calls; c != nil && c.hash {
-		return Call{s: lockRelease, keys: c.keys(), fixed: c.owned()}
-	}
-	return lockRelease.Prepare(l.keys(), l.ownedArgs()...)
-}
 
 // Lease is the lease and holder metadata an acquire sends, boxed once: a
 // handle keeps the one of its watchdog-renewed holds.
@@ -200,11 +139,8 @@ var (
 // (MarkerTTL if it was not) without a heartbeat (see Beat).
 func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
 	reg Registry) (Acquired, error) {
-	beat := markerMs // a Lock not Prepared: registrations live MarkerTTL
-	if l.calls != nil {
-		beat = l.calls.ms()
-	}
-	v, err := l.acquireCall().Run(ctx, rdb, req, lease.ms, lease.meta, held, reg.arg, beat)
+	c := l.calls()
+	v, err := c.run(ctx, rdb, lockAcquire, req, lease.ms, lease.meta, held, reg.arg, c.ms(c.ttl))
 	return decode(v, err, acquired)
 }
 
@@ -249,7 +185,7 @@ func acquired(v any) (Acquired, error) {
 // its waiters.
 func (l Lock) Release(ctx context.Context, rdb redis.Scripter, req string, all bool,
 	named any) (n int64, wake string, err error) {
-	v, err := l.releaseCall().Run(ctx, rdb, req, flag(all), named)
+	v, err := l.calls().run(ctx, rdb, lockRelease, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
 }
@@ -362,8 +298,8 @@ func (l Lock) Renewal(lease time.Duration, token any) (*redis.Script, []string, 
 // shared by every hold of the handle (prepared once; a caller must not
 // change them).
 func (l Lock) RenewalShared(lease time.Duration) (*redis.Script, []string, []any) {
-	if c := l.calls; c.lasts(lease) {
-		return lockRenew.Script, c.renewKey[:], c.renew()
+	if c := l.prep; c != nil && c.ttl == lease {
+		return lockRenew.Script, c.hash[:], c.args
 	}
 	return lockRenew.Script, []string{l.Hash}, l.ownedArgs(lease.Milliseconds())
 }

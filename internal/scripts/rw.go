@@ -32,35 +32,26 @@ type RW struct {
 	WriterChannel            string // the name's writers' channel; a Client's is it followed by ":<client id>"
 	Value                    string // the handle's value (WithValue), stored with its read holds; "" none
 
-	calls *rwCalls // prepared by Prepared; nil: prepared on each call
+	prep *prepared // by Prepared; nil: prepared on each call
 }
 
-// rwCalls are an RW's hot calls, prepared once.
-type rwCalls struct {
-	read, write, runlock, unlock Call
-	ttl                          time.Duration
-	ttlMs, value                 any
-}
-
-// Prepared returns rw with its acquires and releases prepared once (sharing
-// their keys and arguments, boxed once), for
-// leases and heartbeats of ttl, and its Lock's calls prepared as
-// Lock.Prepared does.
-func (rw RW) Prepared(ttl time.Duration) RW {
-	rw.Lock = rw.Lock.Prepared(ttl)
-	b := Box(rw.keys(), append(rw.Lock.calls.owned(), rw.WriterChannel)...) // the Lock's, boxed already
-	rw.calls = &rwCalls{
-		read: rwRead.On(b), write: rwWrite.On(b),
-		runlock: rwRUnlock.On(b), unlock: rwUnlock.On(b),
-		ttl: ttl, ttlMs: ttl.Milliseconds(), value: rw.Value,
-	}
+// Prepared returns rw with its acquires and releases prepared once, on
+// rw's keys, with the prepared arguments and ttl of its Lock (see
+// Lock.Prepared), which it leaves as it is, followed by the writers'
+// channel; a read acquire sends rw's Value, boxed once.
+func (rw RW) Prepared() RW {
+	l := rw.Lock.calls()
+	rw.prep = prepare(rw.keys(), append(l.fixed(), rw.WriterChannel), l.ttl)
+	rw.prep.value = rw.Value
 	return rw
 }
 
-// prepare returns the Call of s: the keys and arguments every rw script
-// takes.
-func (rw RW) prepare(s *Script) Call {
-	return s.Prepare(rw.keys(), rw.args()...)
+// calls returns rw's prepared calls, or prepares them.
+func (rw RW) calls() *prepared {
+	if rw.prep == nil {
+		rw = rw.Prepared()
+	}
+	return rw.prep
 }
 
 // args prepends the arguments every rw script takes (see rw_lib.lua): the
@@ -69,32 +60,6 @@ func (rw RW) prepare(s *Script) Call {
 func (rw RW) args(more ...any) []any {
 	l := rw.Lock
 	return append([]any{constArg(l.Kind), constArg(l.Publish), l.Channel, markerMs, l.Owner, rw.WriterChannel}, more...)
-}
-
-// call returns the prepared Call of s, or prepares it.
-func (rw RW) call(s *Script) Call {
-	if c := rw.calls; c != nil {
-		switch s {
-		case rwRead:
-			return c.read
-		case rwWrite:
-			return c.write
-		case rwRUnlock:
-			return c.runlock
-		case rwUnlock:
-			return c.unlock
-		}
-	}
-	return rw.prepare(s)
-}
-
-// ms returns d in milliseconds as a script argument, boxed once for the
-// prepared ttl.
-func (rw RW) ms(d time.Duration) any {
-	if rw.calls != nil && d == rw.calls.ttl {
-		return rw.calls.ttlMs
-	}
-	return d.Milliseconds()
 }
 
 // writerOnly is rw_write's ARGV[10] for a writer that waits without
@@ -120,13 +85,8 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 // with rw's Value. Its token is the last write's.
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool,
 	lease time.Duration) (Acquired, error) {
-	var value any
-	if rw.calls != nil {
-		value = rw.calls.value // boxed once
-	} else {
-		value = rw.Value
-	}
-	v, err := rw.call(rwRead).Run(ctx, rdb, req, rw.ms(lease), flag(held), value)
+	c := rw.calls()
+	v, err := c.run(ctx, rdb, rwRead, req, c.ms(lease), flag(held), c.value)
 	return decode(v, err, acquired)
 }
 
@@ -145,7 +105,8 @@ func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any
 	case wait:
 		w = writerOnly
 	}
-	v, err := rw.call(rwWrite).Run(ctx, rdb, req, lease.ms, lease.meta, w, rw.ms(hb), held)
+	c := rw.calls()
+	v, err := c.run(ctx, rdb, rwWrite, req, lease.ms, lease.meta, w, c.ms(hb), held)
 	if arr, ok := v.([]any); ok && len(arr) == 1 && arr[0] == int64(upgradeReply) {
 		return Acquired{}, true, nil // it wrote nothing for a shortfall to matter
 	}
@@ -163,7 +124,7 @@ func ReadName(req string) any { return req }
 // owner's read hold named (ReadName) and returns the remaining count; -1:
 // not held.
 func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bool, named any) (int64, error) {
-	v, err := rw.call(rwRUnlock).Run(ctx, rdb, req, flag(all), named)
+	v, err := rw.calls().run(ctx, rdb, rwRUnlock, req, flag(all), named)
 	return decode(v, err, integer)
 }
 
@@ -173,7 +134,7 @@ func (rw RW) RUnlock(ctx context.Context, rdb redis.Scripter, req string, all bo
 // writer's wake for the caller's own Client, as Lock.Release's.
 func (rw RW) Unlock(ctx context.Context, rdb redis.Scripter, req string, all bool,
 	named any) (n int64, wake string, err error) {
-	v, err := rw.call(rwUnlock).Run(ctx, rdb, req, flag(all), named)
+	v, err := rw.calls().run(ctx, rdb, rwUnlock, req, flag(all), named)
 	h, err := decode(v, err, handed)
 	return h.N, h.Wake, err
 }

@@ -21,28 +21,38 @@ type prepared struct {
 	keys []any // boxed
 	// args are the fixed arguments, then the ttl in milliseconds, in one
 	// array: for a lock hash, every argument of its renewal but the token.
-	args  []any
-	ttl   time.Duration
-	hash  [1]string // the lock hash, the first key: the keys of a lock hash's renewal
-	value any       // an RW's Value, which a read acquire sends
+	args []any
+	ttl  time.Duration
+	hash [1]string // the lock hash, the first key: the keys of a lock hash's renewal
 }
 
 // prepare boxes keys, fixed (which may be boxed already: it is copied)
-// and ttl for calls on keys with leases of ttl.
-func prepare(keys []string, fixed []any, ttl time.Duration) *prepared {
-	p := prepared{ttl: ttl, hash: [1]string{keys[0]}}
-	p.args = append(append(make([]any, 0, len(fixed)+1), fixed...), ttl.Milliseconds())
-	return p.on(keys)
+// and ttl for calls on keys with leases of ttl; keys boxed in boxed
+// already share their boxes.
+func prepare(keys []string, fixed []any, ttl time.Duration, boxed []any) *prepared {
+	args := append(append(make([]any, 0, len(fixed)+1), fixed...), ttl.Milliseconds())
+	return &prepared{keys: box(keys, boxed), args: args, ttl: ttl, hash: [1]string{keys[0]}}
 }
 
-// on returns p's calls on keys, boxed once, sharing p's arguments.
+// on returns p's calls on keys, sharing p's arguments and boxed keys.
 func (p *prepared) on(keys []string) *prepared {
-	q := *p
-	q.keys = make([]any, len(keys))
+	return &prepared{keys: box(keys, p.keys), args: p.args, ttl: p.ttl, hash: p.hash}
+}
+
+// box returns keys as script arguments: the boxes in boxed of those that
+// are in it, new ones for the others.
+func box(keys []string, boxed []any) []any {
+	v := make([]any, len(keys))
 	for i, k := range keys {
-		q.keys[i] = k
+		v[i] = k
+		for _, b := range boxed {
+			if b == k {
+				v[i] = b
+				break
+			}
+		}
 	}
-	return &q
+	return v
 }
 
 // fixed returns the fixed arguments, which a caller appending to them

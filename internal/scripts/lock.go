@@ -41,7 +41,7 @@ type Lock struct {
 // (ownedArgs) and ttl that the acquire and release send, and a lock kind
 // with scripts of its own on the lock hash (Fair, RW) shares them.
 func (l Lock) Prepared(ttl time.Duration) Lock {
-	l.prep = prepare(l.keys(), l.ownedArgs(), ttl)
+	l.prep = prepare(l.keys(), l.ownedArgs(), ttl, nil)
 	return l
 }
 

@@ -32,7 +32,8 @@ type RW struct {
 	WriterChannel            string // the name's writers' channel; a Client's is it followed by ":<client id>"
 	Value                    string // the handle's value (WithValue), stored with its read holds; "" none
 
-	prep *prepared // by Prepared; nil: prepared on each call
+	prep  *prepared // by Prepared; nil: prepared on each call
+	value any       // Value, boxed by Prepared
 }
 
 // Prepared returns rw with its acquires and releases prepared once, on
@@ -41,8 +42,8 @@ type RW struct {
 // channel; a read acquire sends rw's Value, boxed once.
 func (rw RW) Prepared() RW {
 	l := rw.Lock.calls()
-	rw.prep = prepare(rw.keys(), append(l.fixed(), rw.WriterChannel), l.ttl)
-	rw.prep.value = rw.Value
+	rw.prep = prepare(rw.keys(), append(l.fixed(), rw.WriterChannel), l.ttl, l.keys)
+	rw.value = rw.Value
 	return rw
 }
 
@@ -52,6 +53,15 @@ func (rw RW) calls() *prepared {
 		rw = rw.Prepared()
 	}
 	return rw.prep
+}
+
+// valueArg returns Value as a script argument: boxed once if rw is
+// prepared.
+func (rw RW) valueArg() any {
+	if rw.prep != nil {
+		return rw.value
+	}
+	return rw.Value
 }
 
 // args prepends the arguments every rw script takes (see rw_lib.lua): the
@@ -86,7 +96,7 @@ func (rw RW) runKeys(ctx context.Context, rdb redis.Scripter, keys []string, s *
 func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool,
 	lease time.Duration) (Acquired, error) {
 	c := rw.calls()
-	v, err := c.run(ctx, rdb, rwRead, req, c.ms(lease), flag(held), c.value)
+	v, err := c.run(ctx, rdb, rwRead, req, c.ms(lease), flag(held), rw.valueArg())
 	return decode(v, err, acquired)
 }
 

@@ -113,7 +113,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 			return e.named(err)
 		}
 	}
-	l := scripts.NewLease(e.h.TTL(), []byte(value))
+	l := scripts.NewLeaseArg(e.h.TTL(), []byte(value))
 	if err := e.q.AcquireInTurn(ctx, l, 0, true); err != nil {
 		return e.named(err)
 	}

@@ -111,7 +111,7 @@ func (p *proc) hubUp(from, to time.Time) (up time.Time, ok bool) {
 func determine(c *redcoord.Client, pi, si int) {
 	s := core.Of(c)
 	s.ID = fmt.Sprintf("%030x%02x", pi+1, si)
-	*s.RenewedLease("") = scripts.NewLease(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, ""))
+	*s.RenewedLease("") = scripts.NewLeaseArg(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, ""))
 	frac := time.Duration(3*pi+si+1) % 8
 	s.Jitter = func(n time.Duration) time.Duration { return n * frac / 8 }
 }

@@ -32,11 +32,11 @@ func (s *Session) EncodeMeta(lease time.Duration, fixed bool, value string) []by
 // RenewedLease returns the lease argument of an acquire whose hold the
 // watchdog renews, with the holder metadata of a handle of value value:
 // for the common handle with none, one made once per Session and shared.
-func (s *Session) RenewedLease(value string) *scripts.Lease {
+func (s *Session) RenewedLease(value string) *scripts.LeaseArg {
 	if value == "" {
 		return &s.renewed
 	}
-	l := scripts.NewLease(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, value))
+	l := scripts.NewLeaseArg(s.Config.TTL, s.EncodeMeta(s.Config.TTL, false, value))
 	return &l
 }
 

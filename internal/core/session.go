@@ -67,7 +67,7 @@ type Session struct {
 	pid  int
 	// renewed is the lease argument of a hold the watchdog renews, for a
 	// handle with no value (see RenewedLease), made once.
-	renewed scripts.Lease
+	renewed scripts.LeaseArg
 	// notices is the channel of forced-unlock notices outside Cluster,
 	// without the Client's id (see NoticePrefix), made once.
 	notices string
@@ -110,7 +110,7 @@ func New(rdb Redis, cfg Config) (*Session, error) {
 	}
 	s.hubFunc = s.Hub
 	s.Notices = newNotices(s)
-	s.renewed = scripts.NewLease(cfg.TTL, s.EncodeMeta(cfg.TTL, false, ""))
+	s.renewed = scripts.NewLeaseArg(cfg.TTL, s.EncodeMeta(cfg.TTL, false, ""))
 	s.notices = s.ClientKey(ChanNotices, "")
 	return s, nil
 }

@@ -39,7 +39,7 @@ type Attempt struct {
 	H     *Handle
 	Op    Op
 	Req   string
-	Lease scripts.Lease
+	Lease scripts.LeaseArg
 	Fixed time.Duration // a fixed lease, not renewed by the watchdog; 0: renewed
 	Block bool          // wait when the lock is busy (Lock, not TryLock)
 	CW    *ClientWait   // nil: the acquire never registers its Client; else &client
@@ -71,7 +71,7 @@ func (h *Handle) Acquire(ctx context.Context, k Kind, fixed time.Duration, block
 // the Client registered for k's wakes where k has a registry, and records
 // the hold that a try took, with the lease argument l, renewed by the
 // watchdog (fixed == 0) or ending after fixed.
-func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.Lease, fixed time.Duration, block bool) error {
+func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, fixed time.Duration, block bool) error {
 	a := k.attempt()
 	*a = Attempt{H: h, Op: Op{t: h.Hold}, Req: h.NextRequest(), Lease: l, Fixed: fixed, Block: block}
 	w := k.Wakes()

@@ -38,7 +38,7 @@ func (f *Fair) Acquire(ctx context.Context, fixed time.Duration, block bool) err
 
 // AcquireInTurn takes the lock with the lease argument l for a caller that
 // holds its own turn (relection's Campaign): see Handle.AcquireInTurn.
-func (f *Fair) AcquireInTurn(ctx context.Context, l scripts.Lease, fixed time.Duration, block bool) error {
+func (f *Fair) AcquireInTurn(ctx context.Context, l scripts.LeaseArg, fixed time.Duration, block bool) error {
 	return f.H.AcquireInTurn(ctx, &fairAttempt{f: f}, l, fixed, block)
 }
 

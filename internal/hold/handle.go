@@ -21,7 +21,7 @@ type Handle struct {
 	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
 	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
-	renewed *scripts.Lease // the lease argument the watchdog renews: the Session's, unless the handle has a Value
+	renewed *scripts.LeaseArg // the lease argument the watchdog renews: the Session's, unless the handle has a Value
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
@@ -80,11 +80,11 @@ func (h *Handle) Value() string {
 
 // LeaseArg returns the lease argument of an acquire with a fixed lease
 // (fixed > 0) or renewed by the watchdog.
-func (h *Handle) LeaseArg(fixed time.Duration) scripts.Lease {
+func (h *Handle) LeaseArg(fixed time.Duration) scripts.LeaseArg {
 	if fixed == 0 {
 		return *h.renewed
 	}
-	return scripts.NewLease(fixed, h.S.EncodeMeta(fixed, true, h.Value()))
+	return scripts.NewLeaseArg(fixed, h.S.EncodeMeta(fixed, true, h.Value()))
 }
 
 // HandOn gives wake, a message that a script left in its reply for this

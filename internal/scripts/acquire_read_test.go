@@ -21,7 +21,7 @@ func TestAcquireOfAbsentLockReadsOnce(t *testing.T) {
 	srv := redistest.Real(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
-	lease := NewLease(time.Minute, []byte("m"))
+	lease := NewLeaseArg(time.Minute, []byte("m"))
 	for name, acquire := range map[string]func() (bool, error){
 		"lock_acquire": func() (bool, error) {
 			a, err := testLock("a").Acquire(ctx, rdb, "a:1", NoToken, lease, NoRegistry)

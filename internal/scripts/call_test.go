@@ -46,7 +46,7 @@ func TestCallLoadsLostScript(t *testing.T) {
 		rdb.AddHook(h)
 		l := testLock("a").Prepared(time.Minute)
 		require.NoError(t, rdb.ScriptFlush(ctx).Err())
-		a, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Minute, nil), NoRegistry)
+		a, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		assert.True(t, a.OK)
 		h.mu.Lock()

@@ -95,7 +95,7 @@ type Attempt struct {
 // finds that req holds it already (a retry, or a grant). When it does not,
 // and queue is true, req joins the queue (once) and its heartbeat deadline
 // is set to heartbeat from now.
-func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease, queue bool,
+func (f Fair) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease LeaseArg, queue bool,
 	heartbeat time.Duration) (Attempt, error) {
 	c := f.calls()
 	v, err := c.run(ctx, rdb, fairLock.acquire, req, lease.ms, lease.meta, flag(queue), c.ms(heartbeat), held)

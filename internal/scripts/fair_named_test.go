@@ -20,7 +20,7 @@ func TestFairReleaseNamesItsHold(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		a, b := testFair("a"), testFair("b")
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		lost, err := a.Acquire(ctx, rdb, "a:1", NoToken, lease, true, time.Minute)
 		require.NoError(t, err)
 		require.True(t, lost.OK)

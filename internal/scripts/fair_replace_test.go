@@ -26,7 +26,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		f := testFair("a")
 		queue := func(owner, req, meta string) {
 			t.Helper()
-			got, err := testFair(owner).Acquire(ctx, rdb, req, TokenArg(0), NewLease(5*time.Second, []byte(meta)), true, time.Minute)
+			got, err := testFair(owner).Acquire(ctx, rdb, req, TokenArg(0), NewLeaseArg(5*time.Second, []byte(meta)), true, time.Minute)
 			require.NoError(t, err)
 			require.False(t, got.OK, "%s queued", req)
 		}
@@ -41,9 +41,9 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 			assert.LessOrEqual(t, ttl, 5*time.Second)
 		}
 
-		first, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, []byte("ma")), true, time.Minute)
+		first, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLeaseArg(time.Minute, []byte("ma")), true, time.Minute)
 		require.NoError(t, err)
-		again, err := f.Acquire(ctx, rdb, "a:2", TokenArg(first.Token), NewLease(time.Minute, []byte("ma")), true, time.Minute)
+		again, err := f.Acquire(ctx, rdb, "a:2", TokenArg(first.Token), NewLeaseArg(time.Minute, []byte("ma")), true, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), again.Count)
 		require.NoError(t, rdb.HSet(ctx, f.Lock.Hash, "x", 1).Err()) // as an Extend marks it

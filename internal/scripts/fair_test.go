@@ -249,7 +249,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	switch s.op {
 	case "lock", "try":
 		var a Attempt
-		a, err = f.Acquire(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, *f.Lock)), NewLease(time.Minute, []byte("meta "+req)), s.op == "lock", time.Minute)
+		a, err = f.Acquire(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, *f.Lock)), NewLeaseArg(time.Minute, []byte("meta "+req)), s.op == "lock", time.Minute)
 		got = a.Acquired
 	case "release":
 		got, err = f.Release(ctx, rdb, req, false, TokenArg(believed(t, ctx, rdb, *f.Lock)))
@@ -287,10 +287,10 @@ func TestFairGrant(t *testing.T) {
 		require.NoError(t, err)
 
 		a, b := testFair("a"), testFair("b")
-		first, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, []byte("ma")), true, time.Minute)
+		first, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLeaseArg(time.Minute, []byte("ma")), true, time.Minute)
 		require.NoError(t, err)
 		before := time.Now().Add(-time.Second)
-		got, err := b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLease(5*time.Second, []byte{0x81, ' ', 0xa1}), true, time.Minute)
+		got, err := b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLeaseArg(5*time.Second, []byte{0x81, ' ', 0xa1}), true, time.Minute)
 		require.NoError(t, err)
 		require.False(t, got.OK)
 		for _, k := range []string{b.Queue, b.Alive, b.Waiting} {
@@ -319,7 +319,7 @@ func TestFairGrant(t *testing.T) {
 		assert.InDelta(t, server.UnixMilli(), at, 1000)
 
 		time.Sleep(20 * time.Millisecond)
-		again, err := b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLease(5*time.Second, nil), true, time.Minute)
+		again, err := b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLeaseArg(5*time.Second, nil), true, time.Minute)
 		require.NoError(t, err)
 		assert.Equal(t, Acquired{OK: true, Token: token, Count: 1}, again.Acquired, "a retry finds the grant")
 		assert.GreaterOrEqual(t, again.Age, 20*time.Millisecond, "and how long ago it was made")
@@ -375,7 +375,7 @@ func TestFairWrongType(t *testing.T) {
 					}
 					assert.True(t, errors.Is(err, errs.ErrWrongType), "%s: %v", op, err)
 				}
-				_, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+				_, err := f.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLeaseArg(time.Minute, nil), true, time.Minute)
 				check("acquire", err, true)
 				_, err = f.Release(ctx, rdb, "a:2", false, NoToken) // not held: it writes nothing
 				check("release", err, false)
@@ -404,10 +404,10 @@ func TestFairWrongTypeFenceRelease(t *testing.T) {
 		a, b := testFair("a"), testFair("b")
 		for _, waits := range []bool{false, true} {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
-			held, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+			held, err := a.Acquire(ctx, rdb, "a:1", TokenArg(0), NewLeaseArg(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			if waits {
-				_, err = b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLease(time.Minute, nil), true, time.Minute)
+				_, err = b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLeaseArg(time.Minute, nil), true, time.Minute)
 				require.NoError(t, err)
 			}
 			require.NoError(t, rdb.Del(ctx, a.Fence).Err())

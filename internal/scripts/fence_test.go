@@ -44,7 +44,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 			{"lock", testLock("").Fence, func(t *testing.T) uint64 {
 				owner++
 				l := testLock(strconv.Itoa(owner))
-				a, err := l.Acquire(ctx, rdb, l.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+				a, err := l.Acquire(ctx, rdb, l.Owner+":1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, l.Hash).Err())
@@ -53,7 +53,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 			{"fair", testFair("").Fence, func(t *testing.T) uint64 {
 				owner++
 				f := testFair(strconv.Itoa(owner))
-				a, err := f.Acquire(ctx, rdb, f.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, time.Minute)
+				a, err := f.Acquire(ctx, rdb, f.Owner+":1", TokenArg(0), NewLeaseArg(time.Minute, nil), false, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, f.Lock.Hash).Err())
@@ -62,7 +62,7 @@ func TestTokensFlooredByClock(t *testing.T) {
 			{"rw", testRW("").Lock.Fence, func(t *testing.T) uint64 {
 				owner++
 				w := testRW(strconv.Itoa(owner))
-				a, _, err := w.Write(ctx, rdb, w.Lock.Owner+":1", TokenArg(0), NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
+				a, _, err := w.Write(ctx, rdb, w.Lock.Owner+":1", TokenArg(0), NewLeaseArg(time.Minute, nil), false, NoRegistry, time.Minute)
 				require.NoError(t, err)
 				require.True(t, a.OK)
 				require.NoError(t, rdb.Del(ctx, w.Lock.Hash).Err())

@@ -25,7 +25,7 @@ func TestWakeForOwnClientIsReturned(t *testing.T) {
 		defer sub.Close()
 		_, err := sub.Receive(ctx)
 		require.NoError(t, err)
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		a, a2, b := testLock("ca:1"), testLock("ca:2"), testLock("cb:1")
 		waiters := func() []string { return rdb.ZRange(ctx, a.Waiters, 0, -1).Val() }
 
@@ -85,7 +85,7 @@ func TestRWWakeForOwnClientIsReturned(t *testing.T) {
 		defer sub.Close()
 		_, err := sub.Receive(ctx)
 		require.NoError(t, err)
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		h, w := testRW("c:1"), testRW("c:2")
 		a, _, err := h.Write(ctx, rdb, "c:1:1", TokenArg(0), lease, false, NoRegistry, time.Minute)
 		require.NoError(t, err)

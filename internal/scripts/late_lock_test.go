@@ -39,7 +39,7 @@ func TestLateCopiesLock(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		fairKind := func(f Fair) lateLock {
 			return lateLock{lock: f.Lock,
 				acquire: func(req string, held uint64) (Acquired, error) {

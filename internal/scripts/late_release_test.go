@@ -33,7 +33,7 @@ func TestLateReleaseCopies(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		kinds := map[string]func() lateRelease{
 			"lock": func() lateRelease {
 				l := testLock("o")

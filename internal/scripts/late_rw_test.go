@@ -92,7 +92,7 @@ func TestLateForceCopyRW(t *testing.T) {
 				case "read":
 					took, err = b.Read(ctx, rdb, "b:1", false, time.Minute)
 				case "write", "forgotten":
-					took, _, err = b.Write(ctx, rdb, "b:1", NoToken, NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
+					took, _, err = b.Write(ctx, rdb, "b:1", NoToken, NewLeaseArg(time.Minute, nil), false, NoRegistry, time.Minute)
 				case "free":
 					took.OK = true
 				}

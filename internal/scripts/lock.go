@@ -70,12 +70,12 @@ func (l Lock) ownedArgs(more ...any) []any {
 // keys are the keys of lock_acquire and lock_release.
 func (l Lock) keys() []string { return []string{l.Hash, l.Fence, l.Marks, l.Waiters} }
 
-// Lease is the lease and holder metadata an acquire sends, boxed once: a
+// LeaseArg is the lease and holder metadata an acquire sends, boxed once: a
 // handle keeps the one of its watchdog-renewed holds.
-type Lease struct{ ms, meta any }
+type LeaseArg struct{ ms, meta any }
 
-// NewLease returns the Lease of an acquire for d with holder metadata meta.
-func NewLease(d time.Duration, meta []byte) Lease { return Lease{d.Milliseconds(), meta} }
+// NewLeaseArg returns the LeaseArg of an acquire for d with holder metadata meta.
+func NewLeaseArg(d time.Duration, meta []byte) LeaseArg { return LeaseArg{d.Milliseconds(), meta} }
 
 // TokenArg is the argument that names a hold by its token (NoToken: none):
 // boxed once per hold, and sent by its re-entries and renewals. Redis gets
@@ -137,7 +137,7 @@ var (
 // req makes a retried request a no-op. reg says what to do with the waiter
 // registry; a registration lives the ttl the Lock was Prepared with
 // (MarkerTTL if it was not) without a heartbeat (see Beat).
-func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
+func (l Lock) Acquire(ctx context.Context, rdb redis.Scripter, req string, held any, lease LeaseArg,
 	reg Registry) (Acquired, error) {
 	c := l.calls()
 	v, err := c.run(ctx, rdb, lockAcquire, req, lease.ms, lease.meta, held, reg.arg, c.ms(c.ttl))

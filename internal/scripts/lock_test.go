@@ -163,7 +163,7 @@ func run(t *testing.T, ctx context.Context, rdb *redis.Client, s step) any {
 	var err error
 	switch s.op {
 	case "acquire":
-		got, err = l.Acquire(ctx, rdb, s.req, TokenArg(believed(t, ctx, rdb, l)), NewLease(time.Minute, []byte("meta")), NoRegistry)
+		got, err = l.Acquire(ctx, rdb, s.req, TokenArg(believed(t, ctx, rdb, l)), NewLeaseArg(time.Minute, []byte("meta")), NoRegistry)
 	case "release":
 		got, _, err = l.Release(ctx, rdb, s.req, false, TokenArg(believed(t, ctx, rdb, l)))
 	case "leave":
@@ -194,7 +194,7 @@ func TestLockState(t *testing.T) {
 		assert.False(t, st.Held)
 
 		before := time.Now().Add(-time.Second)
-		a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, []byte{0x81, 0xa1, 'h'}), NoRegistry)
+		a, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLeaseArg(time.Minute, []byte{0x81, 0xa1, 'h'}), NoRegistry)
 		require.NoError(t, err)
 		st, err = l.State(ctx, rdb)
 		require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestLockWrongType(t *testing.T) {
 				require.NoError(t, rdb.FlushAll(ctx).Err())
 				setup()
 				before := dump(t, rdb)
-				_, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+				_, err := l.Acquire(ctx, rdb, "1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 				assert.True(t, errors.Is(err, errs.ErrWrongType), "acquire: %v", err)
 				if name == "string at fence" {
 					return // the lock hash itself is fine for the other scripts
@@ -265,7 +265,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		l := testLock("a")
-		got, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Second, nil), NoRegistry)
+		got, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Second, nil), NoRegistry)
 		require.NoError(t, err)
 		tok := TokenArg(got.Token)
 		ok, err := l.Extend(ctx, rdb, "a:9", 10*time.Second, tok, []byte("meta"))
@@ -279,7 +279,7 @@ func TestExtendOutlastsLateRenewal(t *testing.T) {
 
 		_, _, err = l.Release(ctx, rdb, "a:2", true, TokenArg(believed(t, ctx, rdb, l)))
 		require.NoError(t, err)
-		got, err = l.Acquire(ctx, rdb, "a:3", NoToken, NewLease(time.Second, nil), NoRegistry)
+		got, err = l.Acquire(ctx, rdb, "a:3", NoToken, NewLeaseArg(time.Second, nil), NoRegistry)
 		require.NoError(t, err)
 		script, keys, args = l.Renewal(20*time.Second, TokenArg(got.Token))
 		_, err = script.Run(ctx, rdb, keys, args...).Int()

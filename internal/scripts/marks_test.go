@@ -24,7 +24,7 @@ func TestReleaseMarkersDroppedNowAndThen(t *testing.T) {
 	cycle := func(at time.Duration, us int, acq, rel string) {
 		t.Helper()
 		srv.Mini.SetTime(t0.Add(at + time.Duration(us)*time.Microsecond))
-		a, err := l.Acquire(ctx, rdb, acq, NoToken, NewLease(time.Hour, nil), NoRegistry)
+		a, err := l.Acquire(ctx, rdb, acq, NoToken, NewLeaseArg(time.Hour, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, a.OK)
 		n, _, err := l.Release(ctx, rdb, rel, false, TokenArg(believed(t, ctx, rdb, l)))
@@ -66,7 +66,7 @@ func TestMarkersKeyExpiresWithItsNewest(t *testing.T) {
 		return d
 	}
 	srv.Mini.SetTime(t0)
-	_, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Hour, nil), NoRegistry)
+	_, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Hour, nil), NoRegistry)
 	require.NoError(t, err)
 	n, _, err := l.Release(ctx, rdb, "a:2", false, TokenArg(believed(t, ctx, rdb, l)))
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestMarkersWrittenWithoutPTTL(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	l := testLock("a")
-	a, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Hour, nil), NoRegistry)
+	a, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Hour, nil), NoRegistry)
 	require.NoError(t, err)
 	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
 	n, _, err := l.Release(ctx, rdb, "a:2", false, TokenArg(a.Token))

@@ -31,7 +31,7 @@ type MultiTry struct {
 // holds it already, or found taken by this very request (a retry). The
 // parts must be in one Cluster slot; kind and lease are every part's.
 func AcquireMulti(ctx context.Context, rdb redis.Scripter, kind string, parts []MultiPart,
-	lease Lease) (MultiTry, error) {
+	lease LeaseArg) (MultiTry, error) {
 	keys := make([]string, 0, 3*len(parts))
 	args := make([]any, 0, 7+3*len(parts))
 	var first Lock // its channel is the head's (see lib.lua); nothing is published

@@ -27,7 +27,7 @@ func TestLockMulti(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		lease := NewLease(time.Minute, []byte("m"))
+		lease := NewLeaseArg(time.Minute, []byte("m"))
 		parts := func(reqs ...string) []MultiPart {
 			var ps []MultiPart
 			for i, name := range []string{"a", "b", "c"} {
@@ -91,7 +91,7 @@ func TestLockMultiWrongType(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		lease := NewLease(time.Minute, []byte("m"))
+		lease := NewLeaseArg(time.Minute, []byte("m"))
 		ps := []MultiPart{
 			{Lock: multiLock("a", "o"), Req: "o:1", Held: NoToken},
 			{Lock: multiLock("b", "o"), Req: "o:2", Held: NoToken},

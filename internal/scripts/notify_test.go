@@ -36,10 +36,10 @@ func TestNotifyFallsBackToPublish(t *testing.T) {
 
 			l, w := testLock("ca:1"), testLock("cb:1")
 			l.Publish = "SPUBLISH"
-			a, err := l.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+			a, err := l.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 			require.NoError(t, err)
 			require.True(t, a.OK)
-			busy, err := w.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+			busy, err := w.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), Register)
 			require.NoError(t, err)
 			require.False(t, busy.OK)
 			n, _, err := l.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, l)))

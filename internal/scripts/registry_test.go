@@ -36,7 +36,7 @@ func TestWaiterRegistry(t *testing.T) {
 			require.NoError(t, err)
 			return msg.Channel + " " + msg.Payload
 		}
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
 		waiters := func() []string { return rdb.ZRange(ctx, a.Waiters, 0, -1).Val() }
 
@@ -105,10 +105,10 @@ func TestWaiterRegistryDead(t *testing.T) {
 	ctx := context.Background()
 	a := testLock("ca:1")
 	short := testLock("cb:1").Prepared(20 * time.Millisecond)
-	got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+	got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 	require.NoError(t, err)
 	require.True(t, got.OK)
-	_, err = short.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+	_, err = short.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), Register)
 	require.NoError(t, err)
 	time.Sleep(50 * time.Millisecond) // past the registration's deadline
 	ps := rdb.Subscribe(ctx, "t:{n}:ch:cb")
@@ -131,12 +131,12 @@ func TestWaiterRegistryWrongType(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		a, b := testLock("ca:1"), testLock("cb:1")
-		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, got.OK)
 		require.NoError(t, rdb.Set(ctx, a.Waiters, "x", 0).Err())
 		before := dump(t, rdb)
-		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+		_, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), Register)
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a busy try that registers")
 		_, _, err = a.Release(ctx, rdb, "ca:1:2", false, TokenArg(believed(t, ctx, rdb, a)))
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a release to zero")
@@ -159,7 +159,7 @@ func TestWaiterRegistryKeptOnError(t *testing.T) {
 		require.NoError(t, rdb.ZAdd(ctx, a.Waiters, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: "ca:1:1"}).Err())
 		require.NoError(t, rdb.Set(ctx, a.Fence, "x", 0).Err())
 		before := dump(t, rdb)
-		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), Register)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 		assert.Equal(t, before, dump(t, rdb), "keys changed")
 	})
@@ -175,7 +175,7 @@ func TestWaiterRegistryHolderLeaves(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
 		waiters := func() []string { return rdb.ZRange(ctx, a.Waiters, 0, -1).Val() }
 		take := func(l Lock, req string, held uint64, reg Registry) Acquired {
@@ -228,12 +228,12 @@ func TestWaiterRegistryLateCopy(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		a, b := testLock("ca:1"), testLock("cb:1")
-		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLease(time.Minute, nil), NoRegistry)
+		got, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		require.True(t, got.OK)
 		_, _, err = b.Leave(ctx, rdb, "cb:1:1", false)
 		require.NoError(t, err)
-		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLease(time.Minute, nil), Register)
+		got, err = b.Acquire(ctx, rdb, "cb:1:1", TokenArg(0), NewLeaseArg(time.Minute, nil), Register)
 		require.NoError(t, err)
 		assert.False(t, got.OK)
 		assert.Empty(t, rdb.ZRange(ctx, a.Waiters, 0, -1).Val(), "the late copy registered")
@@ -255,7 +255,7 @@ func TestWaiterRegistryWokenLeaverPassesOn(t *testing.T) {
 			_, err := ps.Receive(ctx)
 			require.NoError(t, err)
 		}
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		a, b, c := testLock("ca:1"), testLock("cb:1"), testLock("cc:1")
 		_, err := a.Acquire(ctx, rdb, "ca:1:1", TokenArg(0), lease, NoRegistry)
 		require.NoError(t, err)

@@ -106,7 +106,7 @@ func (rw RW) Read(ctx context.Context, rdb redis.Scripter, req string, held bool
 // writers' wake registry, where req's Client is registered (see Registry;
 // NoRegistry: a Client whose waits poll). Upgrade is true when the owner
 // holds read holds only.
-func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease Lease,
+func (rw RW) Write(ctx context.Context, rdb redis.Scripter, req string, held any, lease LeaseArg,
 	wait bool, reg Registry, hb time.Duration) (a Acquired, upgrade bool, err error) {
 	w := flagFalse
 	switch {

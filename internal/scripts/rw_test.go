@@ -186,7 +186,7 @@ func runRW(t *testing.T, ctx context.Context, rdb *redis.Client, s rwstep) any {
 	case "write", "trywrite":
 		var a Acquired
 		var upgrade bool
-		a, upgrade, err = rw.Write(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, rw.Lock)), NewLease(time.Minute, []byte("meta")), s.op == "write", Register, time.Minute)
+		a, upgrade, err = rw.Write(ctx, rdb, req, TokenArg(believed(t, ctx, rdb, rw.Lock)), NewLeaseArg(time.Minute, []byte("meta")), s.op == "write", Register, time.Minute)
 		got = a
 		if upgrade {
 			got = "upgrade"
@@ -229,7 +229,7 @@ func TestRWWrongType(t *testing.T) {
 			rw := testRW("a")
 			_, err := rw.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
-			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
+			_, _, err = rw.Write(ctx, rdb, "a:2", TokenArg(0), NewLeaseArg(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
 			_, err = rw.RExtend(ctx, rdb, extendReq(), time.Minute, ReadName("a:1"))
 			assert.ErrorIs(t, err, errs.ErrWrongType, key)
@@ -258,7 +258,7 @@ func TestRWWrongTypeLeft(t *testing.T) {
 			before := dump(t, rdb)
 			_, err := a.Read(ctx, rdb, "a:1", false, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "read, readers %v", readers)
-			_, _, err = a.Write(ctx, rdb, "a:2", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
+			_, _, err = a.Write(ctx, rdb, "a:2", TokenArg(0), NewLeaseArg(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "write, readers %v", readers)
 			assert.Equal(t, before, dump(t, rdb), "keys changed, readers %v", readers)
 		}
@@ -277,14 +277,14 @@ func TestRWWrongTypeRegistry(t *testing.T) {
 			b := testRW("b")
 			var err error
 			if held == "write" {
-				_, _, err = b.Write(ctx, rdb, "b:1", TokenArg(0), NewLease(time.Minute, nil), false, NoRegistry, time.Minute)
+				_, _, err = b.Write(ctx, rdb, "b:1", TokenArg(0), NewLeaseArg(time.Minute, nil), false, NoRegistry, time.Minute)
 			} else {
 				_, err = b.Read(ctx, rdb, "b:1", false, time.Minute)
 			}
 			require.NoError(t, err)
 			require.NoError(t, rdb.Set(ctx, b.WriterWaiters, "x", 0).Err())
 			before := dump(t, rdb)
-			_, _, err = testRW("a").Write(ctx, rdb, "a:1", TokenArg(0), NewLease(time.Minute, nil), true, Register, time.Minute)
+			_, _, err = testRW("a").Write(ctx, rdb, "a:1", TokenArg(0), NewLeaseArg(time.Minute, nil), true, Register, time.Minute)
 			assert.ErrorIs(t, err, errs.ErrWrongType, "a writer registering while %s is held", held)
 			assert.Equal(t, before, dump(t, rdb), "keys changed while %s is held", held)
 		}
@@ -307,7 +307,7 @@ func TestRWWakesOneWriter(t *testing.T) {
 		defer sub.Close()
 		_, err := sub.Receive(ctx)
 		require.NoError(t, err)
-		lease := NewLease(time.Minute, nil)
+		lease := NewLeaseArg(time.Minute, nil)
 		h, x, y, p := testRW("h"), testRW("x"), testRW("y"), testRW("p")
 		_, _, err = h.Write(ctx, rdb, "h:1", TokenArg(0), lease, false, NoRegistry, time.Minute)
 		require.NoError(t, err)

@@ -21,7 +21,7 @@ func TestWrongTypeNamesTheKey(t *testing.T) {
 		ctx := context.Background()
 		l := testLock("a").Prepared(time.Minute)
 		acquire := func() error {
-			_, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLease(time.Minute, nil), NoRegistry)
+			_, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Minute, nil), NoRegistry)
 			return err
 		}
 

@@ -234,7 +234,7 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 // writeAttempt is one write acquire's tries, and the undo of its request
 // (a hold.Kind). A blocked writer whose Client is woken by pub/sub takes
 // part in its Client's one registration in the writers' wake registry
-// (see hold.ClientWait); a release wakes the Client's longest-waiting
+// (see core.ClientWaiter); a release wakes the Client's longest-waiting
 // writer. A waiting writer's heartbeat (its Attempt's) keeps its entry in
 // KEYS[5], which holds new readers back.
 type writeAttempt struct {

@@ -6,14 +6,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/internal/wait"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // What both semaphores do with their Client's one registration per name
-// (see core.Waits): the unfair Semaphore's blocked acquires and the
+// (see core.ClientWaits): the unfair Semaphore's blocked acquires and the
 // ExpirableSemaphore's wait in a local queue behind it, on clientCh, the
 // Client's channel for the name.
 
@@ -21,45 +20,45 @@ import (
 // which lives ttl without one.
 type beatFunc func(client string, ttl time.Duration) (*redis.Script, []string, []any)
 
-// registered records that a try sent at since registered the Client: one
-// heartbeat, renewing by beat, keeps the registration while its blocked
-// acquires wait.
-func (h *handle) registered(wt core.Sized, since time.Time, beat beatFunc) error {
-	return wt.Registered(since, func() *lease.Heartbeat {
-		script, keys, args := beat(h.S.ID, h.TTL())
-		return lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
-	})
+// registrant is what a semaphore's blocked acquires need for their
+// Client's registration (see core.Registrant): beat renews it, unregister
+// takes the Client out of the registry by a leave of its own request req,
+// as the Client's last waiter's.
+type registrant struct {
+	h          *handle
+	beat       beatFunc
+	unregister func(ctx context.Context, req string)
 }
 
-// exit ends an acquire's part in its Client's blocked acquires of the
-// name. When its try or its leave took the Client out of the registry
-// (dropped) while other blocked acquires of the Client came in meanwhile
-// (they joined without a try), it wakes the longest-waiting of them, whose
-// try registers the Client again. The last one, when its own try or leave
-// did not drop the registration, drops it with unregister (see
-// core.Wait.Exit), which runs the semaphore's leave for the request id req
-// of the Client's own, as the Client's last waiter's.
-func (h *handle) exit(wt core.Sized, dropped bool, clientCh string, unregister func(ctx context.Context, req string)) {
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
-		defer cancel()
-		unregister(ctx, h.NextRequest())
+// Beat makes the heartbeat of the Client's registration.
+func (r *registrant) Beat() *lease.Heartbeat {
+	script, keys, args := r.beat(r.h.S.ID, r.h.TTL())
+	return lease.NewHeartbeat(r.h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
+}
+
+// Drop takes the Client out of the registry, by a leave of a request
+// never sent.
+func (r *registrant) Drop(ctx context.Context) { r.unregister(ctx, r.h.NextRequest()) }
+
+// semWait is what a try does with the waiter registry when its registry
+// mode is reg, behind the fewest permits least the Client's other blocked
+// acquires ask for (see core.ClientWaiter.ModeBehind); otherwise for an acquire
+// that never registers (NoRegistry).
+func semWait(reg scripts.Registry, least int64, otherwise scripts.SemWait) scripts.SemWait {
+	switch reg {
+	case scripts.NoRegistry:
+		return otherwise
+	case scripts.Unregister:
+		return scripts.SemUnregister
 	}
-	if dropped {
-		drop = nil
-	}
-	if wt.Exit(drop) && dropped {
-		if hb, err := h.S.Hub(); err == nil && hb != nil {
-			hb.WakeOne(clientCh)
-		}
-	}
+	return scripts.SemRegister.Behind(least)
 }
 
 // localWaiters reports whether acquires of the Client wait through the
 // registry key, so that a release hands its permits on to them (see
 // handOn) and the script wakes other Clients only with what is left.
 func (h *handle) localWaiters(key string) bool {
-	return h.S.Woken() && h.S.Waits.Waiting(key)
+	return h.S.Woken() && h.S.ClientWaits.Waiting(key)
 }
 
 // failedOn wakes every blocked acquire of the Client on clientCh after its

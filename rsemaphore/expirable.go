@@ -37,6 +37,7 @@ type ExpirableSemaphore struct {
 	h        handle
 	x        scripts.XSem // zero when h.Err is set
 	clientCh string       // the Client's channel for the name, where its waiters are woken
+	waiters  registrant   // for the Client's registration (see core.ClientWaiter)
 
 	mu   sync.Mutex               // guards held
 	held map[string]*hold.Tracker // permits this handle acquired and is keeping
@@ -60,6 +61,7 @@ func NewExpirable(c *redcoord.Client, name string, opts ...Option) *ExpirableSem
 			Kind: expirableKind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 		s.clientCh = s.h.clientChannel()
+		s.waiters = registrant{h: &s.h, beat: s.x.Beat, unregister: s.unregister}
 	}
 	return s
 }
@@ -148,25 +150,20 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	// A blocking acquire of a Client woken by pub/sub waits through the
 	// waiter registry, where its Client is registered once for all its
-	// blocked acquires of the name (see core.Waits), so that a release
-	// wakes this Client; a Client that polls registers nothing.
+	// blocked acquires of the name (see core.ClientWaits), so that a
+	// release wakes this Client; a Client that polls registers nothing.
 	ttl := h.TTL()
-	var wt *core.Sized // the Client's blocked acquires of the name, when it registers
-	if block && h.S.Woken() {
-		w, err := h.S.Waits.EnterSized(ctx, s.x.Waiters, 1)
-		if err != nil {
+	var cw *core.ClientWaiter    // the acquire's part in its Client's registration, when it registers
+	var client core.ClientWaiter // cw's
+	if block {
+		var err error
+		if cw, err = core.EnterClientWaiter(ctx, &client, h.S, s.x.Waiters, s.clientCh, core.Permits(1),
+			&s.waiters); err != nil {
 			return Permit{}, err
 		}
-		wt = &w
+		defer cw.Exit()
 	}
 	registered := false // a try that registers the Client was sent for id: a release may have woken it
-	// dropped: the last try sent took the permit, or the leave ran, for
-	// the Client's last blocked acquire of the name, and so took the
-	// Client out of the registry
-	dropped := false
-	if wt != nil {
-		defer func() { h.exit(*wt, dropped, s.clientCh, s.unregister) }()
-	}
 	// taken is what an acquiring try got: the permit's token, and no later
 	// than when its lease started.
 	type taken struct {
@@ -175,31 +172,18 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	}
 	try := func(ctx context.Context, w wait.Wake) (taken, wait.Attempt, error) {
 		now := time.Now()
-		mode, others := scripts.SemTry, int64(0)
-		if wt != nil {
-			others = wt.Least() // 1: other acquires of the Client wait; 0: none
-			mode = scripts.SemRegister.Behind(others)
-			if w.Polling {
-				// Its wait cannot hear a wake: a registration would only
-				// spend a release's wake, so the one the Client has goes.
-				mode = scripts.SemUnregister
-			}
-		}
-		register := wt != nil && !w.Polling
+		reg, least := cw.ModeBehind(w) // least 1: other acquires of the Client wait; 0: none
 		// Applied or not (its reply may be lost), the try may have
 		// registered the Client: the leave after a failed wait settles it.
-		registered = registered || register
-		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, mode, ttl)
-		if wt != nil && w.Polling && err == nil {
-			wt.Polling()
-		}
-		dropped = err == nil && a.OK && register && others == 0
-		if register && err == nil && (!a.OK || others > 0) {
-			if err := h.registered(*wt, now, s.x.Beat); err != nil {
+		registered = registered || reg == scripts.Register || reg == scripts.Keep
+		a, err := s.x.Acquire(ctx, h.S.Writer(), id, leaseTTL, semWait(reg, least, scripts.SemTry), ttl)
+		err = core.AcquireErr(a.OK, err)
+		if err == nil {
+			if err := cw.Sent(ctx, reg, now, a.OK); err != nil {
 				return taken{}, wait.Attempt{}, err
 			}
 		}
-		switch err = core.AcquireErr(a.OK, err); {
+		switch {
 		case errors.Is(err, errs.ErrNotReplicated):
 			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
 		case err != nil:
@@ -211,12 +195,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
-		others := int64(scripts.SemUnregistered)
-		if wt != nil {
-			others = wt.Least()
-			dropped = others == 0
-		}
-		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl, others)
+		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl, cw.Leaving())
 		return err
 	}
 	// A release wakes a registered Client's waiters on that Client's
@@ -225,8 +204,8 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	// A Client that polls (it never registers) tries after every wake.
 	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block,
 		Weight: 1}
-	if wt != nil {
-		spec.Mode, spec.Behind = wait.ClientQueue, wt.Least() > 0
+	if cw != nil {
+		spec.Mode, spec.Behind = wait.ClientQueue, cw.Least() > 0
 	}
 	r, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
@@ -248,7 +227,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 }
 
 // unregister takes the Client out of the registry, by a leave of its own
-// request req (see handle.exit).
+// request req (see registrant).
 func (s *ExpirableSemaphore) unregister(ctx context.Context, req string) {
 	_, _ = s.x.Leave(ctx, s.h.S.RDB, req, false, s.h.TTL(), 0)
 }

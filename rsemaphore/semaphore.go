@@ -32,6 +32,7 @@ type Semaphore struct {
 	h        handle
 	sem      scripts.Sem // zero when h.Err is set
 	clientCh string      // the Client's channel for the name, where its waiters are woken
+	waiters  registrant  // for the Client's registration (see core.ClientWaiter)
 }
 
 // New returns a handle on the counting semaphore named name. It does no
@@ -50,6 +51,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Semaphore {
 			Kind:    kind, Publish: s.h.S.PublishCommand(), Channel: s.h.channel(), Marks: s.h.marks(),
 		}
 		s.clientCh = s.h.clientChannel()
+		s.waiters = registrant{h: &s.h, beat: s.sem.Beat, unregister: s.unregister}
 	}
 	return s
 }
@@ -121,26 +123,28 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// A blocking acquire waits in the fair queue (WithFair), which grants
 	// permits in order, or through the waiter registry, where its Client
 	// is registered once for all its blocked acquires of the name (see
-	// core.Waits), so that a release whose permits fit one of them wakes
-	// this Client; a Client that polls registers nothing.
+	// core.ClientWaits), so that a release whose permits fit one of them
+	// wakes this Client; a Client that polls registers nothing.
 	mode := scripts.SemTry
-	var hb *lease.Heartbeat // the fair queue entry's
-	var wt *core.Sized      // the Client's blocked acquires of the name, when it registers
+	var hb *lease.Heartbeat      // the fair queue entry's
+	var cw *core.ClientWaiter    // the acquire's part in its Client's registration, when it registers
+	var client core.ClientWaiter // cw's
 	switch {
-	case block && !h.opts.fair && !h.S.Woken():
-		mode = scripts.SemPoll
 	case block && h.opts.fair:
 		mode = scripts.SemQueue
 		script, keys, args := s.sem.Heartbeat(req, ttl)
 		hb = lease.NewHeartbeat(h.S.Watchdog, lease.Renewal{Script: script, Keys: keys, Args: args})
 		defer hb.Stop()
-	case block && h.S.Woken():
-		mode = scripts.SemRegister
-		w, err := h.S.Waits.EnterSized(ctx, s.sem.Waiters, n)
-		if err != nil {
+	case block:
+		var err error
+		if cw, err = core.EnterClientWaiter(ctx, &client, h.S, s.sem.Waiters, s.clientCh, core.Permits(n),
+			&s.waiters); err != nil {
 			return err
 		}
-		wt = &w
+		defer cw.Exit()
+		if cw == nil {
+			mode = scripts.SemPoll
+		}
 	}
 	queue := mode == scripts.SemQueue
 	// granted confirms permits that a release granted to req (see
@@ -155,13 +159,6 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	queued := false    // req joined the queue: a release may grant it permits
 	sent := false      // a try of req was sent
 	untouched := false // the only try sent was refused (see Acquire): nothing to undo
-	// dropped: the last try sent took permits, or the leave ran, for the
-	// Client's last blocked acquire of the name, and so took the Client out
-	// of the registry
-	dropped := false
-	if wt != nil {
-		defer func() { h.exit(*wt, dropped, s.clientCh, s.unregister) }()
-	}
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
 	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
@@ -172,34 +169,21 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			}
 		}
 		now := time.Now()
-		w, others := mode, int64(0)
-		if wt != nil {
-			others = wt.Least()
-			w = scripts.SemRegister.Behind(others)
-			if wake.Polling {
-				// Its wait cannot hear a wake: a registration would only
-				// spend a release's wake, so the one the Client has goes.
-				w = scripts.SemUnregister
-			}
-		}
+		reg, least := cw.ModeBehind(wake)
 		first := !sent
 		sent = true
-		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, w, ttl)
+		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, semWait(reg, least, mode), ttl)
 		untouched = first && scripts.IsSemMixed(err)
-		register := wt != nil && !wake.Polling
-		if wt != nil && wake.Polling && err == nil {
-			wt.Polling()
-		}
-		dropped = err == nil && a.OK && register && others == 0
-		if register && err == nil && (!a.OK || others > 0) {
-			if err := h.registered(*wt, now, s.sem.Beat); err != nil {
+		err = core.AcquireErr(a.OK && !queued, err)
+		if err == nil {
+			if err := cw.Sent(ctx, reg, now, a.OK); err != nil {
 				return struct{}{}, wait.Attempt{}, err
 			}
 		}
 		// A queued request's permits may have been granted by a release:
 		// this try then wrote nothing for its WAIT to cover, and granted
 		// confirms them.
-		if err = core.AcquireErr(a.OK && !queued, err); err == nil && a.OK {
+		if err == nil && a.OK {
 			ok := true
 			if queued {
 				ok, err = granted(ctx)
@@ -234,13 +218,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		if untouched {
 			return nil
 		}
-		others := int64(scripts.SemUnregistered)
-		if wt != nil {
-			others = wt.Least()
-			dropped = others == 0
-		}
+		others := cw.Leaving()
 		return untilSent(ctx, func(ctx context.Context) error {
-			l, err := s.sem.Leave(ctx, h.S.RDB, req, n, wt != nil, ttl, others)
+			l, err := s.sem.Leave(ctx, h.S.RDB, req, n, cw != nil, ttl, others)
 			kept = l.Kept
 			return err
 		})
@@ -254,8 +234,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	switch {
 	case queue:
 		spec.Mode, spec.ID = wait.Targeted, req
-	case wt != nil:
-		least := wt.Least()
+	case cw != nil:
+		least := cw.Least()
 		spec.Mode, spec.Behind = wait.ClientQueue, least > 0 && n >= least
 	}
 	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
@@ -269,7 +249,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 }
 
 // unregister takes the Client out of the registry, by a leave of its own
-// request req (see handle.exit).
+// request req (see registrant).
 func (s *Semaphore) unregister(ctx context.Context, req string) {
 	_, _ = s.sem.Leave(ctx, s.h.S.RDB, req, 1, false, s.h.TTL(), 0)
 }

@@ -55,9 +55,9 @@ type Session struct {
 	Config   Config
 	Watchdog *lease.Watchdog
 	Notices  *Notices // ends holds that another Client forced out
-	// Waits are the Client's blocked acquires per waiter registry, which
-	// share one registration (rlock's, rrwlock writers'; see hold.ClientWait).
-	Waits Waits
+	// ClientWaits are the Client's blocked acquires per waiter registry,
+	// which share one registration (see ClientWaiter).
+	ClientWaits ClientWaits
 
 	// Jitter draws a random duration in [0, n) for a back-off; nil: from
 	// math/rand/v2. Tests that must replay exactly set it before first use.

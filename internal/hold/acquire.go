@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
 	"github.com/redcoord/redcoord/internal/wait"
@@ -23,12 +24,12 @@ type Kind interface {
 // Wakes is how a kind's waiters are woken: the wait's Mode and channel,
 // and for a ClientQueue the waiter registry in which the Client is
 // registered once for all its blocked acquires of the name, and what that
-// registration needs of the kind (see ClientWait).
+// registration needs of the kind (see core.ClientWaiter).
 type Wakes struct {
 	Mode     wait.Mode
 	Channel  string
 	Registry string
-	Reg      Registrant
+	Reg      core.Registrant
 }
 
 // Attempt is what every kind's acquire keeps across its tries: its turn at
@@ -40,13 +41,13 @@ type Attempt struct {
 	Op    Op
 	Req   string
 	Lease scripts.LeaseArg
-	Fixed time.Duration // a fixed lease, not renewed by the watchdog; 0: renewed
-	Block bool          // wait when the lock is busy (Lock, not TryLock)
-	CW    *ClientWait   // nil: the acquire never registers its Client; else &client
+	Fixed time.Duration      // a fixed lease, not renewed by the watchdog; 0: renewed
+	Block bool               // wait when the lock is busy (Lock, not TryLock)
+	CW    *core.ClientWaiter // nil: the acquire never registers its Client; else &client
 	// Waiting is the waiting entry's heartbeat, made by the first try that
 	// finds the lock busy (see Wait) and stopped when the wait ends.
 	Waiting *lease.Heartbeat
-	client  ClientWait // CW's, kept in the attempt: no allocation of its own
+	client  core.ClientWaiter // CW's, kept in the attempt: no allocation of its own
 }
 
 // Acquire takes the lock for k: it checks the handle, the Client and ctx,
@@ -82,7 +83,7 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 	case w.Mode == wait.Targeted:
 		spec.ID = a.Req
 	case block && w.Registry != "":
-		cw, err := EnterClientWait(ctx, &a.client, h.S, w.Registry, w.Channel, w.Reg)
+		cw, err := core.EnterClientWaiter(ctx, &a.client, h.S, w.Registry, w.Channel, core.OneHold(), w.Reg)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 // every try races for the lock hash; a release wakes one registered
 // waiter of the name, in its own process. A blocking acquire whose Client
 // is woken by pub/sub takes part in its Client's one registration in the
-// lock's waiter registry (see ClientWait). Make one per acquire.
+// lock's waiter registry (see core.ClientWaiter). Make one per acquire.
 type Unfair struct {
 	Attempt
 	Ch string // the Client's channel for the name, where its waiters are woken

@@ -11,9 +11,10 @@
 //   - attempt_lock.go, attempt_fair.go: both locks' acquires side by side,
 //     each one attempt that the wait loop (package wait) makes again until
 //     it acquires: rlock's unfair race for the lock hash (Unfair), and the
-//     FIFO queue of rfairlock and relection (Fair); clientwait.go: a
-//     blocked acquire's part in its Client's one registration in a waiter
-//     registry (ClientWait: rlock's, and rrwlock's writers').
+//     FIFO queue of rfairlock and relection (Fair); a blocked Lock takes
+//     part in its Client's one registration in the lock's waiter registry
+//     through core.ClientWaiter, as rrwlock's writers and the semaphores'
+//     acquires do.
 //   - hold.go: a handle's view of one of its holds (Tracker: count,
 //     fencing token, the watchdog lease or fixed-lease timer, the channel
 //     that reports the hold lost), which the locks keep one of, an

@@ -5,7 +5,7 @@ package main
 // Prims of the Go packages (see mutant.Prims).
 var (
 	holders = []string{"rlock", "rfairlock", "rrwlock", "multi", "redlock", "relection", "xsemaphore"} // hold.Tracker
-	woken   = []string{"rlock", "rrwlock", "multi"}                                                    // hold.ClientWait
+	woken   = []string{"rlock", "rrwlock", "multi"}                                                    // core.ClientWaiter
 	sems    = []string{"semaphore", "xsemaphore"}
 )
 
@@ -103,23 +103,23 @@ var goMutants = []mutant{
 		Breaks: "a heartbeat's Stop keeps renewing the registration: a waiter that left or" +
 			" acquired stays registered, and releases spend their wakes on it",
 	},
-	// internal/core/waits.go, internal/hold/clientwait.go
+	// internal/core/clientwait.go
 	{
-		Name: "waits-others-counts-self", File: "internal/core/waits.go", Prims: woken,
-		Old: "\treturn wt.n > 1\n",
-		New: "\treturn wt.n > 0\n",
+		Name: "waits-others-counts-self", File: "internal/core/clientwait.go", Prims: woken,
+		Old: "\t\tif k > 0 && (least == 0 || n < least) {\n",
+		New: "\t\tif k >= 0 && (least == 0 || n < least) {\n",
 		Breaks: "a Client's lone waiter counts itself as another: its try keeps the registration" +
 			" after taking the lock and its leave keeps it after giving up",
 	},
 	{
-		Name: "waits-least-counts-self", File: "internal/core/waits.go", Prims: sems,
-		Old: "\t\tif n == s.n {\n\t\t\tk-- // the caller's own\n\t\t}\n",
-		New: "",
+		Name: "waits-least-counts-self", File: "internal/core/clientwait.go", Prims: sems,
+		Old: "\t\t\tk-- // the caller's own\n",
+		New: "\t\t\t_ = k // the caller's own, counted as another's\n",
 		Breaks: "a semaphore acquire counts itself among the Client's other blocked acquires:" +
 			" the Client stays registered after its last waiter takes permits",
 	},
 	{
-		Name: "clientwait-exit-no-wake", File: "internal/hold/clientwait.go", Prims: woken,
+		Name: "clientwait-exit-no-wake", File: "internal/core/clientwait.go", Prims: woken,
 		Old: "\tif hb, err := c.s.Hub(); err == nil && hb != nil {\n\t\thb.WakeOne(c.ch)\n\t}\n",
 		New: "",
 		Breaks: "a wake not delivered: a waiter whose try dropped the registration exits without" +

@@ -22,19 +22,19 @@ var revertMutants = []mutant{
 	},
 	{
 		Name: "revert-drop-gap",
-		File: "internal/core/waits.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
-		Old: "\tif stale {\n\t\twt.dropping = make(chan struct{})\n\t} else if last" +
-			" {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n",
-		New: "\tif last {\n\t\tdelete(wt.w.m, wt.key)\n\t}\n\tif stale {\n\t\twt.dropping =" +
+		File: "internal/core/clientwait.go", Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
+		Old: "\tif stale {\n\t\treg.leaving = make(chan struct{})\n\t} else if last" +
+			" {\n\t\tdelete(w.m, c.key)\n\t}\n",
+		New: "\tif last {\n\t\tdelete(w.m, c.key)\n\t}\n\tif stale {\n\t\treg.leaving =" +
 			" make(chan struct{})\n\t}\n",
 		Breaks: "the last waiter's Exit removes the Client's wait record before its drop: a new" +
 			" acquire registers meanwhile, and the drop deletes its registration",
 	},
 	{
-		Name: "revert-drop-under-lock", File: "internal/core/waits.go",
+		Name: "revert-drop-under-lock", File: "internal/core/clientwait.go",
 		Prims: []string{"rlock", "rrwlock", "multi", "semaphore", "xsemaphore"},
-		Old:   "\twt.w.mu.Unlock()\n\tif stale {\n\t\tdefer wt.Left()\n\t\tdrop()\n\t}\n",
-		New:   "\tif stale {\n\t\tdrop()\n\t}\n\twt.w.mu.Unlock()\n\tif stale {\n\t\twt.Left()\n\t}\n",
+		Old:   "\tw.mu.Unlock()\n\tif stale {\n\t\tdefer w.endDrop(c.key, reg)\n\t\tc.drop()\n\t}\n",
+		New:   "\tif stale {\n\t\tc.drop()\n\t}\n\tw.mu.Unlock()\n\tif stale {\n\t\tw.endDrop(c.key, reg)\n\t}\n",
 		Breaks: "the last waiter's registration drop is sent under the Client's waits lock: during a slow drop" +
 			" every acquire of the Client, on any name, waits for it",
 	},

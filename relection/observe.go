@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // observeBatch is how many changes one read of the log returns.
@@ -63,7 +63,7 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 type observer struct {
 	e    *Election
 	ctx  context.Context
-	cfg  wait.Config
+	cfg  acquire.Config
 	sub  *hub.Subscription // nil: it polls
 	wake <-chan struct{}
 	out  chan<- Leader
@@ -143,7 +143,7 @@ func (o *observer) send(t scripts.Term) bool {
 // subscribe returns the observer's subscription to the name's channel, or
 // nil to poll: the Client polls, or the Hub could not subscribe within the
 // poll interval (it logs why).
-func (e *Election) subscribe(ctx context.Context, cfg wait.Config) *hub.Subscription {
+func (e *Election) subscribe(ctx context.Context, cfg acquire.Config) *hub.Subscription {
 	h, err := cfg.Hub()
 	if err != nil || h == nil {
 		return nil

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 const kind = "rlatch"
@@ -118,31 +118,32 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return l.named(err)
 	}
 	var round int64 // the round this wait waits for, from its first check
-	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, wake acquire.Wake) (struct{}, acquire.Attempt, error) {
 		if round != 0 && wake.Payload == strconv.FormatInt(round, 10) {
-			return struct{}{}, wait.Attempt{Acquired: true}, nil // the message says this round opened
+			return struct{}{}, acquire.Attempt{Acquired: true}, nil // the message says this round opened
 		}
 		st, err := l.l.State(ctx, l.b.S.RDB)
 		switch {
 		case round == 0 && l.opts.waitForSet && errors.Is(err, errs.ErrNotSet):
-			return struct{}{}, wait.Attempt{}, nil // TrySetCount wakes it
+			return struct{}{}, acquire.Attempt{}, nil // TrySetCount wakes it
 		case err != nil:
-			return struct{}{}, wait.Attempt{}, l.explain(err)
+			return struct{}{}, acquire.Attempt{}, l.explain(err)
 		case round == 0 || st.Round == round:
 			round = st.Round
-			return struct{}{}, wait.Attempt{Acquired: st.Count == 0}, nil
+			return struct{}{}, acquire.Attempt{Acquired: st.Count == 0}, nil
 		case st.Born <= round:
 			// A later round began in the same latch: rounds begin only at
 			// zero, so this wait's round opened.
-			return struct{}{}, wait.Attempt{Acquired: true}, nil
+			return struct{}{}, acquire.Attempt{Acquired: true}, nil
 		}
-		return struct{}{}, wait.Attempt{}, l.explain(errs.ErrNotSet) // deleted or expired, and set again
+		return struct{}{}, acquire.Attempt{}, l.explain(errs.ErrNotSet) // deleted or expired, and set again
 	}
 	// Every waiter has the id "open": the message of the CountDown that
 	// opens a round reaches each of them with the round's number, and that
 	// of a TrySetCount with "set".
-	spec := wait.Spec{Kind: kind, Name: l.b.Name, Channel: l.l.Channel, Mode: wait.Broadcast, ID: openID}
-	_, err := wait.Acquire(ctx, l.b.S.Wait(l.opts.MaxPoll), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing})
+	spec := acquire.Spec{Kind: kind, Name: l.b.Name, Channel: l.l.Channel, Mode: acquire.Broadcast, ID: openID}
+	tries := acquire.Funcs[struct{}]{TryFunc: try, LeaveFunc: nothing}
+	_, err := acquire.Acquire(ctx, l.b.S.Wait(l.opts.MaxPoll), spec, tries)
 	if errors.Is(err, errs.ErrNotAcquired) {
 		// The wait loop says what an acquire did not get; a latch's wait
 		// says only why it ended: ctx, or a closed Client.

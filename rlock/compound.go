@@ -32,7 +32,7 @@ func newCompound(what string) compound {
 // start begins an acquire: it checks with check, passes the gate (a ctx
 // from the current hold's Context re-enters it; any other acquire waits
 // for the handle's hold to end, or with block unset finds it held:
-// wait.ErrBusy), takes the handle's turn and reports whether it
+// acquire.ErrBusy), takes the handle's turn and reports whether it
 // re-entered, having counted the re-entry. Unless err is set, the caller
 // calls e.Exit and op.Stop when done.
 func (c *compound) start(ctx context.Context, check func(context.Context) error, invalid error,

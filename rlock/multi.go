@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/outage"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // MaxMultiNames is the most names one MultiMutex locks.
@@ -214,7 +214,7 @@ func (mm *MultiMutex) take(ctx context.Context, fixed time.Duration, block bool)
 		// Give back what was taken, latest first. A release that fails
 		// leaves its hold with its name's handle, no longer renewed: the
 		// next attempt, Lock or Unlock releases it.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), acquire.LeaveTimeout)
 		for i := len(mm.ms) - 1; i >= 0; i-- {
 			if held[mm.ms[i]] {
 				_, _ = releaseFully(rctx, mm.ms[i], true)
@@ -233,7 +233,7 @@ func (mm *MultiMutex) take(ctx context.Context, fixed time.Duration, block bool)
 		case err != errRetake:
 			return err
 		case !block:
-			return wait.ErrBusy
+			return acquire.ErrBusy
 		}
 		r.Ok()
 	}
@@ -255,7 +255,7 @@ func (mm *MultiMutex) acquireAll(ctx context.Context, fixed time.Duration, block
 				break
 			}
 			if !block {
-				return wait.ErrBusy
+				return acquire.ErrBusy
 			}
 			// Wait for g[busy] holding only names before it in lock order.
 			for _, m := range g[busy+1:] {
@@ -328,7 +328,7 @@ func (mm *MultiMutex) tryGroup(ctx context.Context, g []*Mutex, fixed time.Durat
 
 // leave undoes a group's request on the names of g it may have taken.
 func (mm *MultiMutex) leave(ctx context.Context, g []*Mutex, parts []scripts.MultiPart) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), acquire.LeaveTimeout)
 	defer cancel()
 	for i, m := range g {
 		_, wake, err := m.h.Lock.Leave(lctx, mm.s.RDB, parts[i].Req, true)

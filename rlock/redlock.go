@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/outage"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // redLockName names a RedLock in errors.
@@ -203,7 +203,7 @@ func (rl *RedLock) take(ctx context.Context, fixed time.Duration, block bool) er
 		case ok:
 			return nil
 		case !block:
-			return wait.ErrBusy
+			return acquire.ErrBusy
 		}
 		r.Ok()
 		if err := backoff.Sleep(ctx, busy.Next(), nil); err != nil {

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/outage"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // A RedLock asks each server through a handle of its own, a Mutex: an
@@ -136,7 +136,7 @@ func release(ms []*Mutex) []*Mutex {
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), acquire.LeaveTimeout)
 			defer cancel()
 			_, err := releaseFully(ctx, m, true)
 			ok[i] = err == nil

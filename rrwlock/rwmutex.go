@@ -8,13 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 const kind = "rrwlock"
@@ -244,16 +244,16 @@ type writeAttempt struct {
 
 // Wakes says that the Client's writers queue on its channel for the name.
 func (a *writeAttempt) Wakes() hold.Wakes {
-	return hold.Wakes{Mode: wait.ClientQueue, Channel: a.m.wch, Registry: a.m.rw.WriterWaiters, Reg: a}
+	return hold.Wakes{Mode: acquire.ClientQueue, Channel: a.m.wch, Registry: a.m.rw.WriterWaiters, Reg: a}
 }
 
 // Try sends the write acquire once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
-func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att wait.Attempt, err error) {
+func (a *writeAttempt) Try(ctx context.Context, w acquire.Wake) (got hold.Got, att acquire.Attempt, err error) {
 	m, h := a.m, a.H
 	held, err := a.Op.Start(ctx)
 	if err != nil {
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
 	req := a.Op.Request(&h.Base, a.Req, held.Held)
 	defer func() {
@@ -268,21 +268,21 @@ func (a *writeAttempt) Try(ctx context.Context, w wait.Wake) (got hold.Got, att 
 	err = core.AcquireErr(r.OK, err) // a shortfall is undone by Leave
 	switch {
 	case err != nil:
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	case upgrade:
-		return got, wait.Attempt{}, errs.Both(errs.ErrNotAcquired,
+		return got, acquire.Attempt{}, errs.Both(errs.ErrNotAcquired,
 			errs.New(errs.ErrUpgrade, "the handle holds a read lock; RUnlock it first"))
 	}
 	if err := a.CW.Sent(ctx, reg, now, r.OK); err != nil {
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
 	if r.OK {
-		return hold.Got{Acquired: r, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
+		return hold.Got{Acquired: r, Since: now, Held: held}, acquire.Attempt{Acquired: true}, nil
 	}
 	if err := a.Wait(now, a.heartbeat); err != nil {
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
-	return got, wait.Attempt{Hint: r.Wait}, nil
+	return got, acquire.Attempt{Hint: r.Wait}, nil
 }
 
 // heartbeat is the renewal of the waiting writer's entry.
@@ -345,10 +345,10 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 	ttl := h.TTL()
 	leaseTTL := cmp(fixed, ttl)
 	req := h.NextRequest()
-	try := func(ctx context.Context, _ wait.Wake) (got hold.Got, att wait.Attempt, err error) {
+	try := func(ctx context.Context, _ acquire.Wake) (got hold.Got, att acquire.Attempt, err error) {
 		held, err := op.Start(ctx)
 		if err != nil {
-			return got, wait.Attempt{}, err
+			return got, acquire.Attempt{}, err
 		}
 		defer func() {
 			if err != nil || !att.Acquired {
@@ -364,21 +364,21 @@ func (m *RWMutex) readLock(ctx context.Context, fixed time.Duration, block bool)
 		a, err := m.rw.Read(ctx, h.S.Writer(), sent, held.Held, leaseTTL)
 		err = core.AcquireErr(a.OK, err) // a shortfall is undone by leave
 		if err != nil {
-			return got, wait.Attempt{}, err
+			return got, acquire.Attempt{}, err
 		}
 		if a.OK {
-			return hold.Got{Acquired: a, Since: now, Held: held}, wait.Attempt{Acquired: true}, nil
+			return hold.Got{Acquired: a, Since: now, Held: held}, acquire.Attempt{Acquired: true}, nil
 		}
-		return got, wait.Attempt{Hint: a.Wait}, nil
+		return got, acquire.Attempt{Hint: a.Wait}, nil
 	}
 	leave := func(ctx context.Context) error {
 		_, _, err := m.rw.Leave(ctx, h.S.RDB, op.Sent(req), false, true)
 		return err
 	}
-	tries := wait.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
+	tries := acquire.Funcs[hold.Got]{TryFunc: try, LeaveFunc: leave}
 	// A writer's release wakes every waiting reader at once.
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Mode: wait.Broadcast, Once: !block}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, tries)
+	spec := acquire.Spec{Kind: kind, Name: h.Name, Channel: m.rw.Lock.Channel, Mode: acquire.Broadcast, Once: !block}
+	r, err := acquire.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, tries)
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 const expirableKind = "rsemaphore-expirable"
@@ -170,7 +170,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		token uint64
 		since time.Time
 	}
-	try := func(ctx context.Context, w wait.Wake) (taken, wait.Attempt, error) {
+	try := func(ctx context.Context, w acquire.Wake) (taken, acquire.Attempt, error) {
 		now := time.Now()
 		reg, least := cw.ModeBehind(w) // least 1: other acquires of the Client wait; 0: none
 		// Applied or not (its reply may be lost), the try may have
@@ -180,19 +180,19 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		err = core.AcquireErr(a.OK, err)
 		if err == nil {
 			if err := cw.Sent(ctx, reg, now, a.OK); err != nil {
-				return taken{}, wait.Attempt{}, err
+				return taken{}, acquire.Attempt{}, err
 			}
 		}
 		switch {
 		case errors.Is(err, errs.ErrNotReplicated):
-			return taken{}, wait.Attempt{}, err // a take that too few replicas have: undone by leave
+			return taken{}, acquire.Attempt{}, err // a take that too few replicas have: undone by leave
 		case err != nil:
-			return taken{}, wait.Attempt{}, notAcquired(h.explain(err))
+			return taken{}, acquire.Attempt{}, notAcquired(h.explain(err))
 		}
 		if !a.OK {
-			return taken{}, wait.Attempt{Hint: a.Wait}, nil
+			return taken{}, acquire.Attempt{Hint: a.Wait}, nil
 		}
-		return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil
+		return taken{a.Token, now}, acquire.Attempt{Acquired: true}, nil
 	}
 	leave := func(ctx context.Context) error {
 		_, err := s.x.Leave(ctx, h.S.RDB, id, registered, ttl, cw.Leaving())
@@ -202,12 +202,12 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 	// channel, as many as permits are free; an Acquire of a Client whose
 	// other acquires of the name wait already joins them without a try.
 	// A Client that polls (it never registers) tries after every wake.
-	spec := wait.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block,
+	spec := acquire.Spec{Kind: expirableKind, Name: s.h.Name, Channel: s.clientCh, Mode: acquire.Broadcast, Once: !block,
 		Weight: 1}
 	if cw != nil {
-		spec.Mode, spec.Behind = wait.ClientQueue, cw.Least() > 0
+		spec.Mode, spec.Behind = acquire.ClientQueue, cw.Least() > 0
 	}
-	r, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
+	r, err := acquire.Acquire(ctx, h.wait(), spec, acquire.Funcs[taken]{TryFunc: try, LeaveFunc: leave})
 	if err != nil {
 		return Permit{}, err
 	}
@@ -219,7 +219,7 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, opts AcquireOptions, b
 		p, err = s.keep(id, r.Got.token, opts.Lease, since)
 	}
 	if err != nil {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), acquire.LeaveTimeout)
 		_ = leave(lctx)
 		cancel()
 	}

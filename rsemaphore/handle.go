@@ -8,11 +8,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // handle is what both semaphores are made of: the Base every handle has
@@ -48,7 +48,7 @@ func (h *handle) marks() time.Duration {
 }
 
 // wait returns the acquire loop's configuration.
-func (h *handle) wait() wait.Config { return h.S.Wait(h.opts.maxPoll) }
+func (h *handle) wait() acquire.Config { return h.S.Wait(h.opts.maxPoll) }
 
 // explain says how to set the permits in an ErrNotSet.
 func (h *handle) explain(err error) error {
@@ -83,12 +83,12 @@ const setID = "set"
 // semaphore's channel: the set that sets the permits wakes it, and the
 // poll interval bounds what a lost message costs.
 func (h *handle) waitSet(ctx context.Context, state func(context.Context) (bool, error)) error {
-	try := func(ctx context.Context, _ wait.Wake) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, _ acquire.Wake) (struct{}, acquire.Attempt, error) {
 		set, err := state(ctx)
-		return struct{}{}, wait.Attempt{Acquired: set}, err
+		return struct{}{}, acquire.Attempt{Acquired: set}, err
 	}
-	spec := wait.Spec{Kind: kind, Name: h.Name, Channel: h.channel(), Mode: wait.Broadcast, ID: setID}
-	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try}) // it leaves nothing to undo
+	spec := acquire.Spec{Kind: kind, Name: h.Name, Channel: h.channel(), Mode: acquire.Broadcast, ID: setID}
+	_, err := acquire.Acquire(ctx, h.wait(), spec, acquire.Funcs[struct{}]{TryFunc: try}) // it leaves nothing to undo
 	return err
 }
 

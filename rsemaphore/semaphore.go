@@ -8,12 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 const kind = "rsemaphore"
@@ -161,11 +161,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	untouched := false // the only try sent was refused (see Acquire): nothing to undo
 	// A counting semaphore's permits have no identity: an acquiring try
 	// gets nothing but its success.
-	try := func(ctx context.Context, wake wait.Wake) (struct{}, wait.Attempt, error) {
+	try := func(ctx context.Context, wake acquire.Wake) (struct{}, acquire.Attempt, error) {
 		if scripts.ParseSemGrant(wake.Payload) { // granted by a release, after the last try ran
 			ok, err := granted(ctx)
 			if ok || err != nil {
-				return struct{}{}, wait.Attempt{Acquired: ok}, err
+				return struct{}{}, acquire.Attempt{Acquired: ok}, err
 			}
 		}
 		now := time.Now()
@@ -177,7 +177,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		err = core.AcquireErr(a.OK && !queued, err)
 		if err == nil {
 			if err := cw.Sent(ctx, reg, now, a.OK); err != nil {
-				return struct{}{}, wait.Attempt{}, err
+				return struct{}{}, acquire.Attempt{}, err
 			}
 		}
 		// A queued request's permits may have been granted by a release:
@@ -191,21 +191,21 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			if ok && hb != nil {
 				hb.Stop() // the queue served it
 			}
-			return struct{}{}, wait.Attempt{Acquired: ok}, err
+			return struct{}{}, acquire.Attempt{Acquired: ok}, err
 		}
 		if errors.Is(err, errs.ErrNotReplicated) {
-			return struct{}{}, wait.Attempt{}, err // undone by leave
+			return struct{}{}, acquire.Attempt{}, err // undone by leave
 		}
 		if err != nil {
-			return struct{}{}, wait.Attempt{}, notAcquired(h.explain(err))
+			return struct{}{}, acquire.Attempt{}, notAcquired(h.explain(err))
 		}
 		if queue {
 			queued = true
 			if err := hb.Watch(now); err != nil {
-				return struct{}{}, wait.Attempt{}, err
+				return struct{}{}, acquire.Attempt{}, err
 			}
 		}
-		return struct{}{}, wait.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
+		return struct{}{}, acquire.Attempt{}, nil // no lease to wait out: a release wakes us, or the poll timer
 	}
 	// kept: the permits the leave found available for the Client's other
 	// blocked acquires, when it kept for them a wake that req may have had
@@ -230,15 +230,15 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 	// channel, and an Acquire no smaller than the Client's other blocked
 	// ones joins them without a try.
 	// A Client that polls (it never registers) tries after every wake.
-	spec := wait.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, Mode: wait.Broadcast, Once: !block, Weight: n}
+	spec := acquire.Spec{Kind: kind, Name: s.h.Name, Channel: s.clientCh, Mode: acquire.Broadcast, Once: !block, Weight: n}
 	switch {
 	case queue:
-		spec.Mode, spec.ID = wait.Targeted, req
+		spec.Mode, spec.ID = acquire.Targeted, req
 	case cw != nil:
 		least := cw.Least()
-		spec.Mode, spec.Behind = wait.ClientQueue, least > 0 && n >= least
+		spec.Mode, spec.Behind = acquire.ClientQueue, least > 0 && n >= least
 	}
-	_, err := wait.Acquire(ctx, h.wait(), spec, wait.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
+	_, err := acquire.Acquire(ctx, h.wait(), spec, acquire.Funcs[struct{}]{TryFunc: try, LeaveFunc: leave})
 	if kept > 0 {
 		// The Client kept a wake for its other blocked acquires: wake those
 		// that fit, now that this acquire's subscription is closed (a wake

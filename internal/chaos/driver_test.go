@@ -34,7 +34,7 @@ import (
 const livenessBound = leaseTTL + recheck + maxPoll + quietTick
 
 // recheck is how long after the blocker's lease runs out a waiter's timed
-// re-check may come: package wait sets its timer to the blocker's remaining
+// re-check may come: package acquire sets its timer to the blocker's remaining
 // lease, as the try script tells it in whole milliseconds, plus a
 // millisecond of slack for the clock's granularity ("in any case re-tries
 // ... when the blocker's lease runs out", package redcoord, Waiting).

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Registrant is what a ClientWaiter needs of its primitive.
@@ -101,7 +101,7 @@ func EnterClientWaiter(ctx context.Context, into *ClientWaiter, s *Session, regi
 }
 
 // Counted reports whether the acquire is counted among its Client's
-// waiters already: only then may it join them without a try (wait.Spec's
+// waiters already: only then may it join them without a try (acquire.Spec's
 // Behind), so that a try that takes the lock sees it and keeps the
 // registration, or wakes it.
 func (c *ClientWaiter) Counted() bool { return c != nil && c.reg != nil }
@@ -137,7 +137,7 @@ func (c *ClientWaiter) least() int64 {
 }
 
 // Mode returns the registry mode of the next try, woken by w.
-func (c *ClientWaiter) Mode(w wait.Wake) scripts.Registry {
+func (c *ClientWaiter) Mode(w acquire.Wake) scripts.Registry {
 	reg, _ := c.ModeBehind(w)
 	return reg
 }
@@ -145,7 +145,7 @@ func (c *ClientWaiter) Mode(w wait.Wake) scripts.Registry {
 // ModeBehind is Mode and, for Keep, the fewest permits the Client's other
 // waiters ask for, which a semaphore's registration says from then on (0
 // otherwise): both read at once.
-func (c *ClientWaiter) ModeBehind(w wait.Wake) (scripts.Registry, int64) {
+func (c *ClientWaiter) ModeBehind(w acquire.Wake) (scripts.Registry, int64) {
 	switch {
 	case c == nil:
 		return scripts.NoRegistry, 0
@@ -284,9 +284,9 @@ func (c *ClientWaiter) exit() {
 }
 
 // drop takes the Client's registration away, for exit, bounded by
-// wait.LeaveTimeout.
+// acquire.LeaveTimeout.
 func (c *ClientWaiter) drop() {
-	ctx, cancel := context.WithTimeout(context.Background(), wait.LeaveTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), acquire.LeaveTimeout)
 	defer cancel()
 	c.r.Drop(ctx)
 	c.dropped = true

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // noRegistrant registers nothing; a test that needs no drop fails on one.
@@ -78,11 +78,11 @@ func TestEnterWaitsForTheDropOfItsKey(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, joined.Counted(), "a lock's acquire counts in at once where others wait")
 		assert.EqualValues(t, 1, next.Least())
-		reg, least := joined.ModeBehind(wait.Wake{})
+		reg, least := joined.ModeBehind(acquire.Wake{})
 		assert.Equal(t, scripts.Keep, reg)
 		assert.EqualValues(t, 1, least)
 		joined.Exit()
-		reg = next.Mode(wait.Wake{})
+		reg = next.Mode(acquire.Wake{})
 		assert.Equal(t, scripts.Register, reg, "the Client's only waiter")
 		next.Exit()
 		assert.False(t, s.ClientWaits.Waiting("a"))

@@ -19,12 +19,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/obs"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Redis is what the library needs of a go-redis client. *redis.Client (also
@@ -231,11 +231,11 @@ func (s *Session) Hub() (*hub.Hub, error) {
 
 // Wait returns the wait-loop configuration for a primitive whose longest
 // wait between re-checks is poll (0: the Session's).
-func (s *Session) Wait(poll time.Duration) wait.Config {
+func (s *Session) Wait(poll time.Duration) acquire.Config {
 	if poll <= 0 {
 		poll = s.Config.PollInterval
 	}
-	return wait.Config{Hub: s.hubFunc, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer,
+	return acquire.Config{Hub: s.hubFunc, MaxPoll: poll, Done: s.done, Logger: s.Config.Logger, Observe: s.Config.Observer,
 		Rand: s.Jitter}
 }
 

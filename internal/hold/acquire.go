@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Kind is what one kind of exclusive lock (rlock, rfairlock, rrwlock's
@@ -15,7 +15,7 @@ import (
 // them: how its waiters are woken, and its tries and their undo, made on
 // the Attempt that Acquire fills in. A Kind embeds that Attempt.
 type Kind interface {
-	wait.Trier[Got]
+	acquire.Trier[Got]
 	attempt() *Attempt
 	// Wakes says how the kind's waiters are woken.
 	Wakes() Wakes
@@ -26,7 +26,7 @@ type Kind interface {
 // registered once for all its blocked acquires of the name, and what that
 // registration needs of the kind (see core.ClientWaiter).
 type Wakes struct {
-	Mode     wait.Mode
+	Mode     acquire.Mode
 	Channel  string
 	Registry string
 	Reg      core.Registrant
@@ -53,7 +53,7 @@ type Attempt struct {
 // Acquire takes the lock for k: it checks the handle, the Client and ctx,
 // enters the handle's gate (see Tracker.Enter) and runs AcquireInTurn with
 // the handle's lease argument. block waits when the lock is busy (Lock);
-// without it one try is made, and a busy lock is wait.ErrBusy (TryLock).
+// without it one try is made, and a busy lock is acquire.ErrBusy (TryLock).
 func (h *Handle) Acquire(ctx context.Context, k Kind, fixed time.Duration, block bool) error {
 	if err := h.CheckAcquire(ctx); err != nil {
 		return err
@@ -68,7 +68,7 @@ func (h *Handle) Acquire(ctx context.Context, k Kind, fixed time.Duration, block
 
 // AcquireInTurn is the acquire of every exclusive lock, for a caller that
 // has checked the handle and ctx and holds its turn (Acquire, or an
-// election's Campaign): it waits for k's tries (see package wait), with
+// election's Campaign): it waits for k's tries (see package acquire), with
 // the Client registered for k's wakes where k has a registry, and records
 // the hold that a try took, with the lease argument l, renewed by the
 // watchdog (fixed == 0) or ending after fixed.
@@ -78,9 +78,9 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 	w := k.Wakes()
 	defer a.Op.Stop()
 	defer a.StopWaiting()
-	spec := wait.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: w.Channel, Mode: w.Mode, Once: !block}
+	spec := acquire.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: w.Channel, Mode: w.Mode, Once: !block}
 	switch {
-	case w.Mode == wait.Targeted:
+	case w.Mode == acquire.Targeted:
 		spec.ID = a.Req
 	case block && w.Registry != "":
 		cw, err := core.EnterClientWaiter(ctx, &a.client, h.S, w.Registry, w.Channel, core.OneHold(), w.Reg)
@@ -94,7 +94,7 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 		// at once.
 		spec.Behind = h.Hold.Count() == 0 && a.CW.Counted()
 	}
-	r, err := wait.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, k)
+	r, err := acquire.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, k)
 	if err != nil {
 		return err
 	}

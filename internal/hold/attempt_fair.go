@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Fair makes the acquires of one handle on a fair lock, rfairlock's Mutex
@@ -67,16 +67,16 @@ type fairAttempt struct {
 }
 
 // Wakes says that a grant is a message targeted at the request.
-func (a *fairAttempt) Wakes() Wakes { return Wakes{Mode: wait.Targeted, Channel: a.f.Ch} }
+func (a *fairAttempt) Wakes() Wakes { return Wakes{Mode: acquire.Targeted, Channel: a.f.Ch} }
 
 // Try makes one attempt in the handle's turn, which an acquiring try keeps
 // until the hold is recorded. It returns what an acquiring try got: the
 // hold, and no later than when it was taken, by the local clock.
-func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.Attempt, err error) {
+func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acquire.Attempt, err error) {
 	f, h := a.f, a.H
 	held, err := a.Op.Start(ctx)
 	if err != nil {
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
 	defer func() {
 		if err != nil || !att.Acquired {
@@ -88,11 +88,11 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 		// the grant may have ended since (see confirm).
 		since, ok, err := a.confirm(ctx, token, grantedAt)
 		if err != nil {
-			return got, wait.Attempt{}, err
+			return got, acquire.Attempt{}, err
 		}
 		if ok {
 			got = Got{Acquired: scripts.Acquired{OK: true, Token: token, Count: 1}, Since: since, Held: held}
-			return got, wait.Attempt{Acquired: true}, nil
+			return got, acquire.Attempt{Acquired: true}, nil
 		}
 		// The grant is gone already: try.
 	}
@@ -104,7 +104,7 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 	// for its WAIT to cover, and granted confirms it.
 	regrant := r.OK && r.Count == 1 && r.Age > 0
 	if err = core.AcquireErr(r.OK && !regrant, err); err != nil { // a shortfall is undone by Leave
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
 	if r.OK {
 		ok := true
@@ -112,16 +112,16 @@ func (a *fairAttempt) Try(ctx context.Context, w wait.Wake) (got Got, att wait.A
 			ok, err = a.granted(ctx)
 		}
 		if err != nil || !ok { // !ok: the grant is gone already; try again soon
-			return got, wait.Attempt{Hint: time.Millisecond}, err
+			return got, acquire.Attempt{Hint: time.Millisecond}, err
 		}
 		// A grant found by a re-check is r.Age old.
-		return Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, wait.Attempt{Acquired: true}, nil
+		return Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, acquire.Attempt{Acquired: true}, nil
 	}
 	a.sent, a.at = now, r.Now
 	if err := a.Wait(now, a.heartbeat); err != nil {
-		return got, wait.Attempt{}, err
+		return got, acquire.Attempt{}, err
 	}
-	return got, wait.Attempt{Hint: r.Wait}, nil
+	return got, acquire.Attempt{Hint: r.Wait}, nil
 }
 
 // confirm reports whether the grant of token that a release made to req

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/lease"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Unfair is the acquire of one handle on an unfair lock (rlock), a Kind:
@@ -21,15 +21,15 @@ type Unfair struct {
 
 // Wakes says that the Client's waiters queue on Ch, woken one at a time.
 func (a *Unfair) Wakes() Wakes {
-	return Wakes{Mode: wait.ClientQueue, Channel: a.Ch, Registry: a.H.Lock.Waiters, Reg: a}
+	return Wakes{Mode: acquire.ClientQueue, Channel: a.Ch, Registry: a.H.Lock.Waiters, Reg: a}
 }
 
 // Try sends the acquire script once, in the handle's turn, which an
 // acquiring try keeps until the hold is recorded.
-func (a *Unfair) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, error) {
+func (a *Unfair) Try(ctx context.Context, w acquire.Wake) (Got, acquire.Attempt, error) {
 	held, err := a.Op.Start(ctx)
 	if err != nil {
-		return Got{}, wait.Attempt{}, err
+		return Got{}, acquire.Attempt{}, err
 	}
 	a.Req = a.Op.Request(&a.H.Base, a.Req, held.Held)
 	sent := time.Now()
@@ -40,12 +40,12 @@ func (a *Unfair) Try(ctx context.Context, w wait.Wake) (Got, wait.Attempt, error
 		a.Op.Stop()
 	}
 	if err != nil {
-		return Got{}, wait.Attempt{}, err
+		return Got{}, acquire.Attempt{}, err
 	}
 	if err := a.CW.Sent(ctx, reg, sent, r.OK); err != nil {
-		return Got{}, wait.Attempt{}, err
+		return Got{}, acquire.Attempt{}, err
 	}
-	return Got{Acquired: r, Since: sent, Held: held}, wait.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
+	return Got{Acquired: r, Since: sent, Held: held}, acquire.Attempt{Acquired: r.OK, Hint: r.Wait}, nil
 }
 
 // Beat makes the heartbeat of the Client's registration.

@@ -8,13 +8,16 @@
 //     hold is recorded (Handle.Took: a late reply confirmed first, then
 //     Tracker.Took); unlock.go, extend.go and state.go: its Unlock, Extend,
 //     ForceUnlock, Forget and state reads.
-//   - attempt_lock.go, attempt_fair.go: both locks' acquires side by side,
-//     each one attempt that the wait loop (package wait) makes again until
-//     it acquires: rlock's unfair race for the lock hash (Unfair), and the
-//     FIFO queue of rfairlock and relection (Fair); a blocked Lock takes
-//     part in its Client's one registration in the lock's waiter registry
-//     through core.ClientWaiter, as rrwlock's writers and the semaphores'
-//     acquires do.
+//   - acquire.go: the one acquire of every exclusive lock (Handle.Acquire:
+//     check, the Gate, the Client's registration, the wait loop of package
+//     acquire, Took), each Kind supplying its tries on a shared Attempt;
+//     attempt_lock.go, attempt_fair.go: the two lock kinds side by side,
+//     each one attempt that the loop makes again until it acquires:
+//     rlock's unfair race for the lock hash (Unfair), and the FIFO queue
+//     of rfairlock and relection (Fair); a blocked Lock takes part in its
+//     Client's one registration in the lock's waiter registry through
+//     core.ClientWaiter, as rrwlock's writers and the semaphores' acquires
+//     do.
 //   - hold.go: a handle's view of one of its holds (Tracker: count,
 //     fencing token, the watchdog lease or fixed-lease timer, the channel
 //     that reports the hold lost), which the locks keep one of, an

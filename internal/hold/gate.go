@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Gate keeps the goroutines that share a handle out of each other's
@@ -50,7 +50,7 @@ func (g *Gate) Marked(ctx context.Context) any { return ctx.Value(markKey{g}) }
 // Enter begins an acquire. held is the mark of the handle's current hold,
 // nil when it holds nothing; an acquire whose ctx carries it re-enters that
 // hold. Any other acquire takes the slot, waiting until the hold that
-// keeps it ends, or, unless block, finding it kept: wait.ErrBusy at once
+// keeps it ends, or, unless block, finding it kept: acquire.ErrBusy at once
 // (TryLock's (false, nil)). A wait that ends matches ErrNotAcquired and
 // ctx.Err(), and so does an acquire whose ctx carries the mark of a hold
 // that has ended (its Context is cancelled by then). The caller calls
@@ -69,7 +69,7 @@ func (g *Gate) Enter(ctx context.Context, held any, block bool) (Entry, error) {
 		g.mu.Lock()
 		if !g.slot.tryTakeLocked() {
 			g.mu.Unlock()
-			return Entry{}, wait.ErrBusy
+			return Entry{}, acquire.ErrBusy
 		}
 	}
 	defer g.mu.Unlock()

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/redcoord/redcoord"
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Handle is what a handle on an exclusive lock is made of, whatever its
@@ -105,7 +105,7 @@ func (h *Handle) HandOn(ch, wake string) {
 // Tried turns the error of a single acquire attempt into TryLock's reply:
 // a busy lock is (false, nil).
 func Tried(err error) (bool, error) {
-	if errors.Is(err, wait.ErrBusy) {
+	if errors.Is(err, acquire.ErrBusy) {
 		return false, nil
 	}
 	return err == nil, err

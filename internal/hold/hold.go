@@ -134,7 +134,7 @@ func New() *Tracker {
 // Enter begins a Lock or TryLock of the handle, before its first request
 // (see Gate.Enter): one whose ctx descends from the current hold's Context
 // re-enters it; any other waits, in this process, until no hold of the
-// handle's is kept, or with block unset finds one kept: wait.ErrBusy. The
+// handle's is kept, or with block unset finds one kept: acquire.ErrBusy. The
 // caller calls Exit on the Entry when the acquire ends.
 func (t *Tracker) Enter(ctx context.Context, block bool) (Entry, error) {
 	t.mu.Lock()

@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 // Got is what an acquiring try got: Redis's reply, when its request was
@@ -67,7 +67,7 @@ func (h *Handle) tookOn(ctx context.Context, t *Tracker, r lease.Renewal, arg an
 	if err != nil {
 		// Bounded as a failed wait's leave is: the caller's ctx may be
 		// done, and a stuck connection must not hold the call for ever.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.LeaveTimeout)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), acquire.LeaveTimeout)
 		_ = undo.Leave(lctx)
 		cancel()
 	}

@@ -2,7 +2,7 @@
 // changed, so that they do not have to poll. It is the implementation behind
 // package pubsub, whose Hub is this one with only Wait and Stats: the
 // Subscribe side (weights, pass-on, targeted ids) is the wake protocol
-// between the library's own waiters (internal/wait) and its scripts.
+// between the library's own waiters (internal/acquire) and its scripts.
 //
 // A Hub multiplexes every waiter of a process onto one pub/sub connection:
 // redcoord's Client owns one (internal/core), and every blocking acquire in

@@ -163,8 +163,8 @@ var goMutants = []mutant{
 	// rsemaphore
 	{
 		Name: "xsem-permit-lease-from-reply", File: "rsemaphore/expirable.go", Prims: []string{"xsemaphore"},
-		Old: "return taken{a.Token, now}, wait.Attempt{Acquired: true}, nil",
-		New: "return taken{a.Token, time.Now()}, wait.Attempt{Acquired: true}, nil",
+		Old: "return taken{a.Token, now}, acquire.Attempt{Acquired: true}, nil",
+		New: "return taken{a.Token, time.Now()}, acquire.Attempt{Acquired: true}, nil",
 		Breaks: "a permit's lease is dated from the acquire's reply instead of its request: a" +
 			" late reply stretches the holder's belief past Redis's lease",
 	},

@@ -1,4 +1,4 @@
-package wait_test
+package acquire_test
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/redistest"
-	"github.com/redcoord/redcoord/internal/wait"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// fake is a primitive that is free once free is closed, a wait.Trier
+// fake is a primitive that is free once free is closed, a acquire.Trier
 // whose acquiring try gets its number; it records its tries on the
 // bubble's clock and whether Leave ran with a live context.
 type fake struct {
@@ -39,16 +39,16 @@ func newFake(hint time.Duration) *fake {
 	return &fake{free: make(chan struct{}), hint: hint, start: time.Now()}
 }
 
-func (f *fake) Try(ctx context.Context, _ wait.Wake) (int, wait.Attempt, error) {
+func (f *fake) Try(ctx context.Context, _ acquire.Wake) (int, acquire.Attempt, error) {
 	f.tries = append(f.tries, time.Since(f.start))
 	if f.fail != nil {
-		return 0, wait.Attempt{}, f.fail
+		return 0, acquire.Attempt{}, f.fail
 	}
 	select {
 	case <-f.free:
-		return len(f.tries), wait.Attempt{Acquired: true}, nil
+		return len(f.tries), acquire.Attempt{Acquired: true}, nil
 	default:
-		return 0, wait.Attempt{Hint: f.hint}, nil
+		return 0, acquire.Attempt{Hint: f.hint}, nil
 	}
 }
 
@@ -58,14 +58,14 @@ func (f *fake) Leave(ctx context.Context) error {
 	return nil
 }
 
-func (f *fake) spec() wait.Spec {
-	return wait.Spec{Channel: "ch", Mode: wait.ClientQueue, Behind: true}
+func (f *fake) spec() acquire.Spec {
+	return acquire.Spec{Channel: "ch", Mode: acquire.ClientQueue, Behind: true}
 }
 
-// acquire runs wait.Acquire with f, checking that an acquire returns what
+// acquire runs acquire.Acquire with f, checking that an acquire returns what
 // its acquiring try got.
-func (f *fake) acquire(ctx context.Context, cfg wait.Config, s wait.Spec) error {
-	r, err := wait.Acquire(ctx, cfg, s, f)
+func (f *fake) acquire(ctx context.Context, cfg acquire.Config, s acquire.Spec) error {
+	r, err := acquire.Acquire(ctx, cfg, s, f)
 	if err == nil && r.Got != len(f.tries) {
 		return fmt.Errorf("got %d, want the acquiring try's number %d", r.Got, len(f.tries))
 	}
@@ -78,7 +78,7 @@ func (f *fake) acquire(ctx context.Context, cfg wait.Config, s wait.Spec) error 
 // withHub returns, in a bubble, a client of a miniredis on the bubble's
 // clock, a Hub on it, and a wait Config that uses the Hub and polls once an
 // hour; all are closed when the test ends.
-func withHub(t *testing.T) (*redis.Client, *hub.Hub, wait.Config) {
+func withHub(t *testing.T) (*redis.Client, *hub.Hub, acquire.Config) {
 	m, opts := redistest.Bubble()
 	t.Cleanup(m.Close)
 	rdb := redis.NewClient(opts)
@@ -86,13 +86,13 @@ func withHub(t *testing.T) (*redis.Client, *hub.Hub, wait.Config) {
 	h, err := hub.New(rdb)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	cfg := wait.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
+	cfg := acquire.Config{Hub: func() (*hub.Hub, error) { return h, nil }, MaxPoll: time.Hour,
 		Logger: slog.New(slog.DiscardHandler)}
 	return rdb, h, cfg
 }
 
-func polling(max time.Duration, done <-chan struct{}) wait.Config {
-	return wait.Config{MaxPoll: max, Done: done, Logger: slog.New(slog.DiscardHandler)}
+func polling(max time.Duration, done <-chan struct{}) acquire.Config {
+	return acquire.Config{MaxPoll: max, Done: done, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // Without a Hub the loop polls every min(hint + 1ms, MaxPoll).
@@ -142,7 +142,7 @@ func TestOnceAndTryErrors(t *testing.T) {
 		f := newFake(time.Hour)
 		s := f.spec()
 		s.Once = true
-		assert.ErrorIs(t, f.acquire(context.Background(), polling(time.Second, nil), s), wait.ErrBusy)
+		assert.ErrorIs(t, f.acquire(context.Background(), polling(time.Second, nil), s), acquire.ErrBusy)
 		assert.Zero(t, f.left, "a busy attempt changed nothing")
 
 		boom := errors.New("boom")
@@ -209,7 +209,7 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 func TestBroadcastWaitRetriesOnSharedChannel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rdb, _, cfg := withHub(t)
-		spec := wait.Spec{Channel: "ch", Mode: wait.Broadcast}
+		spec := acquire.Spec{Channel: "ch", Mode: acquire.Broadcast}
 
 		first := newFake(time.Hour)
 		firstDone := make(chan error, 1)
@@ -229,7 +229,7 @@ func TestBroadcastWaitRetriesOnSharedChannel(t *testing.T) {
 			synctest.Wait() // the Hub has dispatched it: to the first waiter only
 		}
 		tried := &tryHook{fake: second, after: func() { once.Do(opened) }}
-		require.NoError(t, func() error { _, err := wait.Acquire(context.Background(), cfg, spec, tried); return err }())
+		require.NoError(t, func() error { _, err := acquire.Acquire(context.Background(), cfg, spec, tried); return err }())
 		require.NoError(t, <-firstDone)
 		assert.Len(t, second.tries, 2, "the broadcast waiter tried again after registering, at once")
 		assert.Equal(t, time.Duration(0), second.tries[1])
@@ -244,7 +244,7 @@ type tryHook struct {
 	after func()
 }
 
-func (h *tryHook) Try(ctx context.Context, w wait.Wake) (int, wait.Attempt, error) {
+func (h *tryHook) Try(ctx context.Context, w acquire.Wake) (int, acquire.Attempt, error) {
 	n, a, err := h.fake.Try(ctx, w)
 	if len(h.fake.tries) == 1 {
 		h.after()

@@ -1,4 +1,5 @@
-// Package wait is the acquire loop every primitive uses:
+// Package acquire is the loop every primitive acquires with (locks,
+// semaphores, the latch's wait), whatever its scripts:
 //
 //  1. Run the try script. Acquired: return. Otherwise it says how long the
 //     blocker may hold on (its remaining lease, or the soonest expiry).
@@ -12,19 +13,23 @@
 //     to its id (its Client) after its try reaches it. See Mode.)
 //  4. Wait for a wake from the Hub, a timer of min(hint, MaxPoll), or the end
 //     of the context or of the Client. Then go to 3.
-//
-// A blocking acquire's try that fails with an outage's error
-// (outage.Transient) is sent again after a pause, until it is answered or
-// the wait ends (see try).
 //  5. When the wait ends unacquired, run the primitive's leave script with a
 //     fresh short context (leave a queue, undo a grant that raced in).
 //
-// Pub/sub is a hint: the timer bounds every wait, so a lost message costs at
-// most MaxPoll. A blocking acquire that finds waiters of its own Client
-// already on the channel skips step 1 and joins them: it does not overtake
-// them, and the next release wakes one of them. When the Hub cannot subscribe (refused by an ACL, or no
-// confirmation in time) the loop polls.
-package wait
+// A blocking acquire's try that fails with an outage's error
+// (outage.Transient) is sent again after a pause, until it is answered or
+// the wait ends (see try). Pub/sub is a hint: the timer bounds every wait,
+// so a lost message costs at most MaxPoll. A blocking acquire that finds
+// waiters of its own Client already on the channel skips step 1 and joins
+// them: it does not overtake them, and the next release wakes one of them.
+// When the Hub cannot subscribe (refused by an ACL, or no confirmation in
+// time) the loop polls.
+//
+// The packages around it: core is what a Client shares (its session, keys,
+// notices, and its waiters' one registration per name: ClientWaiter); hold
+// is a handle and its holds, with the one acquire sequence of the exclusive
+// locks (hold.Handle.Acquire), each kind's tries running in this loop.
+package acquire
 
 import (
 	"context"

@@ -239,12 +239,14 @@ func (m *RWMutex) write(ctx context.Context, fixed time.Duration, block bool) er
 // KEYS[5], which holds new readers back.
 type writeAttempt struct {
 	hold.Attempt
-	m *RWMutex
+	m      *RWMutex
+	client core.ClientWaiter // the acquire's part in the Client's registration (Wakes.Waiter)
 }
 
 // Wakes says that the Client's writers queue on its channel for the name.
 func (a *writeAttempt) Wakes() hold.Wakes {
-	return hold.Wakes{Mode: acquire.ClientQueue, Channel: a.m.wch, Registry: a.m.rw.WriterWaiters, Reg: a}
+	return hold.Wakes{Mode: acquire.ClientQueue, Channel: a.m.wch, Registry: a.m.rw.WriterWaiters, Reg: a,
+		Waiter: &a.client}
 }
 
 // Try sends the write acquire once, in the handle's turn, which an

@@ -23,13 +23,16 @@ type Kind interface {
 
 // Wakes is how a kind's waiters are woken: the wait's Mode and channel,
 // and for a ClientQueue the waiter registry in which the Client is
-// registered once for all its blocked acquires of the name, and what that
-// registration needs of the kind (see core.ClientWaiter).
+// registered once for all its blocked acquires of the name, what that
+// registration needs of the kind, and where the kind keeps the acquire's
+// part in it (a field of the kind: no allocation of its own; see
+// core.ClientWaiter).
 type Wakes struct {
 	Mode     acquire.Mode
 	Channel  string
 	Registry string
 	Reg      core.Registrant
+	Waiter   *core.ClientWaiter
 }
 
 // Attempt is what every kind's acquire keeps across its tries: its turn at
@@ -41,13 +44,11 @@ type Attempt struct {
 	Op    Op
 	Req   string
 	Lease scripts.LeaseArg
-	Fixed time.Duration      // a fixed lease, not renewed by the watchdog; 0: renewed
 	Block bool               // wait when the lock is busy (Lock, not TryLock)
-	CW    *core.ClientWaiter // nil: the acquire never registers its Client; else &client
+	CW    *core.ClientWaiter // nil: the acquire never registers its Client; else Wakes.Waiter
 	// Waiting is the waiting entry's heartbeat, made by the first try that
 	// finds the lock busy (see Wait) and stopped when the wait ends.
 	Waiting *lease.Heartbeat
-	client  core.ClientWaiter // CW's, kept in the attempt: no allocation of its own
 }
 
 // Acquire takes the lock for k: it checks the handle, the Client and ctx,
@@ -74,7 +75,7 @@ func (h *Handle) Acquire(ctx context.Context, k Kind, fixed time.Duration, block
 // watchdog (fixed == 0) or ending after fixed.
 func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, fixed time.Duration, block bool) error {
 	a := k.attempt()
-	*a = Attempt{H: h, Op: Op{t: h.Hold}, Req: h.NextRequest(), Lease: l, Fixed: fixed, Block: block}
+	*a = Attempt{H: h, Op: Op{t: h.Hold}, Req: h.NextRequest(), Lease: l, Block: block}
 	w := k.Wakes()
 	defer a.Op.Stop()
 	defer a.StopWaiting()
@@ -83,7 +84,7 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 	case w.Mode == acquire.Targeted:
 		spec.ID = a.Req
 	case block && w.Registry != "":
-		cw, err := core.EnterClientWaiter(ctx, &a.client, h.S, w.Registry, w.Channel, core.OneHold(), w.Reg)
+		cw, err := core.EnterClientWaiter(ctx, w.Waiter, h.S, w.Registry, w.Channel, core.OneHold(), w.Reg)
 		if err != nil {
 			return err
 		}

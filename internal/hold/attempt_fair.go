@@ -33,13 +33,13 @@ func (f *Fair) unforced() bool { return f.Lock.Log != "" }
 // Acquire takes the lock for a handle that holds no turn of its own
 // (rfairlock): see Handle.Acquire.
 func (f *Fair) Acquire(ctx context.Context, fixed time.Duration, block bool) error {
-	return f.H.Acquire(ctx, &fairAttempt{f: f}, fixed, block)
+	return f.H.Acquire(ctx, &fairAttempt{f: f, fixed: fixed > 0}, fixed, block)
 }
 
 // AcquireInTurn takes the lock with the lease argument l for a caller that
 // holds its own turn (relection's Campaign): see Handle.AcquireInTurn.
 func (f *Fair) AcquireInTurn(ctx context.Context, l scripts.LeaseArg, fixed time.Duration, block bool) error {
-	return f.H.AcquireInTurn(ctx, &fairAttempt{f: f}, l, fixed, block)
+	return f.H.AcquireInTurn(ctx, &fairAttempt{f: f, fixed: fixed > 0}, l, fixed, block)
 }
 
 // Release is the handle's release script (a Release, for Handle.Unlock):
@@ -61,9 +61,10 @@ func (f *Fair) ReleaseNamed(ctx context.Context, rdb redis.Scripter, req string,
 // blocking acquire's queue entry is kept alive by its Attempt's heartbeat.
 type fairAttempt struct {
 	Attempt
-	f    *Fair
-	sent time.Time // when the last try that did not acquire was sent,
-	at   int64     // and the server's clock (ms) when it ran
+	f     *Fair
+	fixed bool      // a fixed lease, not renewed by the watchdog
+	sent  time.Time // when the last try that did not acquire was sent,
+	at    int64     // and the server's clock (ms) when it ran
 }
 
 // Wakes says that a grant is a message targeted at the request.
@@ -153,10 +154,9 @@ func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acq
 func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 	grantedAt int64) (since time.Time, ok bool, err error) {
 	h := a.H
-	fixed := a.Fixed > 0
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
-	if a.f.unforced() && !fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
+	if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
 		since = dated(a.sent, a.at, grantedAt).Add(-time.Millisecond)
 		if since.Before(a.sent) {
 			since = a.sent
@@ -165,7 +165,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 			return since, true, nil
 		}
 	}
-	if fixed {
+	if a.fixed {
 		since = dated(a.sent, a.at, grantedAt)
 		ok, err = scripts.Touch(ctx, h.S.Writer(), a.f.Lock.Hash, "t", strconv.FormatUint(token, 10))
 	} else {

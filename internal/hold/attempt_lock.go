@@ -16,12 +16,13 @@ import (
 // lock's waiter registry (see core.ClientWaiter). Make one per acquire.
 type Unfair struct {
 	Attempt
-	Ch string // the Client's channel for the name, where its waiters are woken
+	Ch     string            // the Client's channel for the name, where its waiters are woken
+	client core.ClientWaiter // the acquire's part in the Client's registration (Wakes.Waiter)
 }
 
 // Wakes says that the Client's waiters queue on Ch, woken one at a time.
 func (a *Unfair) Wakes() Wakes {
-	return Wakes{Mode: acquire.ClientQueue, Channel: a.Ch, Registry: a.H.Lock.Waiters, Reg: a}
+	return Wakes{Mode: acquire.ClientQueue, Channel: a.Ch, Registry: a.H.Lock.Waiters, Reg: a, Waiter: &a.client}
 }
 
 // Try sends the acquire script once, in the handle's turn, which an

@@ -70,8 +70,8 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "fair-grant-message-trusted", File: "internal/hold/attempt_fair.go", Prims: fairLocks,
-		Old: "if a.f.unforced() && !fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
-		New: "if !fixed && h.S.Config.Replicas.N == 0 {",
+		Old: "if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
+		New: "if !a.fixed && h.S.Config.Replicas.N == 0 {",
 		Breaks: "a fair lock's grant message is taken as the hold without asking Redis, though" +
 			" ForceUnlock or a release naming an earlier hold may have ended the grant",
 	},

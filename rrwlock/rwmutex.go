@@ -300,7 +300,7 @@ func (a *writeAttempt) heartbeat() lease.Renewal {
 func (a *writeAttempt) Leave(ctx context.Context) error {
 	m, h := a.m, a.H
 	a.StopWaiting()
-	_, wake, err := m.rw.Leave(ctx, h.S.RDB, a.Op.Sent(a.Req), true, a.CW.Keep())
+	_, wake, err := m.rw.Leave(ctx, h.S.RDB, a.Op.Sent(a.Req), true, a.CW.Leaving() != 0)
 	h.HandOn(m.wch, wake)
 	return err
 }

@@ -70,7 +70,7 @@ type Attempt struct {
 //	mode         registers before its first try   joins local waiters   tries again after subscribing
 //	Broadcast    when it has an ID                 never                 always
 //	Targeted     yes                               never                 always
-//	ClientQueue  yes                               when Behind           only on a channel of its own
+//	ClientQueue  yes                               when Behind           on a channel of its own, or none
 //
 // Registering before the first try (when the channel is confirmed
 // already) lets a wake sent after that try reach the waiter, so steps 2

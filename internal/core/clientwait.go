@@ -48,7 +48,7 @@ func Permits(n int64) Weight { return Weight{n: n} }
 // ClientWaiter is one blocked acquire's part in its Client's registration
 // in a waiter registry (see ClientWaits). A try that takes the primitive
 // drops the registration when no other waiter of the Client remains, and
-// keeps it otherwise; a leave likewise. Its methods accept a nil
+// keeps it otherwise; a leave likewise. Its methods but Least accept a nil
 // ClientWaiter: an acquire that never registers (a TryLock, a fair
 // semaphore's acquire, or one of a Client whose waits poll).
 type ClientWaiter struct {
@@ -196,7 +196,11 @@ func (c *ClientWaiter) Sent(ctx context.Context, reg scripts.Registry, sent time
 		// the Client again.
 		c.reg.registered = false
 		c.reg.stopBeat()
-	case c.dropped && c.reg != nil:
+	case c.dropped && c.reg != nil && c.weight.lock:
+		// A lock's try that took the lock alone dropped the registration.
+		// A semaphore's keeps the flag: another waiter's Keep, read before
+		// this reply, may have registered the Client again, and its last
+		// waiter drops what may remain (see exit).
 		c.reg.registered = false
 	}
 	return nil
@@ -233,11 +237,6 @@ func (c *ClientWaiter) Leaving() (others int64) {
 	return others
 }
 
-// Keep is Leaving for a lock's leave script: it reports whether the
-// leave keeps the Client's registration (other waiters remain, or the
-// acquire never registered).
-func (c *ClientWaiter) Keep() bool { return c.Leaving() != 0 }
-
 // Exit ends the acquire's part in its Client's waits on the registry. The
 // last waiter drops a registration that outlives it (a try kept it for
 // waiters that left meanwhile), or ends the drop its leave made (see
@@ -270,7 +269,9 @@ func (c *ClientWaiter) exit() {
 	w, reg := &c.s.ClientWaits, c.reg
 	w.mu.Lock()
 	last := reg.countOut(c.weight.n)
-	stale := last && reg.registered
+	// A semaphore's waiter whose own try or leave dropped the registration
+	// has nothing of its own to drop.
+	stale := last && reg.registered && (c.weight.lock || !c.dropped)
 	if stale {
 		reg.leaving = make(chan struct{})
 	} else if last {

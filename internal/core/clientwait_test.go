@@ -116,3 +116,46 @@ func TestLeastCountsOthersOnly(t *testing.T) {
 	two.Exit()
 	assert.False(t, s.ClientWaits.Waiting("k"))
 }
+
+// dropCounter counts the drops of the Client's registration; its
+// heartbeats renew nothing.
+type dropCounter struct{ drops int }
+
+func (r *dropCounter) Beat() *lease.Heartbeat {
+	hb := lease.NewHeartbeat(nil, lease.Renewal{})
+	hb.Stop()
+	return hb
+}
+func (r *dropCounter) Drop(context.Context) { r.drops++ }
+
+// Two blocked acquires of one semaphore in one Client: a's try, sent while
+// it waited alone (Register), takes a permit, and the script unregisters
+// the Client; b came in meanwhile, and its try (Keep, for a) reaches Redis
+// after a's, takes a permit too and registers the Client for a. b's reply
+// is read first. Redis now has a registration that no waiter of the Client
+// stands behind: the last of them to exit drops it, or it outlives them by
+// a lease TTL without a heartbeat, a release within it spends a wake on
+// the Client, and a fair Acquire on the name is refused meanwhile.
+func TestSemaphoreLastWaiterDropsARegistrationKeptByAnother(t *testing.T) {
+	ctx := context.Background()
+	s := &core.Session{} // woken by pub/sub; its hub cannot be made, so no wake is delivered
+	r := &dropCounter{}
+	enter := func() *core.ClientWaiter {
+		cw, err := core.EnterClientWaiter(ctx, new(core.ClientWaiter), s, "k", "ch", core.Permits(1), r)
+		require.NoError(t, err)
+		return cw
+	}
+	a := enter()
+	regA := a.Mode(acquire.Wake{})
+	require.Equal(t, scripts.Register, regA, "a waits alone")
+	b := enter()
+	regB, least := b.ModeBehind(acquire.Wake{})
+	require.Equal(t, scripts.Keep, regB)
+	require.EqualValues(t, 1, least)
+	require.NoError(t, b.Sent(ctx, regB, time.Now(), true), "b took a permit, keeping the registration for a")
+	require.NoError(t, a.Sent(ctx, regA, time.Now(), true), "a took one alone; Redis ran it before b's")
+	a.Exit()
+	b.Exit()
+	assert.False(t, s.ClientWaits.Waiting("k"))
+	assert.Equal(t, 1, r.drops, "the last waiter drops the registration b's try made")
+}

@@ -78,7 +78,6 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 	*a = Attempt{H: h, Op: Op{t: h.Hold}, Req: h.NextRequest(), Lease: l, Block: block}
 	w := k.Wakes()
 	defer a.Op.Stop()
-	defer a.StopWaiting()
 	spec := acquire.Spec{Kind: h.Lock.Kind, Name: h.Name, Channel: w.Channel, Mode: w.Mode, Once: !block}
 	switch {
 	case w.Mode == acquire.Targeted:
@@ -95,6 +94,7 @@ func (h *Handle) AcquireInTurn(ctx context.Context, k Kind, l scripts.LeaseArg, 
 		// at once.
 		spec.Behind = h.Hold.Count() == 0 && a.CW.Counted()
 	}
+	defer a.StopWaiting() // before the Client's waits are exited
 	r, err := acquire.Acquire(ctx, h.S.Wait(h.MaxPoll()), spec, k)
 	if err != nil {
 		return err

@@ -64,7 +64,7 @@ func (a *Unfair) Drop(ctx context.Context) {
 // Leave undoes the request if Redis applied it. The Client leaves the
 // registry unless other local waiters remain.
 func (a *Unfair) Leave(ctx context.Context) error {
-	_, wake, err := a.H.Lock.Leave(ctx, a.H.S.RDB, a.Req, a.CW.Keep())
+	_, wake, err := a.H.Lock.Leave(ctx, a.H.S.RDB, a.Req, a.CW.Leaving() != 0)
 	a.H.HandOn(a.Ch, wake)
 	return err
 }

@@ -13,9 +13,10 @@ import (
 
 // Handle is what a handle on an exclusive lock is made of, whatever its
 // queueing policy: the Base, the lock hash and the hold. rlock, rfairlock,
-// rrwlock and relection wrap it; rlock acquires through Unfair, rfairlock
-// and relection through Fair, and rrwlock runs its own attempts. Its zero
-// value is not usable; use NewHandle. A Handle must not be copied.
+// rrwlock and relection wrap it, and each acquires through Acquire with a
+// Kind of its own (Unfair, Fair's, rrwlock's writer; rrwlock's reads keep
+// their own Tracker). Its zero value is not usable; use NewHandle. A
+// Handle must not be copied.
 type Handle struct {
 	Base
 	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set

@@ -193,10 +193,6 @@ type Op struct {
 // Op returns an acquire's Op, holding no turn yet.
 func (t *Tracker) Op() *Op { return &Op{t: t} }
 
-// OpOf returns an acquire's Op on t as a value, holding no turn yet, for
-// an attempt that keeps it in its own struct (no allocation of its own).
-func OpOf(t *Tracker) Op { return Op{t: t} }
-
 // Start waits for the turn, bounded by ctx, and returns what the handle
 // holds now. A wait that ends matches ErrNotAcquired and ctx.Err().
 func (o *Op) Start(ctx context.Context) (Belief, error) {

@@ -58,11 +58,17 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, m := range rm.ScopeMetrics[0].Metrics {
-		fmt.Println(m.Name, m.Data.(metricdata.Histogram[float64]).DataPoints[0].Count)
+		switch data := m.Data.(type) {
+		case metricdata.Histogram[float64]:
+			fmt.Println(m.Name, data.DataPoints[0].Count)
+		case metricdata.Sum[int64]:
+			fmt.Println(m.Name, data.DataPoints[0].Value)
+		}
 	}
 	// Output:
 	// redcoord.wait 1
 	// redcoord.hold 1
+	// redcoord.leases.lost 0
 }
 
 // Export a Client's metrics for Prometheus to scrape: the exporter is the
@@ -94,6 +100,13 @@ func Example_prometheus() {
 		log.Fatal(err)
 	}
 	defer c.Close(ctx)
+	// The lease, for the dashboard's renewal panel and alert (the dashboards
+	// folder of this module); after New, since it is the Client's.
+	lease, err := redcoordotel.Lease(mp, c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unregister() // once the Client is closed
 
 	mu := rlock.New(c, "report")
 	if err := mu.Lock(ctx); err != nil {
@@ -107,11 +120,13 @@ func Example_prometheus() {
 	scrape := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(scrape, httptest.NewRequest("GET", "/metrics", nil))
 	for line := range strings.Lines(scrape.Body.String()) {
-		if strings.HasPrefix(line, "redcoord_") && strings.Contains(line, "_count") {
+		if strings.HasPrefix(line, "redcoord_") && !strings.Contains(line, "_bucket") && !strings.Contains(line, "_sum") {
 			fmt.Print(line)
 		}
 	}
 	// Output:
 	// redcoord_hold_seconds_count{outcome="released",primitive="rlock"} 1
+	// redcoord_lease_seconds 30
+	// redcoord_leases_lost_total{primitive="rlock"} 0
 	// redcoord_wait_seconds_count{outcome="acquired",primitive="rlock"} 1
 }

@@ -6,6 +6,8 @@
 //	obs, err := redcoordotel.Observer(otel.GetMeterProvider(), otel.GetTracerProvider())
 //	...
 //	c, err := redcoord.New(rdb, redcoord.WithObserver(obs))
+//	...
+//	lease, err := redcoordotel.Lease(otel.GetMeterProvider(), c) // the gauge redcoord.lease
 //
 // Metrics, each with the attribute "primitive" (rlock, rfairlock, rrwlock,
 // rsemaphore, rsemaphore-expirable, rlatch, relection, rratelimit) where it
@@ -13,14 +15,29 @@
 //
 //	redcoord.wait              histogram, s: how long acquires waited; "outcome" acquired or ended
 //	redcoord.waiters           up-down counter: acquires waiting now
-//	redcoord.hold              histogram, s: how long holds lasted, to their release or loss; "outcome" released or lost
-//	redcoord.leases.lost       counter: holds found lost
+//	redcoord.hold              histogram, s: how long holds lasted; "outcome" released, lost or closed (by Close)
+//	redcoord.leases.lost       counter: holds found lost (not those the Client's Close ended)
 //	redcoord.renewals          counter: leases renewed by the watchdog's ticks
 //	redcoord.renewal.duration  histogram, s: how long a tick's round trips took
 //	redcoord.hub.reconnects    counter: Hub reconnects (on a Cluster, shard connections lost)
 //	redcoord.hub.moves         counter: shard channels the Hub moved to another node
 //	redcoord.rate.events       counter: events a rate limiter was asked for; "outcome" admitted, waited or refused
 //	redcoord.rate.wait         histogram, s: how long rate limiter Waits slept, to their slot or their end
+//	redcoord.lease             gauge, s: the Clients' lease, recorded by Lease
+//
+// The histograms in seconds suggest bucket bounds from half a millisecond
+// to a minute (holds: a millisecond to an hour) in place of the SDK's
+// default, which is made for milliseconds; a View overrides them.
+// redcoord.leases.lost starts at zero for a primitive when the primitive
+// first takes a hold, so that a query of its increase sees the process's
+// first loss.
+//
+// Through a Prometheus exporter (go.opentelemetry.io/otel/exporters/prometheus,
+// its default translation) the names become redcoord_wait_seconds,
+// redcoord_leases_lost_total, redcoord_waiters, redcoord_lease_seconds and
+// so on. The dashboards folder of this module has a Grafana dashboard and
+// Prometheus alert rules on those names (docs/dashboard.md in the redcoord
+// repository describes them).
 //
 // With a TracerProvider, each acquire that waited is also a span,
 // "redcoord.acquire <primitive>", from its start to its end, with the
@@ -30,6 +47,8 @@ package redcoordotel
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -48,13 +67,17 @@ const scope = "github.com/redcoord/redcoord/redcoordotel"
 func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.Event), error) {
 	m := mp.Meter(scope)
 	r := &recorder{}
+	// From a loopback round trip to a minute; holds from a millisecond to an hour.
+	latency := metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+		0.5, 1, 2.5, 5, 10, 30, 60)
+	holds := metric.WithExplicitBucketBoundaries(0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)
 	var err error
-	if r.wait, err = m.Float64Histogram("redcoord.wait", metric.WithUnit("s"),
+	if r.wait, err = m.Float64Histogram("redcoord.wait", metric.WithUnit("s"), latency,
 		metric.WithDescription("How long acquires waited, to a hold or to their end")); err != nil {
 		return nil, err
 	}
-	if r.hold, err = m.Float64Histogram("redcoord.hold", metric.WithUnit("s"),
-		metric.WithDescription("How long holds lasted, to their release or loss")); err != nil {
+	if r.hold, err = m.Float64Histogram("redcoord.hold", metric.WithUnit("s"), holds,
+		metric.WithDescription("How long holds lasted, to their release, loss or the Client's Close")); err != nil {
 		return nil, err
 	}
 	if r.lost, err = m.Int64Counter("redcoord.leases.lost", metric.WithDescription("Holds found lost")); err != nil {
@@ -64,7 +87,7 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 		metric.WithDescription("Leases renewed by the watchdog")); err != nil {
 		return nil, err
 	}
-	if r.tick, err = m.Float64Histogram("redcoord.renewal.duration", metric.WithUnit("s"),
+	if r.tick, err = m.Float64Histogram("redcoord.renewal.duration", metric.WithUnit("s"), latency,
 		metric.WithDescription("How long a watchdog tick's round trips took")); err != nil {
 		return nil, err
 	}
@@ -84,7 +107,7 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 		metric.WithDescription("Events a rate limiter was asked for, by outcome")); err != nil {
 		return nil, err
 	}
-	if r.rateWait, err = m.Float64Histogram("redcoord.rate.wait", metric.WithUnit("s"),
+	if r.rateWait, err = m.Float64Histogram("redcoord.rate.wait", metric.WithUnit("s"), latency,
 		metric.WithDescription("How long rate limiter Waits slept, to their slot or their end")); err != nil {
 		return nil, err
 	}
@@ -102,6 +125,9 @@ type recorder struct {
 	rateEvents                        metric.Int64Counter
 	rateWait                          metric.Float64Histogram
 	tracer                            trace.Tracer // nil: no spans
+	// counted holds the primitives (strings) whose redcoord.leases.lost
+	// series exists: record adds zero for a primitive's first hold.
+	counted sync.Map
 }
 
 // record records one event.
@@ -117,6 +143,9 @@ func (r *recorder) record(e redcoord.Event) {
 	case redcoord.Waiting:
 		r.waiters.Add(ctx, 1, metric.WithAttributes(prim))
 	case redcoord.Acquired, redcoord.WaitEnded:
+		if e.Kind == redcoord.Acquired {
+			r.countLosses(ctx, e.Primitive, prim)
+		}
 		if e.Waited {
 			r.waiters.Add(ctx, -1, metric.WithAttributes(prim))
 		}
@@ -136,7 +165,11 @@ func (r *recorder) record(e redcoord.Event) {
 		}
 	case redcoord.Released, redcoord.LeaseLost:
 		outcome := "released"
-		if e.Kind == redcoord.LeaseLost {
+		switch {
+		case e.Kind == redcoord.Released:
+		case errors.Is(e.Err, redcoord.ErrClosed): // ended by its owner, not lost
+			outcome = "closed"
+		default:
 			outcome = "lost"
 			r.lost.Add(ctx, 1, metric.WithAttributes(prim))
 		}
@@ -161,5 +194,17 @@ func (r *recorder) record(e redcoord.Event) {
 			}
 		}
 		r.rateEvents.Add(ctx, int64(e.Count), metric.WithAttributes(prim, attribute.String("outcome", outcome)))
+	}
+}
+
+// countLosses starts redcoord.leases.lost at zero for the primitive prim
+// names, once: Prometheus's increase and rate see a counter's rise only
+// from its second sample, so a series born at one would hide the first loss.
+func (r *recorder) countLosses(ctx context.Context, primitive string, prim attribute.KeyValue) {
+	if _, ok := r.counted.Load(primitive); ok {
+		return
+	}
+	if _, loaded := r.counted.LoadOrStore(primitive, struct{}{}); !loaded {
+		r.lost.Add(ctx, 0, metric.WithAttributes(prim))
 	}
 }

@@ -25,9 +25,7 @@ func TestMetricsAndSpans(t *testing.T) {
 	srv := redistest.Mini(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer func() { _ = mp.Shutdown(ctx) }()
+	mp, reader := meter(t)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer func() { _ = tp.Shutdown(ctx) }()
@@ -85,6 +83,16 @@ func TestMetricsAndSpans(t *testing.T) {
 	parent.End()
 	assert.Equal(t, parent.SpanContext().SpanID(), ended[0].Parent().SpanID(), "a child of the caller's span")
 	assert.Equal(t, parent.SpanContext().TraceID(), ended[0].SpanContext().TraceID())
+}
+
+// meter returns a MeterProvider that records into a manual reader, shut
+// down when the test ends.
+func meter(t *testing.T) (*sdkmetric.MeterProvider, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return mp, reader
 }
 
 // collect reads the reader's metrics by name.

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/redcoord/redcoord"
@@ -20,9 +19,7 @@ import (
 // sleeps go to a histogram of their own.
 func TestRateEvents(t *testing.T) {
 	ctx := context.Background()
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer func() { _ = mp.Shutdown(ctx) }()
+	mp, reader := meter(t)
 	obs, err := redcoordotel.Observer(mp, nil)
 	require.NoError(t, err)
 

@@ -150,11 +150,11 @@ func TestReadmeProgramsRun(t *testing.T) {
 	}
 }
 
-// testServer is a real redis-server when one is installed (or CI is set),
-// else an embedded miniredis.
+// testServer is a real server (redistest.Real) when one is installed (or CI
+// is set), else an embedded miniredis.
 func testServer(t *testing.T) *redistest.Server {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") == "" {
+	if _, err := exec.LookPath(redistest.ServerName(t)); err != nil && os.Getenv("CI") == "" {
 		return redistest.Mini(t)
 	}
 	return redistest.Real(t)

@@ -124,9 +124,9 @@ func (b *backend) check(ctx context.Context, where string) (string, error) {
 		return "", fmt.Errorf("cannot reach %s: %w", where, err)
 	}
 	b.name, b.short = where, where
-	v := infoField(info, "redis_version")
+	server, v := serverVersion(info)
 	if v != "" {
-		b.name += " (redis " + v + ")"
+		b.name += " (" + server + " " + v + ")"
 	}
 	if _, err := readCommandStats(pctx, rdb); err == nil {
 		b.noscript, _ = noScript(pctx, rdb)
@@ -171,6 +171,17 @@ func (b *backend) cleanup(ctx context.Context, prefix string) error {
 		return scan(ctx, c)
 	}
 	return nil
+}
+
+// serverVersion returns the server's name, redis or valkey, and its
+// version, from INFO server. Valkey gives as redis_version the Redis
+// version it is compatible with (7.2.4 for Valkey 8), and its own name and
+// version in server_name and valkey_version.
+func serverVersion(info string) (name, version string) {
+	if infoField(info, "server_name") == "valkey" {
+		return "valkey", infoField(info, "valkey_version")
+	}
+	return "redis", infoField(info, "redis_version")
 }
 
 // infoField returns one field of an INFO reply.

@@ -36,7 +36,7 @@ import (
 func TestPermitsNeverExceeded(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		t.Run(semMode(fair), func(t *testing.T) {
-			t.Run("redis-server", func(t *testing.T) {
+			t.Run(redistest.ServerName(t), func(t *testing.T) {
 				if testing.Short() { // a tenth of the rounds
 					hammer(t, redistest.Real(t), fair, 4, 64, 100)
 					return

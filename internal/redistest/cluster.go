@@ -46,7 +46,7 @@ type Cluster struct {
 // t.Fatal.
 //
 // t.Cleanup kills and reaps every process, whether the test passed or not.
-// StartCluster calls t.Skip if redis-server or redis-cli is not on PATH (or
+// StartCluster calls t.Skip if the server or its CLI is not on PATH (or
 // t.Fatal when CI is set), and t.Fatal if masters < 3, which redis-cli
 // refuses, or replicasPerMaster < 0.
 func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
@@ -56,14 +56,14 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 		t.Fatalf("redistest: StartCluster(%d, %d): need at least 3 masters (redis-cli's minimum) "+
 			"and no negative replica count", masters, replicasPerMaster)
 	}
-	server := lookBin(t, "redis-server", "redis-server")
-	cli := lookBin(t, "redis-cli", "redis-tools")
+	server, f := serverBin(t)
+	cli := lookBin(t, f.cli, f.cliPkg)
 
 	c := &Cluster{admin: make(map[string]*redis.Client), killed: make(map[string]bool)}
 	n := masters * (1 + replicasPerMaster)
 	args := []string{"--cluster", "create"}
 	for range n {
-		p := startProc(t, server, "redis-server (cluster node)", clusterNodeArgs)
+		p := startProc(t, server, f.server+" (cluster node)", clusterNodeArgs)
 		c.nodes = append(c.nodes, p)
 		args = append(args, p.addr)
 		rdb := redis.NewClient(adminOptions(p.addr))
@@ -77,7 +77,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.WaitDelay = time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
+		t.Fatalf("redistest: %s --cluster create: %v\n%s", f.cli, err, out)
 	}
 	mustPoll(t, settleTimeout, "cluster to form", c.settled)
 	return c

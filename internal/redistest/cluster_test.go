@@ -181,14 +181,15 @@ func direct(t testing.TB, addr string) *redis.Client {
 	return (&Server{Addr: addr}).Client(t)
 }
 
-func TestStartClusterNeedsRedisCli(t *testing.T) {
+func TestStartClusterNeedsItsCli(t *testing.T) {
 	skipShort(t, "StartCluster's checks") // it skips every cluster with -short
-	server, err := exec.LookPath("redis-server")
+	f := chosen(t)
+	server, err := exec.LookPath(f.server)
 	if err != nil {
-		t.Skip("redis-server not installed")
+		t.Skipf("%s not installed", f.server)
 	}
 	bin := t.TempDir()
-	if err := os.Symlink(server, filepath.Join(bin, "redis-server")); err != nil {
+	if err := os.Symlink(server, filepath.Join(bin, f.server)); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
@@ -200,19 +201,13 @@ func TestStartClusterNeedsRedisCli(t *testing.T) {
 		StartCluster(t, 3, 0)
 	})
 	if !skipped {
-		t.Fatal("StartCluster did not skip with redis-cli missing from PATH")
+		t.Fatalf("StartCluster did not skip with %s missing from PATH", f.cli)
 	}
 
 	t.Setenv("CI", "true")
-	rec := &fatalRecorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		StartCluster(rec, 3, 0)
-	}()
-	<-done
-	if !strings.Contains(rec.msg, "redis-cli") || !strings.Contains(rec.msg, "redis-tools") {
-		t.Fatalf("StartCluster with CI set: %q; want a failure naming redis-cli and redis-tools", rec.msg)
+	msg := fatalOf(t, func(tb testing.TB) { StartCluster(tb, 3, 0) })
+	if !strings.Contains(msg, f.cli) || !strings.Contains(msg, f.cliPkg) {
+		t.Fatalf("StartCluster with CI set: %q; want a failure naming %s and %s", msg, f.cli, f.cliPkg)
 	}
 }
 

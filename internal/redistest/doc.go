@@ -9,6 +9,15 @@
 // each. [Bubble] returns a miniredis with no listener at all, for use inside
 // a testing/synctest bubble, where keys expire on the bubble's fake clock.
 //
+// # Valkey
+//
+// With REDCOORD_SERVER=valkey in the environment ([ServerEnv]) every helper
+// that starts a process (Real, the Cluster, Sentinel, replica and
+// restartable helpers) starts valkey-server, and StartCluster joins the
+// nodes with valkey-cli, on the same command lines: the same tests then run
+// on Valkey. Unset, or "redis", they start redis-server and redis-cli; any
+// other value fails the test that starts a server.
+//
 // # Cluster and Sentinel
 //
 // [StartCluster] starts a Redis Cluster of redis-server processes on free

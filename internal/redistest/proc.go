@@ -20,9 +20,11 @@ const (
 	startAttempts = 3
 	// startTimeout bounds the wait for one server to answer PING.
 	startTimeout = 5 * time.Second
+	// logName is the file in a server's --dir that takes its output.
+	logName = "server.log"
 )
 
-// proc is one redis-server child process owned by a test. A t.Cleanup kills
+// proc is one server child process owned by a test. A t.Cleanup kills
 // and reaps it; kill may also be called earlier, any number of times.
 type proc struct {
 	addr   string        // 127.0.0.1:port
@@ -103,7 +105,7 @@ func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
 	if err != nil {
 		t.Fatalf("redistest: prepare %s: %v", bin, err)
 	}
-	logPath := filepath.Join(dir, "redis-server.log")
+	logPath := filepath.Join(dir, logName)
 	p, err := launch(bin, args, port, logPath)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)

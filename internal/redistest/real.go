@@ -2,13 +2,13 @@ package redistest
 
 import "testing"
 
-// Real starts a redis-server child process on a free 127.0.0.1 port and
-// returns once it answers PING. The server runs in the foreground with no
+// Real starts a redis-server (or valkey-server, as [ServerEnv] chooses)
+// child process on a free 127.0.0.1 port and returns once it answers PING. The server runs in the foreground with no
 // persistence (--save "" --appendonly no) and its own t.TempDir as --dir;
 // args are appended to its command line, for example "--maxmemory-policy",
 // "allkeys-lru".
 //
-// t.Cleanup kills the process and waits for it to exit. If redis-server is not
+// t.Cleanup kills the process and waits for it to exit. If the server is not
 // on PATH, Real calls t.Skip, or t.Fatal when the environment sets CI. If the
 // server does not answer PING within about five seconds, Real tries again on
 // a new port, three times in all, then calls t.Fatal with the server's
@@ -16,8 +16,8 @@ import "testing"
 // on any path.
 func Real(t testing.TB, args ...string) *Server {
 	t.Helper()
-	bin := lookBin(t, "redis-server", "redis-server")
-	p := startProc(t, bin, "redis-server", func(dir string, port int) ([]string, error) {
+	bin, f := serverBin(t)
+	p := startProc(t, bin, f.server, func(dir string, port int) ([]string, error) {
 		return append(serverArgs(dir, port), args...), nil
 	})
 	return &Server{Addr: p.addr, Real: true}

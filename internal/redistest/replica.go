@@ -33,12 +33,12 @@ type Replicated struct {
 func StartReplicated(t testing.TB) *Replicated {
 	t.Helper()
 	skipShort(t, "a primary and its replica")
-	bin := lookBin(t, "redis-server", "redis-server")
+	bin, f := serverBin(t)
 	repl := []string{"--repl-diskless-sync-delay", "0"}
-	primary := startProc(t, bin, "redis-server (primary)", func(dir string, port int) ([]string, error) {
+	primary := startProc(t, bin, f.server+" (primary)", func(dir string, port int) ([]string, error) {
 		return append(serverArgs(dir, port), repl...), nil
 	})
-	replica := startProc(t, bin, "redis-server (replica)", func(dir string, port int) ([]string, error) {
+	replica := startProc(t, bin, f.server+" (replica)", func(dir string, port int) ([]string, error) {
 		return append(append(serverArgs(dir, port), repl...), "--replicaof", "127.0.0.1", strconv.Itoa(primary.port)), nil
 	})
 	padmin, radmin := redis.NewClient(adminOptions(primary.addr)), redis.NewClient(adminOptions(replica.addr))

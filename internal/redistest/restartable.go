@@ -36,16 +36,16 @@ type Restartable struct {
 func StartRestartable(t testing.TB, args ...string) *Restartable {
 	t.Helper()
 	skipShort(t, "a redis-server to kill and restart")
-	bin := lookBin(t, "redis-server", "redis-server")
+	bin, f := serverBin(t)
 	r := &Restartable{bin: bin}
-	p := startProc(t, bin, "redis-server", func(dir string, port int) ([]string, error) {
+	p := startProc(t, bin, f.server, func(dir string, port int) ([]string, error) {
 		// The last attempt's line is the one that succeeded.
 		r.Dir, r.args = dir, append(serverArgs(dir, port), args...)
 		return r.args, nil
 	})
 	r.Server = &Server{Addr: p.addr, Real: true}
 	r.port = p.port
-	r.log = filepath.Join(r.Dir, "redis-server.log")
+	r.log = filepath.Join(r.Dir, logName)
 	r.p = p
 	t.Cleanup(func() {
 		r.mu.Lock()
@@ -105,7 +105,7 @@ func (r *Restartable) Restart(t testing.TB) {
 	if !waitPing(p.addr, p.exited, startTimeout) {
 		p.kill()
 		out, _ := os.ReadFile(r.log)
-		t.Fatalf("redistest: restarted redis-server at %s did not answer PING; its output:\n%s", r.Addr, out)
+		t.Fatalf("redistest: restarted server at %s did not answer PING; its output:\n%s", r.Addr, out)
 	}
 	r.p = p
 }

@@ -56,14 +56,14 @@ type Sentinel struct {
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	skipShort(t, "a Sentinel deployment")
-	bin := lookBin(t, "redis-server", "redis-server")
+	bin, f := serverBin(t)
 	s := &Sentinel{admin: make(map[string]*redis.Client), killed: make(map[string]bool)}
 	// Without a delay a replica starts its full sync at once, not after 5 s.
 	repl := []string{"--repl-diskless-sync-delay", "0"}
-	primary := startProc(t, bin, "redis-server (primary)", func(dir string, port int) ([]string, error) {
+	primary := startProc(t, bin, f.server+" (primary)", func(dir string, port int) ([]string, error) {
 		return append(serverArgs(dir, port), repl...), nil
 	})
-	replica := startProc(t, bin, "redis-server (replica)", func(dir string, port int) ([]string, error) {
+	replica := startProc(t, bin, f.server+" (replica)", func(dir string, port int) ([]string, error) {
 		return append(append(serverArgs(dir, port), repl...), "--replicaof", "127.0.0.1", strconv.Itoa(primary.port)), nil
 	})
 	s.data = []*proc{primary, replica}
@@ -81,7 +81,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 		"sentinel failover-timeout %[1]s %[5]d\n",
 		masterName, primary.port, sentinelQuorum, sentinelDownAfterMs, sentinelFailoverTimeoutMs)
 	for range numSentinels {
-		p := startProc(t, bin, "redis-server --sentinel", func(dir string, port int) ([]string, error) {
+		p := startProc(t, bin, f.server+" --sentinel", func(dir string, port int) ([]string, error) {
 			// A sentinel rewrites its config file: each attempt gets its own.
 			path := filepath.Join(dir, "sentinel.conf")
 			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {

@@ -10,7 +10,7 @@ import (
 // Server is one started Redis server for a test.
 type Server struct {
 	Addr string               // host:port on 127.0.0.1
-	Real bool                 // true: a redis-server process; false: miniredis
+	Real bool                 // true: a server process ([Real]); false: miniredis
 	Mini *miniredis.Miniredis // non-nil for miniredis
 }
 
@@ -30,12 +30,13 @@ func Mini(t testing.TB) *Server {
 	return &Server{Addr: m.Addr(), Mini: m}
 }
 
-// Both runs f as two subtests, "miniredis" and "redis-server". The second
-// skips, as [Real] does, when redis-server is not installed.
+// Both runs f as two subtests, "miniredis" and [ServerName] ("redis-server"
+// or "valkey-server"). The second skips, as [Real] does, when the server is
+// not installed.
 func Both(t *testing.T, f func(t *testing.T, s *Server)) {
 	t.Helper()
 	t.Run("miniredis", func(t *testing.T) { f(t, Mini(t)) })
-	t.Run("redis-server", func(t *testing.T) { f(t, Real(t)) })
+	t.Run(ServerName(t), func(t *testing.T) { f(t, Real(t)) })
 }
 
 // Options returns fresh client options pointing at s: Addr is s.Addr and

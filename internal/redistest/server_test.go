@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -79,28 +80,21 @@ func TestRealSkipsWithoutBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("CI", "")
 	var skipped bool
-	t.Run("no redis-server", func(t *testing.T) {
+	t.Run("no server", func(t *testing.T) {
 		defer func() { skipped = t.Skipped() }()
 		Real(t)
 	})
 	if !skipped {
-		t.Fatal("Real did not skip with redis-server missing from PATH")
+		t.Fatal("Real did not skip with its server missing from PATH")
 	}
 }
 
-// In CI nothing may skip: a missing redis-server fails the test.
+// In CI nothing may skip: a missing server fails the test.
 func TestRealFailsWithoutBinaryInCI(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("CI", "true")
-	rec := &fatalRecorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Real(rec)
-	}()
-	<-done
-	if !strings.Contains(rec.msg, "CI is set") {
-		t.Fatalf("Real did not fail with redis-server missing and CI set: %q", rec.msg)
+	if msg := fatalOf(t, func(tb testing.TB) { Real(tb) }); !strings.Contains(msg, "CI is set") {
+		t.Fatalf("Real did not fail with its server missing and CI set: %q", msg)
 	}
 }
 
@@ -116,8 +110,21 @@ func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
+// fatalOf runs f with a fatalRecorder on a goroutine of its own and returns
+// the message f failed with, or "" if f returned.
+func fatalOf(t testing.TB, f func(testing.TB)) string {
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(rec)
+	}()
+	<-done
+	return rec.msg
+}
+
 func TestRealFailsWithServerOutput(t *testing.T) {
-	Real(t) // skip early if redis-server is missing
+	Real(t) // skip early if the server is missing
 	rec := &fatalRecorder{TB: t}
 	done := make(chan struct{})
 	go func() {
@@ -131,5 +138,43 @@ func TestRealFailsWithServerOutput(t *testing.T) {
 	}
 	if !strings.Contains(rec.msg, "no-such-directive") {
 		t.Fatalf("Fatalf message does not carry the server's output:\n%s", rec.msg)
+	}
+}
+
+// REDCOORD_SERVER picks the binaries; a value it does not know is an error
+// naming the variable, not a silent fallback to redis-server.
+func TestServerEnvChoosesTheFamily(t *testing.T) {
+	for _, c := range []struct{ env, server, cli string }{
+		{"", "redis-server", "redis-cli"},
+		{"redis", "redis-server", "redis-cli"},
+		{"valkey", "valkey-server", "valkey-cli"},
+	} {
+		t.Setenv(ServerEnv, c.env)
+		f, err := chosenFamily()
+		if err != nil || f.server != c.server || f.cli != c.cli {
+			t.Errorf("%s=%q: %+v, %v; want %s and %s", ServerEnv, c.env, f, err, c.server, c.cli)
+		}
+	}
+	t.Setenv(ServerEnv, "keydb")
+	if _, err := chosenFamily(); err == nil || !strings.Contains(err.Error(), ServerEnv) ||
+		!strings.Contains(err.Error(), "keydb") {
+		t.Errorf("%s=keydb: %v; want an error naming the variable and its value", ServerEnv, err)
+	}
+	if msg := fatalOf(t, func(tb testing.TB) { Real(tb) }); !strings.Contains(msg, ServerEnv) {
+		t.Errorf("Real with %s=keydb: %q; want a failure naming the variable", ServerEnv, msg)
+	}
+}
+
+// The server Real starts is the one REDCOORD_SERVER names: Valkey says so
+// in INFO (server_name:valkey), redis-server has no such field.
+func TestRealStartsTheChosenServer(t *testing.T) {
+	f := chosen(t)
+	info, err := Real(t).Client(t).Info(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := infoField(info, "server_name") == "valkey", f.name == "valkey"; got != want {
+		t.Fatalf("%s=%q started a server whose INFO says server_name:%q", ServerEnv, os.Getenv(ServerEnv),
+			infoField(info, "server_name"))
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/redcoord/redcoord/internal/loopback"
 )
 
 // setStart checks -start (given says whether it was) and resolves auto:
@@ -78,7 +79,7 @@ func startRedisServer(ctx context.Context, bin string) (*localServer, error) {
 
 // startOnce makes one attempt of startRedisServer.
 func startOnce(ctx context.Context, bin string) (*localServer, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("find a free port: %w", err)
 	}
@@ -136,7 +137,7 @@ func (s *localServer) waitPing(ctx context.Context) bool {
 	t := time.NewTimer(startTimeout)
 	defer t.Stop()
 	for {
-		if ping(s.addr) == nil {
+		if loopback.Ping(s.addr) == nil {
 			return true
 		}
 		select {
@@ -149,37 +150,4 @@ func (s *localServer) waitPing(ctx context.Context) bool {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// freePort asks the kernel for a free TCP port on 127.0.0.1 and releases it.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// ping sends one inline PING on a fresh connection and checks the reply.
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
-		return err
-	}
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if line != "+PONG\r\n" {
-		return errors.New("PING answered " + strconv.Quote(line))
-	}
-	return nil
 }

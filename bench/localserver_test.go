@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/redcoord/redcoord/internal/loopback"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,5 +75,5 @@ func TestStartsRedisServer(t *testing.T) {
 	require.NotNil(t, m, "stdout:\n%s", out)
 	require.Regexp(t, `(?m)^\s*rfairlock\s+4\s.*\s\d+\.\d\d\s+\d+\.\d\s+\d\.\d{3}\s`, out,
 		"round trips, then the server time, then Jain")
-	require.Error(t, ping(m[1]), "the server is stopped when the run ends")
+	require.Error(t, loopback.Ping(m[1]), "the server is stopped when the run ends")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redcoord/redcoord/internal/loopback"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -87,7 +89,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 // a second free port (cluster-port), not port+10000, which may be taken or
 // out of range.
 func clusterNodeArgs(dir string, port int) ([]string, error) {
-	bus, err := freePort()
+	bus, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redcoord/redcoord/internal/loopback"
 )
 
 const (
@@ -96,7 +97,7 @@ func startProc(t testing.TB, bin, what string, line cmdline) *proc {
 // killing and reaping the process.
 func startOnce(t testing.TB, bin string, line cmdline) (*proc, string) {
 	t.Helper()
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		t.Fatalf("redistest: find a free port: %v", err)
 	}
@@ -160,16 +161,6 @@ func launch(bin string, args []string, port int, logPath string) (*proc, error) 
 	return p, nil
 }
 
-// freePort asks the kernel for a free TCP port on 127.0.0.1 and releases it.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // waitPing polls addr with PING every 10ms until it answers +PONG, the
 // process exits, or Patience(timeout) passes.
 func waitPing(addr string, exited <-chan struct{}, timeout time.Duration) bool {
@@ -180,33 +171,10 @@ func waitPing(addr string, exited <-chan struct{}, timeout time.Duration) bool {
 			return false
 		default:
 		}
-		if ping(addr) == nil {
+		if loopback.Ping(addr) == nil {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
-}
-
-// ping sends one inline PING on a fresh connection and checks the reply.
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
-		return err
-	}
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if line != "+PONG\r\n" {
-		return fmt.Errorf("redistest: PING answered %q", line)
-	}
-	return nil
 }

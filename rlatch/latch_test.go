@@ -269,7 +269,7 @@ func TestCountsExactUnderLostReplies(t *testing.T) {
 		c := locktest.NewClient(t, rdb)
 		l := rlatch.New(c, "l")
 		// Load the scripts first: a dropped NOSCRIPT reply would only be
-		// followed by EVAL, which runs the script once.
+		// followed by SCRIPT LOAD and the same EVALSHA, which runs the script once.
 		warm := rlatch.New(c, "warm")
 		_, err := warm.TrySetCount(ctx, 1)
 		require.NoError(t, err)

@@ -32,7 +32,7 @@ func TestRetriedCallsApplyOnce(t *testing.T) {
 		c := locktest.NewClient(t, rdb)
 		s, x := rsemaphore.New(c, "retried"), rsemaphore.NewExpirable(c, "retried-x")
 		// Load the scripts first: a dropped NOSCRIPT reply would only be
-		// followed by EVAL, which runs the script once.
+		// followed by SCRIPT LOAD and the same EVALSHA, which runs the script once.
 		warm, warmX := rsemaphore.New(c, "warm"), rsemaphore.NewExpirable(c, "warm")
 		_, err := warm.TrySetPermits(ctx, 1)
 		require.NoError(t, err)

@@ -110,8 +110,9 @@ func (rn *run) netOn() {
 	}
 	rn.wd.netOn = true
 	// Every script is on every server first: a request that finds its
-	// script missing (NOSCRIPT) is sent again as EVAL, and which of two
-	// concurrent first calls loads it is the scheduler's choice.
+	// script missing (NOSCRIPT) loads it with SCRIPT LOAD and is sent
+	// again, and which of two concurrent first calls loads it is the
+	// scheduler's choice.
 	rn.w.loadScripts()
 	rn.w.net.OnFault(func(tag int, what string) {
 		rn.rec.fault(tag/netServers, fmt.Sprintf("s%d %s", tag%netServers, what))

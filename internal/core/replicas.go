@@ -23,11 +23,13 @@ type Replicas struct {
 
 // Writer returns the Scripter an acquire or release runs its script on.
 // Without WaitReplicas it is s.RDB itself: nothing is added, not a round
-// trip, not an allocation. With it, EVALSHA and EVAL each go in one
-// pipeline with WAIT, on one connection to the primary of the script's
-// first key; when fewer replicas than asked acknowledge in time, the
-// script's command fails with an error matching ErrNotReplicated that says
-// how many did, and keeps the script's reply (see AcquireErr, ReleaseErr).
+// trip, not an allocation. With it, EVALSHA goes in one pipeline with
+// WAIT, on one connection to the primary of the script's first key; when
+// fewer replicas than asked acknowledge in time, the script's command fails
+// with an error matching ErrNotReplicated that says how many did, and keeps
+// the script's reply (see AcquireErr, ReleaseErr). A NOSCRIPT reply in the
+// pipeline goes back to the caller, which loads the script (SCRIPT LOAD,
+// sent as it is) and sends the pipeline once more (see scripts.RunBySHA).
 func (s *Session) Writer() redis.Scripter {
 	if s.Config.Replicas.N == 0 {
 		return s.RDB
@@ -90,6 +92,8 @@ func (a *acked) EvalSha(ctx context.Context, sha1 string, keys []string, args ..
 	return a.run(ctx, keys, func(p redis.Pipeliner) *redis.Cmd { return p.EvalSha(ctx, sha1, keys, args...) })
 }
 
+// Eval completes redis.Scripter: the library runs every script by its SHA1
+// (see scripts.RunBySHA), and never calls it.
 func (a *acked) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
 	return a.run(ctx, keys, func(p redis.Pipeliner) *redis.Cmd { return p.Eval(ctx, script, keys, args...) })
 }

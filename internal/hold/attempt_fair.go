@@ -171,7 +171,7 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 	} else {
 		since = sent
 		script, keys, args := h.Lock.Renewal(h.TTL(), arg)
-		cmd := script.Run(ctx, h.S.Writer(), keys, args...)
+		cmd := scripts.RunBySHA(ctx, h.S.Writer(), script, keys, args...)
 		n, _ := cmd.Val().(int64) // kept with a WAIT shortfall's error
 		ok, err = n == 1, cmd.Err()
 	}

@@ -101,7 +101,7 @@ func Confirm(ctx context.Context, rdb redis.Scripter, r lease.Renewal, since tim
 			took.Round(time.Millisecond), length)
 	}
 	sent := time.Now()
-	n, err := r.Script.Run(ctx, rdb, r.Keys, r.Arguments()...).Int64()
+	n, err := scripts.RunBySHA(ctx, rdb, r.Script, r.Keys, r.Arguments()...).Int64()
 	if err == nil && n != 1 {
 		err = errs.ErrLeaseLost
 	}

@@ -2,12 +2,12 @@ package lease
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redcoord/redcoord/internal/redirect"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // renew renews batch, one pipeline per node, and reports for each lease
@@ -84,23 +84,19 @@ func all(n int) []int {
 
 // renewOn sends the renewals of batch[idx] in one pipeline on p, each after
 // ASKING if ask, ending it with WAIT when Replicas asks for some; if Redis
-// lost the scripts (a restart, SCRIPT FLUSH, a failover) it loads them and
-// sends the failed ones again, with WAIT again. It sets cmds[i] and
-// acked[i] for i in idx.
+// lost scripts (a restart, SCRIPT FLUSH, a failover) it loads the ones that
+// NOSCRIPT failed on p, and sends those renewals once more, with WAIT
+// again (see scripts.NoScript). It sets cmds[i] and acked[i] for i in idx.
 func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*Lease, idx []int, cmds []*redis.Cmd,
 	acked []bool) {
-	send := func(idx []int, eval bool) {
+	send := func(idx []int) {
 		pipe := p.Pipeline()
 		for _, i := range idx {
 			l := batch[i]
 			if ask {
 				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
 			}
-			if eval {
-				cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Arguments()...)
-			} else {
-				cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Arguments()...)
-			}
+			cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Arguments()...)
 		}
 		var wait *redis.IntCmd
 		if w.replicas.N > 0 {
@@ -113,14 +109,27 @@ func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*
 			acked[i] = ok
 		}
 	}
-	send(idx, false)
+	send(idx)
 	var again []int
+	var loaded map[*redis.Script]error // each script once
 	for _, i := range idx {
-		if err := cmds[i].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			again = append(again, i)
+		if !scripts.NoScript(cmds[i].Err()) {
+			continue
+		}
+		again = append(again, i)
+		if loaded == nil {
+			loaded = make(map[*redis.Script]error)
+		}
+		s := batch[i].r.Script
+		if _, ok := loaded[s]; !ok {
+			loaded[s] = scripts.Load(ctx, p, s)
 		}
 	}
-	if len(again) > 0 {
-		send(again, true)
+	if len(again) == 0 {
+		return
+	}
+	send(again)
+	for _, i := range again {
+		scripts.Again(loaded[batch[i].r.Script], cmds[i])
 	}
 }

@@ -33,9 +33,11 @@ import (
 	"github.com/redcoord/redcoord/internal/obs"
 )
 
-// Pipeliner is what the watchdog needs of a go-redis client.
+// Pipeliner is what the watchdog needs of a go-redis client: pipelines,
+// and SCRIPT LOAD for a renewal's script that the server lost.
 type Pipeliner interface {
 	Pipeline() redis.Pipeliner
+	redis.Scripter
 }
 
 // Renewal is one lease's renewal: a script that replies 1 (renewed) or 0

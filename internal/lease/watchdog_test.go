@@ -71,9 +71,12 @@ func TestOnePipelinePerTick(t *testing.T) {
 		rt.Reset()
 		time.Sleep(10*w.Interval() + time.Millisecond)
 		synctest.Wait()
-		// The first tick also loads the script (NOSCRIPT, then EVAL): one more.
-		assert.Equal(t, int64(11), rt.Load(), "round trips for 10 ticks")
-		assert.Equal(t, int64(10*100), rt.Commands("evalsha"))
+		// The first tick also loads the script (NOSCRIPT, SCRIPT LOAD, the
+		// renewals again): two more.
+		assert.Equal(t, int64(12), rt.Load(), "round trips for 10 ticks")
+		assert.Equal(t, int64(11*100), rt.Commands("evalsha"))
+		assert.Equal(t, int64(1), rt.Commands("script"), "one SCRIPT LOAD")
+		assert.Zero(t, rt.Commands("eval"))
 		assert.Zero(t, lost.Load())
 		assert.Equal(t, 100, w.Len())
 		assert.Equal(t, int64(100), rdb.Exists(context.Background(), keys(100)...).Val())

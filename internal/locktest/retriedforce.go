@@ -31,7 +31,7 @@ func RetriedForce(t *testing.T, k Kind, script string) {
 		})
 		c := NewClient(t, rdb)
 		// Load the script first: a dropped NOSCRIPT reply would only be
-		// followed by EVAL, which runs the script once.
+		// followed by SCRIPT LOAD and the same EVALSHA, which runs the script once.
 		_, err := k.Force(ctx, c, "warm")
 		require.NoError(t, err)
 

@@ -2,8 +2,6 @@ package locktest
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"sync"
@@ -87,22 +85,14 @@ func (f *ScriptFaults) Held() [][]any {
 	return append([][]any(nil), f.held...)
 }
 
-// take reports whether a fault of m is armed for cmd (an EVALSHA, or an
-// EVAL of the same source), disarming it.
+// take reports whether a fault of m is armed for cmd (an EVALSHA: the
+// library sends no other script call), disarming it.
 func (f *ScriptFaults) take(m *map[string]int, cmd redis.Cmder) bool {
 	args := cmd.Args()
-	if len(args) < 2 {
+	if len(args) < 2 || !strings.EqualFold(cmd.Name(), "evalsha") {
 		return false
 	}
 	sha, _ := args[1].(string)
-	switch {
-	case strings.EqualFold(cmd.Name(), "evalsha"):
-	case strings.EqualFold(cmd.Name(), "eval"):
-		sum := sha1.Sum([]byte(sha))
-		sha = hex.EncodeToString(sum[:])
-	default:
-		return false
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if (*m)[sha] == 0 {

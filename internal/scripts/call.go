@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -95,8 +94,8 @@ type processor interface {
 }
 
 // run runs s on p's keys with p's fixed arguments, then more, by the
-// script's SHA1, loading it on NOSCRIPT, and returns the reply or an error
-// as Script.Run does.
+// script's SHA1, loading it on NOSCRIPT (see RunBySHA), and returns the
+// reply or an error as Script.Run does.
 func (p *prepared) run(ctx context.Context, rdb redis.Scripter, s *Script, more ...any) (any, error) {
 	fixed := p.fixed()
 	pr, ok := rdb.(processor)
@@ -110,12 +109,11 @@ func (p *prepared) run(ctx context.Context, rdb redis.Scripter, s *Script, more 
 	copy(v[n:], more)
 	cmd := redis.NewCmd(ctx, v...)
 	_ = pr.Process(ctx, cmd)
-	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		// A copy: the failed EVALSHA keeps its arguments, for hooks that
-		// kept them. EVAL loads the script into the cache.
-		ev := append([]any{"eval", s.src}, v[2:]...)
-		cmd = redis.NewCmd(ctx, ev...)
+	if NoScript(cmd.Err()) {
+		loaded := Load(ctx, rdb, s.Script)
+		cmd = redis.NewCmd(ctx, v...)
 		_ = pr.Process(ctx, cmd)
+		cmd = Again(loaded, cmd)
 	}
 	r, err := cmd.Result()
 	if err != nil {

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +36,9 @@ func (h *argsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// A prepared Call whose script Redis lost (SCRIPT FLUSH, a restart, a
-// failover) loads it with EVAL and runs it; the failed EVALSHA keeps its
-// own arguments, for the hooks that kept them.
+// A prepared call whose script Redis lost (SCRIPT FLUSH, a restart, a
+// failover) loads it with SCRIPT LOAD and sends the same EVALSHA once
+// more; the body is never sent with EVAL.
 func TestCallLoadsLostScript(t *testing.T) {
 	redistest.Both(t, func(t *testing.T, srv *redistest.Server) {
 		rdb := srv.Client(t)
@@ -46,19 +47,51 @@ func TestCallLoadsLostScript(t *testing.T) {
 		rdb.AddHook(h)
 		l := testLock("a").Prepared(time.Minute)
 		require.NoError(t, rdb.ScriptFlush(ctx).Err())
+		h.mu.Lock()
+		h.seen = nil
+		h.mu.Unlock()
 		a, err := l.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Minute, nil), NoRegistry)
 		require.NoError(t, err)
 		assert.True(t, a.OK)
 		h.mu.Lock()
 		seen := h.seen
 		h.mu.Unlock()
-		require.GreaterOrEqual(t, len(seen), 2)
-		assert.Equal(t, "evalsha", seen[len(seen)-2][0], "the EVALSHA's arguments are its own")
-		assert.Equal(t, "eval", seen[len(seen)-1][0])
-		loaded, err := rdb.ScriptExists(ctx, lockAcquire.Hash()).Result()
+		var names []string
+		for _, args := range seen {
+			names = append(names, strings.ToLower(fmt.Sprint(args[0]))+" "+strings.ToLower(fmt.Sprint(args[1])))
+		}
+		sha := lockAcquire.Hash()
+		assert.Equal(t, []string{"evalsha " + sha, "script load", "evalsha " + sha}, names)
+		loaded, err := rdb.ScriptExists(ctx, sha).Result()
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true}, loaded, "the script is cached again")
 	})
+}
+
+// When the server refuses SCRIPT LOAD (an ACL), a call whose script it
+// lost fails with the load's error, which says why, not with NOSCRIPT;
+// prepared or not, and wrapped as any script's error is.
+func TestRefusedLoadSaysWhy(t *testing.T) {
+	srv := redistest.Real(t)
+	ctx := context.Background()
+	admin := srv.Client(t)
+	require.NoError(t, admin.Do(ctx, "acl", "setuser", "noload", "on", ">pw", "~*", "&*", "+@all", "-script|load").Err())
+	rdb := srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "noload", "pw" })
+	require.NoError(t, admin.ScriptFlush(ctx).Err())
+	l := testLock("a")
+	_, err := l.Prepared(time.Minute).Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Minute, nil), NoRegistry)
+	require.Error(t, err)
+	_, err2 := l.State(ctx, rdb)
+	require.Error(t, err2)
+	for _, err := range []error{err, err2} {
+		assert.ErrorContains(t, err, "SCRIPT LOAD")
+		assert.ErrorContains(t, err, "NOPERM")
+		assert.NotContains(t, err.Error(), "NOSCRIPT No matching script")
+		var rerr redis.Error
+		assert.ErrorAs(t, err, &rerr, "Redis's error is kept")
+		var e *errs.Error
+		assert.ErrorAs(t, err, &e)
+	}
 }
 
 // A script carries the library definitions it uses, directly or through

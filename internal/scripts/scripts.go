@@ -172,13 +172,13 @@ func All() []*Script {
 	return all
 }
 
-// Run runs the script by its SHA1, loading it once on NOSCRIPT, and returns
-// its reply or an error that says which operation failed (or both, for a
-// WAIT shortfall: see decode). A WRONGTYPE error from Redis or from the
-// script's kind check matches errs.ErrWrongType and names the key (see
-// fail).
+// Run runs the script by its SHA1, loading it on NOSCRIPT (see RunBySHA),
+// and returns its reply or an error that says which operation failed (or
+// both, for a WAIT shortfall: see decode). A WRONGTYPE error from Redis or
+// from the script's kind check matches errs.ErrWrongType and names the key
+// (see fail).
 func (s *Script) Run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
-	v, err := s.Script.Run(ctx, rdb, keys, args...).Result()
+	v, err := RunBySHA(ctx, rdb, s.Script, keys, args...).Result()
 	if err != nil {
 		if errors.Is(err, errs.ErrNotReplicated) {
 			return v, err

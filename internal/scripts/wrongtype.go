@@ -41,7 +41,7 @@ func wrongKey(ctx context.Context, rdb redis.Scripter, keys []string) (key, typ 
 	if len(keys) == 0 {
 		return "", ""
 	}
-	types, err := keyTypes.Script.Run(ctx, rdb, keys).StringSlice()
+	types, err := RunBySHA(ctx, rdb, keyTypes.Script, keys).StringSlice()
 	if err != nil || len(types) != len(keys) {
 		return "", ""
 	}

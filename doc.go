@@ -247,6 +247,16 @@
 // maxmemory-policy noeviction. Where CONFIG is not permitted it logs at
 // debug level and carries on.
 //
+// # Commands the server must allow
+//
+// On its first operation a Client also checks, in the background and
+// once, whether the server refuses a command the library needs: EVALSHA,
+// SCRIPT LOAD, TIME, PUBLISH or SPUBLISH and XADD inside a script,
+// SUBSCRIBE or SSUBSCRIBE, and WAIT with WithWaitReplicas. It logs one
+// warning per command refused, naming what stops working and what to do.
+// An operation that a refusal makes fail returns an error matching
+// ErrRefused that names the command. docs/operating.md has the table.
+//
 // # Replication and failover
 //
 // Redis replicates asynchronously: a primary acknowledges a write before

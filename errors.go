@@ -28,4 +28,10 @@ var (
 	// latch's count was never set (TrySetCount), or the latch was deleted
 	// or expired after it reached zero, so a wait could never end.
 	ErrNotSet = errs.ErrNotSet
+	// ErrRefused: the server refused a command the library needs (an ACL
+	// that denies it, a managed service that does not offer it). The
+	// message names the command and the operation that failed, and the
+	// server's reply is wrapped. docs/operating.md lists what the server
+	// must allow.
+	ErrRefused = errs.ErrRefused
 )

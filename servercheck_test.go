@@ -47,9 +47,15 @@ func (b *logBuffer) lines(level string) []string {
 // waits for the server check) and returns what it logged.
 func checkedLog(t *testing.T, srv *redistest.Server) *logBuffer {
 	t.Helper()
+	return checkedLogOf(t, srv.Client(t))
+}
+
+// checkedLogOf is checkedLog for a Client of rdb.
+func checkedLogOf(t *testing.T, rdb redcoord.Redis) *logBuffer {
+	t.Helper()
 	ctx := context.Background()
 	log := &logBuffer{}
-	c, err := redcoord.New(srv.Client(t),
+	c, err := redcoord.New(rdb,
 		redcoord.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
@@ -124,13 +130,7 @@ func TestEvictionPolicyWarningCluster(t *testing.T) {
 		require.NoError(t, rdb.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
 		require.NoError(t, rdb.Close())
 	}
-	log := &logBuffer{}
-	c, err := redcoord.New(cl.Client(t), redcoord.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
-	require.NoError(t, err)
-	mu := rlock.New(c, "orders")
-	require.NoError(t, mu.Lock(ctx))
-	require.NoError(t, mu.Unlock(ctx))
-	require.NoError(t, c.Close(ctx))
+	log := checkedLogOf(t, cl.Client(t))
 	warns := log.lines("WARN")
 	require.Len(t, warns, 2, "one per evicting primary")
 	for i, addr := range masters[:2] {

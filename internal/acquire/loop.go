@@ -359,7 +359,12 @@ func settle(ctx context.Context, cfg Config, s Spec, t interface{ Leave(context.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
 		defer cancel()
 		if lerr := t.Leave(lctx); lerr != nil {
-			cfg.Logger.Warn("redcoord: leave after a failed wait", "channel", s.Channel, "err", lerr)
+			// The server check warns once of a command the server refuses.
+			level := slog.LevelWarn
+			if errors.Is(lerr, errs.ErrRefused) {
+				level = slog.LevelDebug
+			}
+			cfg.Logger.Log(lctx, level, "redcoord: leave after a failed wait", "channel", s.Channel, "err", lerr)
 		}
 	}
 	return err

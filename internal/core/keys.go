@@ -47,6 +47,7 @@ const (
 	KeyLatchDone                  // rlatch's request markers
 	KeyRate                       // rratelimit's limit and state
 	KeyRateDone                   // rratelimit's recent takes
+	KeyCheck                      // the server check's XADD probe
 	ChanName                      // a name's broadcasts
 	ChanNameClient                // a name's wakes for one Client
 	ChanWritersClient             // rrwlock's writers' wakes for one Client
@@ -55,6 +56,7 @@ const (
 	ChanLatch                     // rlatch's channel
 	ChanNotices                   // a Client's forced-unlock notices
 	ChanProbe                     // the Hub's subscription probe
+	ChanCheck                     // the server check's pub/sub probe
 	numParts
 )
 
@@ -172,6 +174,9 @@ var schema = [numParts]Key{
 		Doc: "the limit, the GCRA state (TAT) and the last request counted; expires when idle"},
 	KeyRateDone: {Part: "rate-done", Type: "zset", Kinds: []string{Ratelimit},
 		Doc: "recent takes' request ids → their slot, so a retry is counted once"},
+	KeyCheck: {Part: "probe", Type: "stream", Kinds: []string{AnyKind},
+		Doc: "the server check's XADD, deleted by the script that makes it " +
+			"(N: redcoord-check, numbered per primary on Cluster)"},
 	ChanName: {Part: "ch", Type: "channel", Kinds: locks,
 		Doc: "broadcasts: forced unlock, readers may enter, a new leader"},
 	ChanNameClient: {Part: "ch", Tail: "client id", Type: "channel", Kinds: locks,
@@ -188,6 +193,8 @@ var schema = [numParts]Key{
 		Doc: "forced-unlock notices for the Client's holds (outside Cluster)"},
 	ChanProbe: {Part: "hub:probe", Client: true, Type: "channel", Kinds: []string{AnyKind},
 		Doc: "the Hub's probe that SUBSCRIBE is allowed"},
+	ChanCheck: {Part: "probe-ch", Type: "channel", Kinds: []string{AnyKind},
+		Doc: "the server check's probe of publish and subscribe (N as for P:{N}:probe)"},
 }
 
 // Schema returns every key and channel, in the order of the parts.

@@ -176,7 +176,11 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(red
 	case cmd.Err() != nil: // the script's own error says what happened
 	case wait.Err() != nil:
 		op := fmt.Sprintf("WAIT %d %d", a.r.N, a.r.Timeout.Milliseconds())
-		cmd.SetErr(&errs.Error{Sentinel: errs.ErrNotReplicated, Op: op, Cause: wait.Err()})
+		e := &errs.Error{Sentinel: errs.ErrNotReplicated, Op: op, Cause: wait.Err()}
+		if _, ok := errs.Refusal(wait.Err()); ok {
+			e.Also, e.Detail = []error{errs.ErrRefused}, "refused by the server"
+		}
+		cmd.SetErr(e)
 	case wait.Val() < int64(a.r.N):
 		cmd.SetErr(errs.New(errs.ErrNotReplicated, "%d of %d replicas acknowledged within %v",
 			wait.Val(), a.r.N, a.r.Timeout))

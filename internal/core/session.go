@@ -220,6 +220,8 @@ func (s *Session) Hub() (*hub.Hub, error) {
 			// confirmation wait per acquisition.
 			hub.WithLinger(s.Config.PollInterval),
 			hub.WithProbeChannel(s.ClientKey(ChanProbe, "")),
+			// The server check warns of a refused SUBSCRIBE, once.
+			hub.WithRefusalLevel(slog.LevelInfo),
 			s.Notices.noticeOption())
 		if err != nil {
 			return nil, err
@@ -258,9 +260,10 @@ func (s *Session) Close(ctx context.Context) error {
 	if h != nil {
 		err = errors.Join(err, h.Close(ctx))
 	}
-	// A check already running is one CONFIG GET: it gets a short grace to
-	// finish, so a Client closed right after its first operation still
-	// warns, and is then cancelled, so a dead server cannot hold Close up.
+	// A check already running is a few commands per primary: it gets a
+	// short grace to finish, so a Client closed right after its first
+	// operation still warns, and is then cancelled, so a dead server cannot
+	// hold Close up.
 	// A listener of Notices still subscribing ends with the Hub's Close.
 	checked := make(chan struct{})
 	go func() { s.checks.Wait(); close(checked) }()

@@ -9,7 +9,7 @@ import (
 )
 
 var sentinels = []error{ErrNotAcquired, ErrNotHeld, ErrLeaseLost, ErrClosed, ErrInvalidArgument,
-	ErrWrongType, ErrNotReplicated, ErrUpgrade, ErrNotSet, ErrSubscribeRefused}
+	ErrWrongType, ErrNotReplicated, ErrUpgrade, ErrNotSet, ErrSubscribeRefused, ErrRefused}
 
 // Each error matches exactly the sentinels (and causes) it lists, wrapped
 // or not, named by About or not, and composes its message from its parts.

@@ -29,6 +29,9 @@ var (
 	// ErrSubscribeRefused: the server refused SUBSCRIBE (an ACL, a proxy);
 	// waits fall back to polling.
 	ErrSubscribeRefused = Sentinel("subscribe refused")
+	// ErrRefused: the server refused a command the library needs (an ACL,
+	// a managed service); the message names the command (see Refused).
+	ErrRefused = Sentinel("refused by the server")
 )
 
 // Invalid returns an ErrInvalidArgument that names the argument and what is

@@ -87,7 +87,7 @@ func (h *Hub) opened(ctx context.Context, ps *redis.PubSub, err error) error {
 		return fmt.Errorf("pubsub: subscribe: %w", ctxErr(ctx))
 	case isRefusal(err):
 		h.refused = errs.Both(errs.ErrSubscribeRefused, err)
-		h.opts.logger.Warn("pubsub: server refused SUBSCRIBE; waits will poll", "err", err)
+		h.opts.logger.Log(ctx, h.opts.refusalLevel, "pubsub: server refused SUBSCRIBE; waits will poll", "err", err)
 		return h.refused
 	default:
 		h.retryErr = &errs.Error{Sentinel: errs.ErrSubscribeRefused,

@@ -23,6 +23,7 @@ type options struct {
 	linger         time.Duration
 	observe        obs.Func
 	notice         func(string)
+	refusalLevel   slog.Level
 }
 
 func defaultOptions() options {
@@ -31,6 +32,7 @@ func defaultOptions() options {
 		pollInterval:   time.Second,
 		confirmTimeout: 5 * time.Second,
 		probe:          DefaultProbeChannel,
+		refusalLevel:   slog.LevelWarn,
 	}
 }
 
@@ -46,6 +48,13 @@ func (o *options) validate() error {
 		return errs.Invalid("linger", "must be >= 0, got %v", o.linger)
 	}
 	return nil
+}
+
+// WithRefusalLevel sets the level at which the Hub logs that the server
+// refused SUBSCRIBE or SSUBSCRIBE: an owner that warns of a refusal itself
+// (a Client's server check) lowers it. The default is slog.LevelWarn.
+func WithRefusalLevel(l slog.Level) Option {
+	return func(o *options) { o.refusalLevel = l }
 }
 
 // WithLogger sets the logger for refusals, reconnects and failed UNSUBSCRIBEs.

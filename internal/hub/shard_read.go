@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -146,7 +147,8 @@ func (h *Hub) nodeError(n *node, err error) {
 		return
 	}
 	// Refused (an ACL on this channel): its waiters poll.
-	h.opts.logger.Warn("pubsub: server refused SSUBSCRIBE; its waiters will poll", "channel", t.name, "err", err)
+	h.opts.logger.Log(context.Background(), h.opts.refusalLevel,
+		"pubsub: server refused SSUBSCRIBE; its waiters will poll", "channel", t.name, "err", err)
 	t.node = nil
 	t.err = &errs.Error{Sentinel: errs.ErrSubscribeRefused, Op: fmt.Sprintf("SSUBSCRIBE %q", t.name), Cause: err}
 	t.markConfirmed()

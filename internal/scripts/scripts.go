@@ -165,7 +165,7 @@ func (s *Script) Source() string { return s.src }
 func All() []*Script {
 	var all []*Script
 	lists := [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts,
-		semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes}}
+		semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes, probe}}
 	for _, list := range lists {
 		all = append(all, list...)
 	}
@@ -211,14 +211,18 @@ func decode[T any](v any, err error, dec func(any) (T, error)) (T, error) {
 // "redcoord: acquire: <Redis's error>" and names no script: the script is
 // an implementation detail, the operation is what the caller did.
 func (s *Script) wrap(err error) error {
-	op := s.name
-	if _, rest, ok := strings.Cut(op, "_"); ok {
-		op = rest
-	}
 	if detail, ok := wrongType(err); ok {
-		return &errs.Error{Sentinel: errs.ErrWrongType, Op: op, Detail: detail}
+		return &errs.Error{Sentinel: errs.ErrWrongType, Op: s.op(), Detail: detail}
 	}
-	return &errs.Error{Op: op, Cause: err}
+	return &errs.Error{Op: s.op(), Cause: err}
+}
+
+// op is the operation s performs, as wrap names it.
+func (s *Script) op() string {
+	if _, rest, ok := strings.Cut(s.name, "_"); ok {
+		return rest
+	}
+	return s.name
 }
 
 // ints decodes an array reply of integers, at least min long.

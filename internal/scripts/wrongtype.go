@@ -16,8 +16,12 @@ var keyTypes = load("key_types")
 // "redcoord: key holds another type: key rc:{s}:permits holds a string".
 // The scripts' own kind checks name the key; Redis's error does not, and
 // the key is then found by asking for the types of keys (key_types.lua),
-// which costs a round trip on this path only.
+// which costs a round trip on this path only. A refusal of the server
+// matches errs.ErrRefused and names the command (see refused).
 func (s *Script) fail(ctx context.Context, rdb redis.Scripter, keys []string, err error) error {
+	if rerr := s.refused(ctx, rdb, keys, err); rerr != nil {
+		return rerr
+	}
 	detail, ok := wrongType(err)
 	if !ok {
 		return s.wrap(err)

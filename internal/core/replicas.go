@@ -116,6 +116,18 @@ func (a *acked) ScriptLoad(ctx context.Context, script string) *redis.StringCmd 
 	return a.rdb.ScriptLoad(ctx, script)
 }
 
+// MasterForKey is the Cluster client's, where the writer is on one: a
+// script that NOSCRIPT failed is loaded on the key's primary alone (see
+// scripts.Node).
+func (a *acked) MasterForKey(ctx context.Context, key string) (*redis.Client, error) {
+	if c, ok := a.rdb.(interface {
+		MasterForKey(ctx context.Context, key string) (*redis.Client, error)
+	}); ok {
+		return c.MasterForKey(ctx, key)
+	}
+	return nil, errors.New("not a Cluster")
+}
+
 // pipeliner is what a pipeline is made on: a go-redis client, or one node
 // of a cluster.
 type pipeliner interface {

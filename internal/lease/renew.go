@@ -110,26 +110,33 @@ func (w *Watchdog) renewOn(ctx context.Context, p Pipeliner, ask bool, batch []*
 		}
 	}
 	send(idx)
+	type load struct {
+		s    *redis.Script
+		node string // the address of the node it is loaded on (see scripts.Node)
+	}
 	var again []int
-	var loaded map[*redis.Script]error // each script once
+	var loads []load
+	var loaded map[load]error // each script once per node
 	for _, i := range idx {
 		if !scripts.NoScript(cmds[i].Err()) {
 			continue
 		}
 		again = append(again, i)
 		if loaded == nil {
-			loaded = make(map[*redis.Script]error)
+			loaded = make(map[load]error)
 		}
-		s := batch[i].r.Script
-		if _, ok := loaded[s]; !ok {
-			loaded[s] = scripts.Load(ctx, p, s)
+		node, addr := scripts.Node(ctx, p, batch[i].r.Keys[0])
+		k := load{batch[i].r.Script, addr}
+		if _, ok := loaded[k]; !ok {
+			loaded[k] = scripts.LoadOn(ctx, node, k.s)
 		}
+		loads = append(loads, k)
 	}
 	if len(again) == 0 {
 		return
 	}
 	send(again)
-	for _, i := range again {
-		scripts.Again(loaded[batch[i].r.Script], cmds[i])
+	for j, i := range again {
+		scripts.Again(loaded[loads[j]], cmds[i])
 	}
 }

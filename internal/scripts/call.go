@@ -110,7 +110,7 @@ func (p *prepared) run(ctx context.Context, rdb redis.Scripter, s *Script, more 
 	cmd := redis.NewCmd(ctx, v...)
 	_ = pr.Process(ctx, cmd)
 	if NoScript(cmd.Err()) {
-		loaded := Load(ctx, rdb, s.Script)
+		loaded := Load(ctx, rdb, s.Script, p.hash[0])
 		cmd = redis.NewCmd(ctx, v...)
 		_ = pr.Process(ctx, cmd)
 		cmd = Again(loaded, cmd)

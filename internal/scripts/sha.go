@@ -12,10 +12,10 @@ import (
 // with EVAL: Redis 7.4 and later may evict a script that EVAL loaded,
 // never one loaded by SCRIPT LOAD. A server that lacks the script (it
 // restarted, a replica took over, or SCRIPT FLUSH ran) answers NOSCRIPT;
-// the caller then loads it with Load and sends the same EVALSHA once more
-// (RunBySHA, and a prepared call's run). A pipeline does the same for the
-// commands of it that NOSCRIPT failed (the watchdog's renewals): it loads
-// their scripts on the node that answered and sends them once more.
+// the caller then loads it where the EVALSHA runs (Load) and sends the
+// same EVALSHA once more (RunBySHA, and a prepared call's run). A pipeline
+// does the same for the commands of it that NOSCRIPT failed (the
+// watchdog's renewals).
 
 // NoScript reports whether err is Redis's NOSCRIPT: the server does not
 // have the script.
@@ -23,12 +23,37 @@ func NoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
-// Load loads s into rdb's script cache with SCRIPT LOAD. A ClusterClient
-// sends it to every node it knows, primaries and replicas, and waits for
-// all, so the primary that runs the next EVALSHA of any slot has it; an
-// error from one node (a replica down) leaves the others loaded.
-func Load(ctx context.Context, rdb redis.Scripter, s *redis.Script) error {
-	if err := s.Load(ctx, rdb).Err(); err != nil {
+// keyed is what a *redis.ClusterClient has (and core's WithWaitReplicas
+// writer on one): the primary that serves a key's slot.
+type keyed interface {
+	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
+}
+
+// Node returns where an EVALSHA on key through rdb runs, to load a script
+// on, and its address: on a Cluster the primary that serves key's slot,
+// so that a load waits for no other node (a ClusterClient's own SCRIPT
+// LOAD waits for every node, one slow or down included); otherwise, for
+// a script without keys, or if the Cluster's slots are not known, rdb
+// itself and "".
+func Node(ctx context.Context, rdb redis.Scripter, key string) (redis.Scripter, string) {
+	if c, ok := rdb.(keyed); ok && key != "" {
+		if m, err := c.MasterForKey(ctx, key); err == nil {
+			return m, m.Options().Addr
+		}
+	}
+	return rdb, ""
+}
+
+// Load loads s with SCRIPT LOAD where an EVALSHA on key through rdb runs
+// (see Node).
+func Load(ctx context.Context, rdb redis.Scripter, s *redis.Script, key string) error {
+	node, _ := Node(ctx, rdb, key)
+	return LoadOn(ctx, node, s)
+}
+
+// LoadOn loads s with SCRIPT LOAD on node.
+func LoadOn(ctx context.Context, node redis.Scripter, s *redis.Script) error {
+	if err := s.Load(ctx, node).Err(); err != nil {
 		return fmt.Errorf("loading the script (SCRIPT LOAD) after NOSCRIPT: %w", err)
 	}
 	return nil
@@ -42,7 +67,7 @@ func RunBySHA(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []s
 	if !NoScript(cmd.Err()) {
 		return cmd
 	}
-	loaded := Load(ctx, rdb, s)
+	loaded := Load(ctx, rdb, s, firstKey(keys))
 	return Again(loaded, s.EvalSha(ctx, rdb, keys, args...))
 }
 
@@ -55,4 +80,12 @@ func Again(loaded error, cmd *redis.Cmd) *redis.Cmd {
 		cmd.SetErr(loaded)
 	}
 	return cmd
+}
+
+// firstKey returns keys[0], or "" when there are none.
+func firstKey(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
 }

@@ -21,7 +21,7 @@ import (
 // loaded again where the names live (SCRIPT FLUSH, as after a restart or a
 // failover): the load that the retry needs is on the primary that runs it.
 
-func TestScriptLoadWaitsForNoOtherNode(t *testing.T) {
+func TestClusterScriptLoadWaitsForNoOtherNode(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx := context.Background()
 	rdb := cl.Client(t)

@@ -15,7 +15,8 @@ type EventKind uint8
 // internal events they are made from.
 const (
 	// Acquired: an acquire took a hold (a lock, a read hold, permits, a
-	// lead, a latch that opened); Wait is how long the call waited.
+	// lead, a latch that opened); Wait is how long the call waited, Woken
+	// how long it took from the wake that ended the wait to the hold.
 	Acquired EventKind = iota + 1
 	// WaitEnded: a blocking acquire ended without a hold, its context done
 	// or its Client closed, or a try failed after it began to wait (Waited
@@ -85,6 +86,15 @@ type Event struct {
 	Count     int           // Renewed, HubReconnected, Retrying; RateX: events
 	Waited    bool          // Acquired, WaitEnded: a Waiting event came first; RateX: a Wait slept
 	Err       error         // WaitEnded, Renewed, HubReconnected, Retrying, RateX
+	// Woken (Acquired) is the hand-off as the waiter's process sees it:
+	// from the Hub's delivery of the wake that ended the wait (a release's
+	// or a grant's message arriving, or a release in this process waking
+	// its waiter) to the hold, so at most Wait. It is 0 when no wake ended
+	// the wait: the acquire did not wait, or its hold came from a try of
+	// its own (the one after it subscribed, a poll's), or from a wake the
+	// Hub gave for messages it may have lost (a reconnect). It leaves out
+	// the release in the other process and the message's way to this one.
+	Woken time.Duration
 	// Context is the context the acquire was called with (Waiting,
 	// Acquired, WaitEnded, Retrying, RateX; nil otherwise), for its
 	// values: a trace's span, a request id. It may be done by then.
@@ -109,7 +119,8 @@ func WithObserver(f func(Event)) Option {
 		}
 		o.Observer = func(e obs.Event) {
 			f(Event{Kind: EventKind(e.Kind), Primitive: e.Primitive, Name: e.Name,
-				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Waited: e.Waited, Err: e.Err, Context: e.Context})
+				Wait: e.Wait, Held: e.Held, Took: e.Took, Count: e.Count, Waited: e.Waited, Err: e.Err,
+				Woken: e.Woken, Context: e.Context})
 		}
 		return nil
 	}

@@ -49,7 +49,8 @@ func scrape(t *testing.T) exported {
 
 	for _, e := range []redcoord.Event{
 		{Kind: redcoord.Waiting, Primitive: "rlock", Name: "a"},
-		{Kind: redcoord.Acquired, Primitive: "rlock", Name: "a", Wait: 20 * time.Millisecond, Waited: true},
+		{Kind: redcoord.Acquired, Primitive: "rlock", Name: "a", Wait: 20 * time.Millisecond, Waited: true,
+			Woken: time.Millisecond},
 		{Kind: redcoord.WaitEnded, Primitive: "rlock", Name: "b", Wait: time.Second, Err: context.DeadlineExceeded},
 		{Kind: redcoord.Released, Primitive: "rlock", Name: "a", Held: time.Second},
 		{Kind: redcoord.LeaseLost, Primitive: "rlock", Name: "a", Held: time.Second, Err: errors.New("gone")},
@@ -110,12 +111,13 @@ func TestExported(t *testing.T) {
 	}
 	slices.Sort(names)
 	assert.Equal(t, []string{
-		"redcoord_hold_seconds", "redcoord_hub_moves_total", "redcoord_hub_reconnects_total",
+		"redcoord_handoff_seconds", "redcoord_hold_seconds", "redcoord_hub_moves_total", "redcoord_hub_reconnects_total",
 		"redcoord_lease_seconds", "redcoord_leases_lost_total", "redcoord_rate_events_total",
 		"redcoord_rate_wait_seconds", "redcoord_renewal_duration_seconds", "redcoord_renewals_total",
 		"redcoord_wait_seconds", "redcoord_waiters", "target_info",
 	}, names)
 	assert.True(t, ex.labels["redcoord_wait_seconds_bucket"]["le"])
 	assert.True(t, ex.labels["redcoord_wait_seconds_bucket"]["primitive"])
+	assert.True(t, ex.labels["redcoord_handoff_seconds_bucket"]["primitive"])
 	assert.False(t, ex.labels["redcoord_renewal_duration_seconds_bucket"]["primitive"])
 }

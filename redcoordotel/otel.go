@@ -15,6 +15,7 @@
 //
 //	redcoord.wait              histogram, s: how long acquires waited; "outcome" acquired or ended
 //	redcoord.waiters           up-down counter: acquires waiting now
+//	redcoord.handoff           histogram, s: from the wake that ended a wait to the hold (redcoord.Event's Woken)
 //	redcoord.hold              histogram, s: how long holds lasted; "outcome" released, lost or closed (by Close)
 //	redcoord.leases.lost       counter: holds found lost (not those the Client's Close ended)
 //	redcoord.renewals          counter: leases renewed by the watchdog's ticks
@@ -26,8 +27,9 @@
 //	redcoord.lease             gauge, s: the Clients' lease, recorded by Lease
 //
 // The histograms in seconds suggest bucket bounds from half a millisecond
-// to a minute (holds: a millisecond to an hour) in place of the SDK's
-// default, which is made for milliseconds; a View overrides them.
+// to a minute (holds: a millisecond to an hour; hand-offs: 50µs to a
+// second) in place of the SDK's default, which is made for milliseconds; a
+// View overrides them.
 // redcoord.leases.lost starts at zero for a primitive when the primitive
 // first takes a hold, so that a query of its increase sees the process's
 // first loss.
@@ -71,9 +73,16 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 	latency := metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 		0.5, 1, 2.5, 5, 10, 30, 60)
 	holds := metric.WithExplicitBucketBoundaries(0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)
+	// Hand-offs from a quick loopback wake (tens of µs) to a second.
+	handoffs := metric.WithExplicitBucketBoundaries(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+		0.025, 0.05, 0.1, 0.25, 1)
 	var err error
 	if r.wait, err = m.Float64Histogram("redcoord.wait", metric.WithUnit("s"), latency,
 		metric.WithDescription("How long acquires waited, to a hold or to their end")); err != nil {
+		return nil, err
+	}
+	if r.handoff, err = m.Float64Histogram("redcoord.handoff", metric.WithUnit("s"), handoffs,
+		metric.WithDescription("How long acquires took from the wake that ended their wait to the hold")); err != nil {
 		return nil, err
 	}
 	if r.hold, err = m.Float64Histogram("redcoord.hold", metric.WithUnit("s"), holds,
@@ -119,7 +128,7 @@ func Observer(mp metric.MeterProvider, tp trace.TracerProvider) (func(redcoord.E
 
 // recorder holds the instruments.
 type recorder struct {
-	wait, hold, tick                  metric.Float64Histogram
+	wait, hold, tick, handoff         metric.Float64Histogram
 	lost, renewals, reconnects, moves metric.Int64Counter
 	waiters                           metric.Int64UpDownCounter
 	rateEvents                        metric.Int64Counter
@@ -145,6 +154,9 @@ func (r *recorder) record(e redcoord.Event) {
 	case redcoord.Acquired, redcoord.WaitEnded:
 		if e.Kind == redcoord.Acquired {
 			r.countLosses(ctx, e.Primitive, prim)
+			if e.Woken > 0 {
+				r.handoff.Record(ctx, e.Woken.Seconds(), metric.WithAttributes(prim))
+			}
 		}
 		if e.Waited {
 			r.waiters.Add(ctx, -1, metric.WithAttributes(prim))

@@ -62,6 +62,9 @@ func TestMetricsAndSpans(t *testing.T) {
 		waits += dp.Count
 	}
 	assert.Equal(t, uint64(2), waits, "two acquires")
+	handoff := got["redcoord.handoff"].(metricdata.Histogram[float64])
+	require.Len(t, handoff.DataPoints, 1)
+	assert.Equal(t, uint64(1), handoff.DataPoints[0].Count, "the acquire the release woke; not the one that did not wait")
 	hold := got["redcoord.hold"].(metricdata.Histogram[float64])
 	assert.Len(t, hold.DataPoints, 2, "released and lost")
 	lost := got["redcoord.leases.lost"].(metricdata.Sum[int64])
@@ -121,4 +124,36 @@ func waiters(t *testing.T, reader *sdkmetric.ManualReader) int64 {
 		n += dp.Value
 	}
 	return n
+}
+
+// redcoord.handoff records an Acquired event's Woken, by primitive, and
+// nothing for an acquire no wake ended.
+func TestHandOff(t *testing.T) {
+	mp, reader := meter(t)
+	obs, err := redcoordotel.Observer(mp, nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, e := range []redcoord.Event{
+		{Kind: redcoord.Acquired, Primitive: "rlock", Wait: time.Second, Waited: true, Woken: 2 * time.Millisecond},
+		{Kind: redcoord.Acquired, Primitive: "rlock", Wait: time.Second, Waited: true}, // a poll's try
+		{Kind: redcoord.Acquired, Primitive: "rlock", Wait: time.Millisecond},          // no wait
+		{Kind: redcoord.Acquired, Primitive: "rfairlock", Wait: time.Second, Waited: true, Woken: time.Millisecond},
+		{Kind: redcoord.WaitEnded, Primitive: "rlock", Wait: time.Second, Waited: true, Err: context.Canceled},
+	} {
+		e.Context = ctx
+		obs(e)
+	}
+	handoff := collect(t, reader)["redcoord.handoff"].(metricdata.Histogram[float64])
+	byKind := map[string]metricdata.HistogramDataPoint[float64]{}
+	for _, dp := range handoff.DataPoints {
+		prim, _ := dp.Attributes.Value("primitive")
+		byKind[prim.AsString()] = dp
+	}
+	require.Len(t, byKind, 2)
+	assert.Equal(t, uint64(1), byKind["rlock"].Count)
+	assert.InDelta(t, 0.002, byKind["rlock"].Sum, 1e-9)
+	assert.Equal(t, uint64(1), byKind["rfairlock"].Count)
+	assert.InDelta(t, 0.001, byKind["rfairlock"].Sum, 1e-9)
+	b := byKind["rlock"].Bounds
+	assert.Equal(t, []float64{0.00005, 1}, []float64{b[0], b[len(b)-1]}, "hand-offs' buckets from 50µs to a second")
 }

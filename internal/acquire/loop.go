@@ -169,6 +169,10 @@ var ErrBusy = errs.Sentinel("busy")
 type Result[T any] struct {
 	Got    T
 	Waited bool
+	// Woke is when the Hub delivered the wake that the acquiring try
+	// answered (see hub.Subscription.Woke); zero when no wake of a message
+	// led to that try: the first try, the try after subscribing, a poll.
+	Woke time.Time
 }
 
 // Acquire runs the loop until a try acquires, a try fails, ctx is done or the
@@ -184,8 +188,13 @@ func Acquire[T any](ctx context.Context, cfg Config, s Spec, t Trier[T]) (Result
 	}
 	switch {
 	case err == nil:
+		now := time.Now()
+		var woken time.Duration // the hand-off: from the wake to the hold
+		if !r.Woke.IsZero() {
+			woken = now.Sub(r.Woke)
+		}
 		cfg.Observe.Emit(obs.Event{Kind: obs.Acquired, Primitive: s.Kind, Name: s.Name,
-			Wait: time.Since(start), Waited: r.Waited, Context: ctx})
+			Wait: now.Sub(start), Woken: woken, Waited: r.Waited, Context: ctx})
 	case errors.Is(err, errs.ErrNotAcquired) && !errors.Is(err, ErrBusy):
 		cfg.Observe.Emit(obs.Event{Kind: obs.WaitEnded, Primitive: s.Kind, Name: s.Name,
 			Wait: time.Since(start), Waited: r.Waited, Err: err, Context: ctx})
@@ -297,6 +306,10 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		case <-wake:
 			w.Payload, woken = sub.Payload(), true
 		case <-timer.C:
+		}
+		res.Woke = time.Time{}
+		if woken {
+			res.Woke = sub.Woke()
 		}
 		if res.Got, a, err = try(ctx, s, t, w, r); err != nil || a.Acquired {
 			err = settle(ctx, cfg, s, t, err)

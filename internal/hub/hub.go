@@ -33,6 +33,7 @@ type Hub struct {
 	quit    chan struct{}   // closed by Close
 	bg      context.Context // the background work's context; cancelled by Close
 	stop    context.CancelFunc
+	born    time.Time // when New made it: the origin of the wakes' dates (see clock)
 
 	mu         sync.Mutex // guards the fields below and every topic and Subscription
 	closed     bool
@@ -98,10 +99,20 @@ func New(rdb Subscriber, opts ...Option) (*Hub, error) {
 		quit:   make(chan struct{}),
 		topics: make(map[string]*topic),
 		nodes:  make(map[string]*node),
+		born:   time.Now(),
 	}
 	h.cluster, _ = rdb.(cluster)
 	h.bg, h.stop = context.WithCancel(context.Background())
 	return h, nil
+}
+
+// unsent is the date of a wake that no message asked for (see Subscription.Woke).
+const unsent = 0
+
+// clock returns the date of a wake given now: how long since the Hub was
+// made, by the monotonic clock, plus 1 ns, so that it is never unsent.
+func (h *Hub) clock() int64 {
+	return int64(time.Since(h.born)) + 1
 }
 
 // Stats returns a snapshot of the Hub's state.
@@ -154,7 +165,7 @@ func (h *Hub) WakeOne(channel string) {
 		return
 	}
 	if t := h.topics[channel]; t != nil {
-		t.wakeOne()
+		t.wakeOne(h.clock())
 	}
 }
 
@@ -167,7 +178,7 @@ func (h *Hub) WakeN(channel string, k int64) {
 		return
 	}
 	if t := h.topics[channel]; t != nil {
-		t.wakeN(k)
+		t.wakeN(k, h.clock())
 	}
 }
 
@@ -192,7 +203,7 @@ func (h *Hub) WakeFree(channel string, n int64) {
 		}
 	}
 	if n > 0 {
-		t.wake(n, true)
+		t.wake(n, true, h.clock())
 	}
 }
 
@@ -210,7 +221,7 @@ func (h *Hub) Close(ctx context.Context) error {
 		close(h.quit)
 		h.stop()
 		for _, t := range h.topics {
-			t.wakeAll()
+			t.wakeAll(unsent)
 		}
 		clear(h.topics)
 		for _, n := range h.nodes {

@@ -53,20 +53,21 @@ func (h *Hub) deliverLocked(channel, payload string) {
 	if t == nil || len(t.waiters) == 0 {
 		return
 	}
+	at := h.clock()
 	switch m := parse(payload); m.kind {
 	case wakeOne:
-		t.wakeOne()
+		t.wakeOne(at)
 	case wakeN:
-		t.wakeN(m.n)
+		t.wakeN(m.n, at)
 	case wakeTo:
 		for _, s := range t.waiters {
 			if s.id == m.id {
 				s.payload.Store(&m.payload)
-				s.wake()
+				s.wake(at)
 			}
 		}
 	default:
-		t.wakeAll()
+		t.wakeAll(at)
 	}
 }
 
@@ -116,5 +117,5 @@ func (h *Hub) confirm(channel string, count int) {
 		return
 	}
 	t.markConfirmed()
-	t.wakeAll()
+	t.wakeAll(unsent)
 }

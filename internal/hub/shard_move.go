@@ -66,7 +66,7 @@ func (h *Hub) moveLocked(t *topic, addr string, delay time.Duration) {
 		t.confirmed = false
 		t.ready = make(chan struct{})
 	}
-	t.wakeAll()
+	t.wakeAll(unsent)
 	h.workers.Add(1)
 	go h.move(t.name, t.gen, addr, delay)
 }

@@ -72,7 +72,7 @@ func (h *Hub) handleNode(n *node, msg any) {
 				t.markConfirmed()
 				if t.moved {
 					t.moved = false
-					t.wakeAll() // messages may have been lost while it moved
+					t.wakeAll(unsent) // messages may have been lost while it moved
 					if n.addr != t.from {
 						h.moves++
 						h.opts.observe.Emit(obs.Event{Kind: obs.HubMoved, Name: t.name})

@@ -19,9 +19,10 @@ type Subscription struct {
 	id      string
 	c       chan struct{}
 	payload atomic.Pointer[string]
-	shared  bool  // set at registration; see Shared
-	closed  bool  // guarded by hub.mu
-	weight  int64 // guarded by hub.mu; see SetWeight
+	woke    atomic.Int64 // the last wake's date (see Woke): Hub.clock's, or unsent
+	shared  bool         // set at registration; see Shared
+	closed  bool         // guarded by hub.mu
+	weight  int64        // guarded by hub.mu; see SetWeight
 	// pinned: Pin's, while it waits for the confirmation; not a waiter,
 	// which Stats and Waiters do not count.
 	pinned bool
@@ -45,6 +46,23 @@ func (s *Subscription) Payload() string {
 		return *p
 	}
 	return ""
+}
+
+// Woke returns when the Hub gave C its last wake (the one received from
+// it, unless another came since), by this process's monotonic clock: when
+// it read the message that asked for
+// it (or was given it by Deliver), when a caller that would have sent it
+// to itself asked for it (WakeOne, WakeN, WakeFree), or when another
+// waiter passed it on (PassOn, Close). It returns the zero Time for a wake
+// that no message asked for: the Hub's, after a reconnect or a shard
+// channel's move (messages may have been lost), or its Close; and before
+// any wake. A wake that coalesced with a pending one changes nothing.
+func (s *Subscription) Woke() time.Time {
+	at := s.woke.Load()
+	if at == unsent {
+		return time.Time{}
+	}
+	return s.hub.born.Add(time.Duration(at - 1))
 }
 
 // Close unregisters the waiter; it is idempotent. A wake delivered to it but
@@ -84,18 +102,20 @@ func (s *Subscription) PassOn() {
 	if s.closed || h.closed {
 		return
 	}
-	if !s.passOn(true) {
-		s.passOn(false)
+	at := h.clock()
+	if !s.passOn(true, at) {
+		s.passOn(false, at)
 	}
 }
 
 // passOn wakes the longest-waiting waiter of s's channel but s that has no
 // pending wake and, if weighed, fits in s's weight, moves it to the back,
-// and reports whether there was one. The caller holds the Hub's mu.
-func (s *Subscription) passOn(weighed bool) bool {
+// and reports whether there was one; its wake is dated at. The caller
+// holds the Hub's mu.
+func (s *Subscription) passOn(weighed bool, at int64) bool {
 	t := s.topic
 	for i, w := range t.waiters {
-		if w != s && (!weighed || w.weight <= s.weight) && w.wake() {
+		if w != s && (!weighed || w.weight <= s.weight) && w.wake(at) {
 			t.waiters = append(slices.Delete(t.waiters, i, i+1), w) // to the back
 			return true
 		}
@@ -103,7 +123,14 @@ func (s *Subscription) passOn(weighed bool) bool {
 	return false
 }
 
-func (s *Subscription) wake() bool {
+// wake gives s a wake dated at, unless a wake is pending: that one keeps
+// its date (see Woke). The caller holds the Hub's mu, as every sender on c
+// does, so c cannot fill between the check and the send.
+func (s *Subscription) wake(at int64) bool {
+	if len(s.c) > 0 {
+		return false
+	}
+	s.woke.Store(at)
 	select {
 	case s.c <- struct{}{}:
 		return true
@@ -287,7 +314,13 @@ func (h *Hub) removeLocked(s *Subscription) {
 	}
 	select {
 	case <-s.c:
-		t.wakeN(s.weight)
+		// Dated now, not when s's wake came: the waiter it reaches may
+		// have registered since.
+		at := h.clock()
+		if s.woke.Load() == unsent {
+			at = unsent
+		}
+		t.wakeN(s.weight, at)
 	default:
 	}
 	if len(t.waiters) > 0 || t.pinned {

@@ -39,9 +39,10 @@ func (t *topic) markConfirmed() {
 	}
 }
 
-func (t *topic) wakeAll() {
+// wakeAll wakes every waiter, dated at (see Subscription.wake).
+func (t *topic) wakeAll(at int64) {
 	for _, s := range t.waiters {
-		s.wake()
+		s.wake(at)
 	}
 }
 
@@ -66,19 +67,20 @@ func (t *topic) counted() int {
 // waiter here fits by what it last heard of them (a semaphore's Client
 // registration says the fewest its waiters ask for), which may be out of
 // date, and the waiter learns by trying, which tells the sender again.
-func (t *topic) wakeN(n int64) {
-	if !t.wake(n, true) && n >= 1 {
-		t.wake(1, false)
+func (t *topic) wakeN(n, at int64) {
+	if !t.wake(n, true, at) && n >= 1 {
+		t.wake(1, false, at)
 	}
 }
 
 // wakeOne wakes the longest-waiting waiter that has no pending wake,
 // whatever its weight.
-func (t *topic) wakeOne() { t.wake(1, false) }
+func (t *topic) wakeOne(at int64) { t.wake(1, false, at) }
 
 // wake wakes waiters without a pending wake while their weights fit in
-// n; unweighed, every waiter weighs 1. It reports whether it woke one.
-func (t *topic) wake(n int64, weighed bool) bool {
+// n; unweighed, every waiter weighs 1. Their wakes are dated at (see
+// Subscription.wake). It reports whether it woke one.
+func (t *topic) wake(n int64, weighed bool, at int64) bool {
 	var woken []*Subscription
 	kept := 0
 	for _, s := range t.waiters {
@@ -86,7 +88,7 @@ func (t *topic) wake(n int64, weighed bool) bool {
 		if weighed {
 			w = s.weight
 		}
-		if w <= n && s.wake() {
+		if w <= n && s.wake(at) {
 			n -= w
 			woken = append(woken, s)
 			continue

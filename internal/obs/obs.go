@@ -35,6 +35,7 @@ type Event struct {
 	Primitive string
 	Name      string
 	Wait      time.Duration
+	Woken     time.Duration
 	Held      time.Duration
 	Took      time.Duration
 	Count     int

@@ -63,15 +63,15 @@ type Election struct {
 // name or option is reported by every method of the handle, as
 // ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Election {
-	h := hold.NewHandle(c, name, kind, opts)
+	// The queue's keys are the election's own: a fair lock's queue of the
+	// same name must never be granted an election.
+	h, keys := hold.NewHandle(c, name, kind, opts, core.KeyElectQueue, core.KeyElectAlive, core.KeyElectWaiting,
+		core.KeyElectLog, core.ChanNameClient)
 	e := &Election{h: h, turn: make(chan struct{}, 1)}
 	if h.Err == nil {
-		e.fair = scripts.Fair{Lock: &h.Lock,
-			// The queue's keys are the election's own: a fair lock's
-			// queue of the same name must never be granted an election.
-			Queue: h.Key(core.KeyElectQueue), Alive: h.Key(core.KeyElectAlive), Waiting: h.Key(core.KeyElectWaiting),
-			Log: h.Key(core.KeyElectLog)}.Prepared()
-		e.q = hold.Fair{H: h, Lock: e.fair, Ch: h.S.ClientChannel(name)}
+		e.fair = scripts.Fair{Lock: &h.Lock, Queue: keys[0], Alive: keys[1], Waiting: keys[2],
+			Log: keys[3]}.Prepared()
+		e.q = hold.Fair{H: h, Lock: e.fair, Ch: keys[4]}
 	}
 	return e
 }

@@ -29,12 +29,11 @@ type Mutex struct {
 // name or option is reported by every method of the handle, as
 // ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
-	h := hold.NewHandle(c, name, kind, opts)
+	h, keys := hold.NewHandle(c, name, kind, opts, core.KeyQueue, core.KeyAlive, core.KeyWaiting, core.ChanNameClient)
 	m := &Mutex{q: hold.Fair{H: h}}
 	if h.Err == nil {
-		fair := scripts.Fair{Lock: &h.Lock,
-			Queue: h.Key(core.KeyQueue), Alive: h.Key(core.KeyAlive), Waiting: h.Key(core.KeyWaiting)}.Prepared()
-		m.q = hold.Fair{H: h, Lock: fair, Ch: h.S.ClientChannel(name)}
+		fair := scripts.Fair{Lock: &h.Lock, Queue: keys[0], Alive: keys[1], Waiting: keys[2]}.Prepared()
+		m.q = hold.Fair{H: h, Lock: fair, Ch: keys[3]}
 	}
 	return m
 }

@@ -54,9 +54,10 @@ func (r *releaser) Release(ctx context.Context, rdb redis.Scripter, req string, 
 // New returns a handle on the lock named name. It does no I/O; a bad name or
 // option is reported by every method of the handle, as ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
-	m := &Mutex{h: hold.NewHandle(c, name, kind, opts)}
+	h, keys := hold.NewHandle(c, name, kind, opts, core.KeyWaiters, core.ChanNameClient)
+	m := &Mutex{h: h}
 	if m.h.Err == nil {
-		m.ch = m.h.S.ClientChannel(name)
+		m.ch = keys[1] // the Client's channel for the name
 	}
 	return m
 }

@@ -43,13 +43,14 @@ type RWMutex struct {
 // bad name or option is reported by every method of the handle, as
 // ErrInvalidArgument.
 func New(c *redcoord.Client, name string, opts ...Option) *RWMutex {
-	h := hold.NewHandle(c, name, kind, opts)
+	h, keys := hold.NewHandle(c, name, kind, opts, core.KeyReaders, core.KeyReadLeases, core.KeyWriters,
+		core.KeyWriterWaiters)
 	m := &RWMutex{h: h, read: hold.New()}
 	m.unlock = m.writeRelease
 	m.runlock = m.readRelease
 	if h.Err == nil {
-		m.rw = scripts.RW{Lock: h.Lock, Readers: h.Key(core.KeyReaders), Leases: h.Key(core.KeyReadLeases),
-			Writers: h.Key(core.KeyWriters), WriterWaiters: h.Key(core.KeyWriterWaiters),
+		m.rw = scripts.RW{Lock: h.Lock, Readers: keys[0], Leases: keys[1], Writers: keys[2],
+			WriterWaiters: keys[3],
 			WriterChannel: h.Key(core.ChanWritersClient), Value: h.Value()}.Prepared()
 		m.wch = h.S.KeyTail(name, core.ChanWritersClient, h.S.ID)
 		m.read.Observe(h.S.Config.Observer, kind, name)

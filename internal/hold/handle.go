@@ -19,24 +19,27 @@ import (
 // Handle must not be copied.
 type Handle struct {
 	Base
-	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
-	opts    *Options     // the options given; nil: none
+	Lock scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
+	opts    *Options // the options given; nil: none
 	Hold    *Tracker
 	renewed *scripts.LeaseArg // the lease argument the watchdog renews: the Session's, unless the handle has a Value
 }
 
 // NewHandle does what New does for every lock kind: it checks c, name and
-// opts, applies opts, and names the lock hash of kind for a fresh owner. It
-// does no I/O. A bad argument is recorded in Err, and the lock is then left
-// unnamed; the caller names any keys of its own with Key only if Err is nil.
-func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O) *Handle {
-	h := &Handle{Hold: New(), Lock: scripts.Lock{Kind: kind}}
+// opts, applies opts, and names the lock hash of kind for a fresh owner,
+// and the kind's own parts, family, which it returns as keys in their
+// order, all in one string; with core.KeyWaiters among them, the lock
+// hash's waiter registry. It does no I/O. A bad argument is recorded in
+// Err, and the lock and keys are then left unnamed.
+func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, opts []O,
+	family ...core.Part) (h *Handle, keys []string) {
+	h = &Handle{Hold: New(), Lock: scripts.Lock{Kind: kind}}
 	if !h.Init(c, name) {
-		return h
+		return h, nil
 	}
 	var o Options
 	if h.Err = core.ApplyOptions(&o, opts); h.Err != nil {
-		return h
+		return h, nil
 	}
 	if o != (Options{}) {
 		h.opts = &o
@@ -46,19 +49,28 @@ func NewHandle[O ~func(*Options) error](c *redcoord.Client, name, kind string, o
 	// after the markers key, which ends with the Client's id, it shares
 	// the keys' string.
 	seq := strings.TrimPrefix(h.Owner, h.S.ID)
-	k := h.S.KeysThen(name, h.S.ID, seq, core.KeyLock, core.KeyFence, core.KeyWaiters, core.ChanName, core.KeyMarkers)
-	marks := k[4][:len(k[4])-len(seq)]
+	parts := append(append([]core.Part{core.KeyLock, core.KeyFence, core.ChanName}, family...), core.KeyMarkers)
+	k := h.S.KeysThen(name, h.S.ID, seq, parts...)
+	last := k[len(k)-1]
+	marks := last[:len(last)-len(seq)]
 	if len(seq) < len(h.Owner) {
-		h.Owner = k[4][len(marks)-len(h.S.ID):]
+		h.Owner = last[len(marks)-len(h.S.ID):]
 	}
 	owner := h.Owner
 	h.Hold.Heed(h.S.Notices, core.Held{Owner: owner})
+	keys = k[3 : len(k)-1 : len(k)-1]
 	h.Lock = scripts.Lock{
-		Hash: k[0], Fence: k[1], Marks: marks, Waiters: k[2],
-		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[3],
-	}.Prepared(h.S.Config.TTL)
+		Hash: k[0], Fence: k[1], Marks: marks,
+		Kind: kind, Owner: owner, Publish: h.S.PublishCommand(), Channel: k[2],
+	}
+	for i, p := range family {
+		if p == core.KeyWaiters {
+			h.Lock.Waiters = keys[i]
+		}
+	}
+	h.Lock = h.Lock.Prepared(h.S.Config.TTL)
 	h.renewed = h.S.RenewedLease(h.Value())
-	return h
+	return h, keys
 }
 
 // MaxPoll returns the handle's longest wait between polls; 0: the

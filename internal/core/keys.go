@@ -231,7 +231,10 @@ func (s *Session) Keys(name, tail string, parts ...Part) []string {
 func (s *Session) KeysThen(name, tail, then string, parts ...Part) []string {
 	n := len(then)
 	for _, p := range parts {
-		n += len(s.Config.Prefix) + len(name) + len(":{}:") + len(withTail(p, tail))
+		n += len(s.Config.Prefix) + len(name) + len(":{}:") + len(schema[p].Part)
+		if schema[p].Tail != "" {
+			n += len(":") + len(tail)
+		}
 	}
 	var b strings.Builder
 	b.Grow(n)

@@ -39,9 +39,14 @@ type Lock struct {
 // Prepared returns l with its acquire, release and renewals of leases of
 // ttl prepared once (see prepared): the renewals send the owned arguments
 // (ownedArgs) and ttl that the acquire and release send, and a lock kind
-// with scripts of its own on the lock hash (Fair, RW) shares them.
+// with scripts of its own on the lock hash (Fair, RW) shares them. A Lock
+// without a waiter registry is such a kind's, whose acquire and release
+// are its own: its keys are not kept boxed.
 func (l Lock) Prepared(ttl time.Duration) Lock {
 	l.prep = prepare(l.keys(), l.ownedArgs(), ttl, nil)
+	if l.Waiters == "" {
+		l.prep.keys = nil
+	}
 	return l
 }
 

@@ -56,8 +56,7 @@ if ARGV[9] == '1' then
     if queued == 0 then
       redis.call('HLEN', KEYS[5]) -- its type (see fair_check_keys), before the first write
     end
-    redis.call('RPUSH', KEYS[3], req)
-    redis.call('HSET', KEYS[5], req, ARGV[7] .. ' ' .. ARGV[8])
+    queue_join(KEYS[3], KEYS[5], req, now, ARGV[7] .. ' ' .. ARGV[8])
   end
   redis.call('ZADD', KEYS[4], now + tonumber(ARGV[10]), req)
   fair_keep(tonumber(ARGV[10]))

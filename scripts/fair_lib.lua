@@ -9,7 +9,8 @@
 --   KEYS[3] queue: a list of waiting request ids "<owner>:<seq>", oldest first
 --   KEYS[4] alive: a zset, request id -> heartbeat deadline (server time, ms)
 --   KEYS[5] waiting: a hash, request id -> "<lease ms> <holder metadata>",
---           what a grant to that request needs
+--           what a grant to that request needs, and when it joined (see
+--           queue_lib.lua)
 --   KEYS[6] the caller's Client's request markers (see lib.lua)
 --   ARGV[1..4] as in lib.lua   ARGV[5] the owner acting (a fair_force's:
 --           the caller's, who need not hold)

@@ -2,15 +2,26 @@
 -- semaphore, kept in three keys that always hold the same request ids:
 --   q  a list of request ids, oldest first
 --   a  a zset, request id -> heartbeat deadline (server time, ms)
---   w  a hash, request id -> what a grant to the request needs
+--   w  a hash, request id -> what a grant to the request needs; and
+--      '@' .. request id -> when it joined the queue (server time, ms).
+--      A request without the second field was queued by a version that
+--      kept no time; a version that reads only the first finds it as it
+--      was (request ids begin with a client id, in hex, never with '@').
 -- A request whose heartbeat deadline has passed is dead: its waiter is
 -- gone, and the next look at the head drops it.
+
+-- queue_join adds a request at the tail, joining at now with need (what a
+-- grant to it needs). The caller adds its heartbeat deadline to a.
+local function queue_join(q, w, req, now, need)
+  redis.call('RPUSH', q, req)
+  redis.call('HSET', w, req, need, '@' .. req, now)
+end
 
 -- queue_forget removes a request from the queue.
 local function queue_forget(q, a, w, req)
   redis.call('LREM', q, 1, req)
   redis.call('ZREM', a, req)
-  redis.call('HDEL', w, req)
+  redis.call('HDEL', w, req, '@' .. req)
 end
 
 -- queue_head returns the first request whose heartbeat deadline is still
@@ -27,7 +38,7 @@ local function queue_head(q, a, w, now)
     end
     redis.call('LPOP', q)
     redis.call('ZREM', a, req)
-    redis.call('HDEL', w, req)
+    redis.call('HDEL', w, req, '@' .. req)
   end
 end
 
@@ -46,10 +57,10 @@ local function queue_pop(q, a, w, now)
     redis.call('ZREM', a, req)
     if deadline and tonumber(deadline) > now then
       local entry = redis.call('HGET', w, req)
-      redis.call('HDEL', w, req)
+      redis.call('HDEL', w, req, '@' .. req)
       return req, entry
     end
-    redis.call('HDEL', w, req)
+    redis.call('HDEL', w, req, '@' .. req)
   end
 end
 

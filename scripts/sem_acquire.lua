@@ -94,8 +94,7 @@ if took then
 end
 if enqueue then
   if not redis.call('ZSCORE', KEYS[3], req) then
-    redis.call('RPUSH', KEYS[2], req)
-    redis.call('HSET', KEYS[4], req, n)
+    queue_join(KEYS[2], KEYS[4], req, now, ARGV[6])
   end
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[8]), req)
   sem_keep(tonumber(ARGV[8]))

@@ -10,7 +10,8 @@
 --           It has no TTL: it is the semaphore's configuration.
 --   KEYS[2] queue: a list of fair waiters' request ids, oldest first
 --   KEYS[3] alive: a zset, request id -> heartbeat deadline (server time, ms)
---   KEYS[4] waiting: a hash, request id -> permits it asks for
+--   KEYS[4] waiting: a hash, request id -> permits it asks for, and when
+--           it joined (see queue_lib.lua)
 --   KEYS[5] done: request markers (see lib.lua)
 --   KEYS[6] waiters: the registry of the Clients whose unfair acquires
 --           are blocked (see lib.lua), a zset: client id -> heartbeat

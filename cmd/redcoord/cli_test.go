@@ -19,8 +19,8 @@ import (
 
 // held makes, with the library, a held rlock with a waiting Client, a fair
 // lock with two waiters queued, a read-write lock held by two readers
-// with a writer waiting, a Semaphore with 2 of 5 permits taken and an
-// ExpirableSemaphore with one permit held. It returns the handles of the
+// with a writer waiting, a fair Semaphore with 2 of 5 permits taken and a
+// waiter asking for 4, and an ExpirableSemaphore with one permit held. It returns the handles of the
 // holders, by name.
 func held(t *testing.T, rdb *redis.Client) map[string]any {
 	ctx := context.Background()
@@ -54,13 +54,15 @@ func held(t *testing.T, rdb *redis.Client) map[string]any {
 	waiters(t, func(int) bool { return rdb.ZCard(ctx, "rc:{rw:1}:writers").Val() == 1 },
 		func(ctx context.Context) { _ = rrwlock.New(b, "rw:1").Lock(ctx) })
 
-	s := rsemaphore.New(a, "sem:1")
+	s := rsemaphore.New(a, "sem:1", rsemaphore.WithFair())
 	if err := s.SetPermits(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Acquire(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
+	waiters(t, func(int) bool { return rdb.LLen(ctx, "rc:{sem:1}:sem-queue").Val() == 1 },
+		func(ctx context.Context) { _ = rsemaphore.New(b, "sem:1", rsemaphore.WithFair()).Acquire(ctx, 4) })
 	x := rsemaphore.NewExpirable(a, "xsem:1")
 	if err := x.SetPermits(ctx, 3); err != nil {
 		t.Fatal(err)
@@ -74,6 +76,7 @@ func held(t *testing.T, rdb *redis.Client) map[string]any {
 func TestLsAndInspect(t *testing.T) {
 	srv := redistest.Real(t)
 	rdb := srv.Client(t)
+	start := time.Now()
 	held(t, rdb)
 	addr := []string{"-redis", srv.Addr}
 
@@ -103,7 +106,7 @@ func TestLsAndInspect(t *testing.T) {
 	if rw := all["rw:1"]; len(rw.Holders) != 2 || rw.Holders[0].Role != "reader" || rw.Waiting != 1 {
 		t.Errorf("rw:1: %+v", rw)
 	}
-	if s := all["sem:1"]; s.Permits == nil || s.Permits.Available != 3 || s.Permits.Total != 5 {
+	if s := all["sem:1"]; s.Permits == nil || s.Permits.Available != 3 || s.Permits.Total != 5 || s.Waiting != 1 {
 		t.Errorf("sem:1: %+v", s)
 	}
 	if x := all["xsem:1"]; len(x.Holders) != 1 || x.Holders[0].Token == 0 || x.Permits.Available != 2 {
@@ -129,6 +132,19 @@ func TestLsAndInspect(t *testing.T) {
 		queue[1] != second {
 		t.Errorf("queue %v, inspect says %s, %s", queue, first, second)
 	}
+	// Each waiter's age: at least 0, less than the test has run, the
+	// first's the oldest.
+	elapsed := time.Since(start).Milliseconds()
+	for _, q := range st.Queue {
+		if q.AgeMS == nil || q.JoinedAt == nil || *q.AgeMS < 0 || *q.AgeMS > elapsed {
+			t.Errorf("fair:1's waiter %s: age %v, joined %v, the test ran %d ms", q.Request, q.AgeMS, q.JoinedAt,
+				elapsed)
+		}
+	}
+	if q := st.Queue; q[0].AgeMS != nil && q[1].AgeMS != nil &&
+		(*q[0].AgeMS < *q[1].AgeMS || q[0].JoinedAt.After(*q[1].JoinedAt)) {
+		t.Errorf("fair:1's first waiter is younger than the second: %+v", q)
+	}
 	r = cli(t, "", append(addr, "inspect", "fair:1")...).wantCode(t, exitOK)
 	t.Logf("inspect fair:1:\n%s", r.stdout)
 	for _, want := range []string{"kind:", "rfairlock", "queue:", "2, oldest first", "1. request " + first,
@@ -136,6 +152,19 @@ func TestLsAndInspect(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("inspect fair:1 does not say %q:\n%s", want, r.stdout)
 		}
+	}
+	if n := strings.Count(r.stdout, ", lease 30s, waiting "); n != 2 {
+		t.Errorf("inspect fair:1 gives %d waiters' ages, want 2:\n%s", n, r.stdout)
+	}
+	st = state(t, cli(t, "", append(addr, "-json", "inspect", "sem:1")...).wantCode(t, exitOK))
+	if q := st.Queue; len(q) != 1 || q[0].Permits != 4 || q[0].AgeMS == nil || *q[0].AgeMS < 0 ||
+		*q[0].AgeMS > time.Since(start).Milliseconds() {
+		t.Errorf("sem:1's queue: %+v", q)
+	}
+	r = cli(t, "", append(addr, "inspect", "sem:1")...).wantCode(t, exitOK)
+	t.Logf("inspect sem:1:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "asks 4 permits, waiting ") {
+		t.Errorf("inspect sem:1 gives no age:\n%s", r.stdout)
 	}
 	r = cli(t, "", append(addr, "inspect", "orders:1")...).wantCode(t, exitOK)
 	t.Logf("inspect orders:1:\n%s", r.stdout)

@@ -56,8 +56,8 @@ func (h *Holder) meta(m string) {
 }
 
 // fairQueue reads a fair queue's three keys (rfairlock's, or the
-// election's candidates'): the requests in order, each with its heartbeat
-// and what a grant to it would give.
+// election's candidates'): the requests in order, each with its heartbeat,
+// its age and what a grant to it would give.
 func (d *decoded) fairQueue(q, a, w core.Part, kind string) {
 	ids := d.list(q)
 	alive := d.zset(a)
@@ -73,6 +73,7 @@ func (d *decoded) fairQueue(q, a, w core.Part, kind string) {
 	for _, req := range ids {
 		wt := Waiter{Request: req, Owner: ownerOf(req), HeartbeatMS: d.remaining(deadline[req])}
 		wt.Client = clientOf(wt.Owner)
+		d.joined(&wt, grants)
 		if g, ok := grants[req]; ok {
 			lease, m, _ := strings.Cut(g, " ")
 			wt.LeaseMS = parseInt(lease)
@@ -87,6 +88,19 @@ func (d *decoded) fairQueue(q, a, w core.Part, kind string) {
 		}
 		d.st.Queue = append(d.st.Queue, wt)
 	}
+}
+
+// joined sets when wt joined its queue and its age, from the queue's
+// waiting hash w: "@<request id>" → server time in ms (scripts/queue_lib.lua).
+// A request queued by a version that kept no time has no such field, and
+// gets neither.
+func (d *decoded) joined(wt *Waiter, w map[string]string) {
+	ms := parseInt(w["@"+wt.Request])
+	if ms <= 0 {
+		return
+	}
+	t, age := time.UnixMilli(ms).UTC(), max(0, d.nowMS-ms)
+	wt.JoinedAt, wt.AgeMS = &t, &age
 }
 
 // registry reads a registry of Clients to wake (a zset: client id →
@@ -193,6 +207,7 @@ func (d *decoded) semQueue() {
 		wt := Waiter{Request: req, Owner: ownerOf(req), Permits: parseInt(asks[req]),
 			HeartbeatMS: d.remaining(deadline[req])}
 		wt.Client = clientOf(wt.Owner)
+		d.joined(&wt, asks)
 		if wt.HeartbeatMS > 0 {
 			d.st.Waiting++
 		}

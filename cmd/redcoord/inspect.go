@@ -154,10 +154,12 @@ func waiterLine(q Waiter) string {
 	if q.LeaseMS > 0 {
 		fmt.Fprintf(&b, ", lease %s", fmtMS(q.LeaseMS))
 	}
-	fmt.Fprintf(&b, ", heartbeat %s", heartbeat(q.HeartbeatMS))
-	if q.SeenMS > 0 {
+	if q.AgeMS != nil {
+		fmt.Fprintf(&b, ", waiting %s", fmtMS(*q.AgeMS))
+	} else if q.SeenMS > 0 {
 		fmt.Fprintf(&b, ", seen waiting for %s", fmtMS(q.SeenMS))
 	}
+	fmt.Fprintf(&b, ", heartbeat %s", heartbeat(q.HeartbeatMS))
 	return b.String()
 }
 

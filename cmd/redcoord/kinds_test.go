@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/relection"
@@ -19,6 +20,7 @@ func TestInspectOtherKinds(t *testing.T) {
 	c := newClient(t, rdb)
 	ctx := context.Background()
 	addr := []string{"-redis", srv.Addr}
+	start := time.Now()
 
 	if err := relection.New(c, "leader:1").Campaign(ctx, "node-a"); err != nil {
 		t.Fatal(err)
@@ -29,6 +31,10 @@ func TestInspectOtherKinds(t *testing.T) {
 	if st.Kind() != "relection" || len(st.Holders) != 1 || st.Holders[0].Role != "leader" ||
 		st.Holders[0].Value != "node-a" || len(st.Queue) != 1 || st.Waiting != 1 {
 		t.Errorf("leader:1: %+v", st)
+	}
+	if q := st.Queue; len(q) == 1 && (q[0].AgeMS == nil || *q[0].AgeMS < 0 ||
+		*q[0].AgeMS > time.Since(start).Milliseconds()) {
+		t.Errorf("leader:1's candidate's age: %v (the test ran %v)", q[0].AgeMS, time.Since(start))
 	}
 	if len(st.Terms) == 0 || st.Terms[0].Value != "node-a" || st.Terms[0].Term != st.Holders[0].Token {
 		t.Errorf("leader:1's terms: %+v", st.Terms)

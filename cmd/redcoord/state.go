@@ -58,9 +58,13 @@ type Waiter struct {
 	Permits     int64  `json:"permits,omitempty"`  // what a semaphore's waiter asks for
 	LeaseMS     int64  `json:"lease_ms,omitempty"` // the lease a grant would give
 	HeartbeatMS int64  `json:"heartbeat_ms"`       // until the heartbeat deadline; <= 0: dead
-	// SeenMS is, in watch, how long watch has seen the waiter waiting: a
-	// lower bound of its age. The keys keep no time of queueing, so
-	// inspect and ls know none.
+	// JoinedAt is when the request joined a fair queue, and AgeMS how long
+	// ago that was at the read. A request queued by a version that kept no
+	// time, and a waiting writer, have neither.
+	JoinedAt *time.Time `json:"joined_at,omitempty"`
+	AgeMS    *int64     `json:"age_ms,omitempty"`
+	// SeenMS is, in watch, for a waiter without AgeMS, how long watch has
+	// seen it waiting: a lower bound of its age.
 	SeenMS int64 `json:"seen_ms,omitempty"`
 }
 

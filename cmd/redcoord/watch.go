@@ -61,12 +61,15 @@ func watch(ctx context.Context, e *env, args []string) error {
 	}
 }
 
-// ages fills each waiter's SeenMS from when watch first saw it, and
-// forgets the waiters that are gone.
+// ages fills the SeenMS of each waiter whose keys keep no age (AgeMS)
+// from when watch first saw it, and forgets the waiters that are gone.
 func ages(st *State, seen map[string]time.Time) {
 	now := map[string]bool{}
 	for _, ws := range [][]Waiter{st.Queue, st.WaitingWriters} {
 		for i := range ws {
+			if ws[i].AgeMS != nil {
+				continue
+			}
 			k := ws[i].Request + "/" + ws[i].Owner
 			now[k] = true
 			first, ok := seen[k]
@@ -123,11 +126,11 @@ func fingerprint(st *State) string {
 }
 
 // aliveOnly returns ws with each heartbeat cut to whether it is alive,
-// and without the time watch has seen it.
+// and without its age or the time watch has seen it.
 func aliveOnly(ws []Waiter) []Waiter {
 	out := append([]Waiter(nil), ws...)
 	for i := range out {
-		out[i].HeartbeatMS, out[i].SeenMS = min(out[i].HeartbeatMS, 1), 0
+		out[i].HeartbeatMS, out[i].AgeMS, out[i].SeenMS = min(out[i].HeartbeatMS, 1), nil, 0
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redcoord/redcoord/internal/redistest"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
@@ -99,21 +101,33 @@ func TestWatch(t *testing.T) {
 	}
 	eventually(t, func() bool { o, n := lastHolder(t, out); return n >= 2 && o != "" && o != first })
 
-	// A waiter's age as watch has seen it: the first waiter's grows, a new
-	// one starts at 0.
+	// A waiter's age: the keys' where they keep it; for an entry that
+	// keeps none (written by hand here as a version that kept no time
+	// wrote it), how long watch has seen it, which grows from 0.
 	h := rfairlock.New(c, "w:3")
 	if err := h.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	queued := func(i int) bool { return rdb.LLen(ctx, "rc:{w:3}:queue").Val() == int64(i) }
 	waiters(t, queued, func(ctx context.Context) { _ = rfairlock.New(c, "w:3").Lock(ctx) })
+	deadline := float64(rdb.Time(ctx).Val().Add(time.Minute).UnixMilli())
+	rdb.RPush(ctx, "rc:{w:3}:queue", "old:1:1")
+	rdb.ZAdd(ctx, "rc:{w:3}:alive", redis.Z{Score: deadline, Member: "old:1:1"})
+	rdb.HSet(ctx, "rc:{w:3}:waiting", "old:1:1", "30000 ")
 	out = watching(t, "-redis", srv.Addr, "-json", "-interval", "20ms", "watch", "w:3")
 	eventually(t, func() bool { return len(changes(t, out)) == 1 })
 	time.Sleep(50 * time.Millisecond)
-	waiters(t, func(int) bool { return queued(2) }, func(ctx context.Context) { _ = rfairlock.New(c, "w:3").Lock(ctx) })
+	waiters(t, func(int) bool { return queued(3) }, func(ctx context.Context) { _ = rfairlock.New(c, "w:3").Lock(ctx) })
 	eventually(t, func() bool { return len(changes(t, out)) == 2 })
-	if q := changes(t, out)[1].Queue; len(q) != 2 || q[0].SeenMS < 50 || q[1].SeenMS != 0 {
-		t.Errorf("the queue as watch saw it: %+v", q)
+	q := changes(t, out)[1].Queue
+	if len(q) != 3 || q[0].AgeMS == nil || *q[0].AgeMS < 50 || q[0].SeenMS != 0 {
+		t.Errorf("the first waiter as watch saw it: %+v", q)
+	}
+	if len(q) == 3 && (q[1].AgeMS != nil || q[1].SeenMS < 50) {
+		t.Errorf("the entry without a time as watch saw it: %+v", q[1])
+	}
+	if len(q) == 3 && q[0].AgeMS != nil && (q[2].AgeMS == nil || *q[2].AgeMS > *q[0].AgeMS || q[2].SeenMS != 0) {
+		t.Errorf("the last waiter as watch saw it: %+v", q[2])
 	}
 
 	// The text form: a time line, then the state.

@@ -58,7 +58,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		granted("b", "b:1", "mb", first.Token)
 		assert.Equal(t, []string{"d:1"}, rdb.LRange(ctx, f.Queue, 0, -1).Val(), "the dead head dropped, the grantee gone")
 		assert.Equal(t, []string{"d:1"}, rdb.ZRange(ctx, f.Alive, 0, -1).Val())
-		assert.Equal(t, []string{"d:1"}, rdb.HKeys(ctx, f.Waiting).Val())
+		assert.Equal(t, []string{"d:1"}, waitingIDs(t, ctx, rdb, f.Waiting))
 
 		b := parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())
 		held, err := f.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, f.Fence), forceReq())

@@ -184,8 +184,7 @@ func runSemCases(t *testing.T, cases []semCase) {
 				assert.Equal(t, tc.queue, q, "queue")
 				alive, err := rdb.ZRange(ctx, s.Alive, 0, -1).Result()
 				require.NoError(t, err)
-				waiting, err := rdb.HKeys(ctx, s.Waiting).Result()
-				require.NoError(t, err)
+				waiting := waitingIDs(t, ctx, rdb, s.Waiting)
 				assert.ElementsMatch(t, q, alive, "alive holds the queue's requests")
 				assert.ElementsMatch(t, q, waiting, "waiting holds the queue's requests")
 				for _, k := range []string{s.Queue, s.Alive, s.Waiting, s.Done} {

@@ -19,8 +19,8 @@ import (
 // Handle must not be copied.
 type Handle struct {
 	Base
-	Lock scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
-	opts    *Options // the options given; nil: none
+	Lock    scripts.Lock // the lock hash; only its Kind, which names it in errors, when Err is set
+	opts    *Options     // the options given; nil: none
 	Hold    *Tracker
 	renewed *scripts.LeaseArg // the lease argument the watchdog renews: the Session's, unless the handle has a Value
 }

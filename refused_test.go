@@ -156,3 +156,29 @@ func TestRefusedCommandCluster(t *testing.T) {
 	}
 	assert.True(t, strings.Contains(warns[1], "command=SSUBSCRIBE"), warns[1])
 }
+
+// A name is the user's text, and the scripts' own errors name its keys
+// (WRONGTYPE, a fence out of range): a name that has the words of a
+// refusal in it ("noperm", "ACL failure in script") still gets the error
+// of what happened, not ErrRefused.
+func TestRefusedWordsInAName(t *testing.T) {
+	srv := redistest.Real(t)
+	ctx := context.Background()
+	admin := srv.Client(t)
+	c, err := redcoord.New(admin)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(ctx) })
+	for _, name := range []string{"noperm jobs", "ACL failure in script"} {
+		m := rlock.New(c, name)
+		require.NoError(t, m.Lock(ctx))
+		err := relection.New(c, name).Campaign(ctx, "me")
+		assert.ErrorIs(t, err, redcoord.ErrWrongType, "%s", name)
+		assert.NotErrorIs(t, err, redcoord.ErrRefused, "%s", name)
+		require.NoError(t, m.Unlock(ctx))
+
+		require.NoError(t, admin.HSet(ctx, "rc:{"+name+"}:fence", "n", "9007199254740992").Err())
+		err = rlock.New(c, name).Lock(ctx)
+		assert.ErrorContains(t, err, "holds no token below 2^53", "%s", name)
+		assert.NotErrorIs(t, err, redcoord.ErrRefused, "%s", name)
+	}
+}

@@ -54,6 +54,7 @@ func (cfg *config) flagSet(name string, w io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.sentinel, "sentinel", d.sentinel, "the `master` name, asking the sentinels given by -redis")
 	fs.StringVar(&cfg.user, "user", d.user, "ACL user name (AUTH user password)")
 	fs.StringVar(&cfg.password, "password", d.password, "password; the default is $REDISCLI_AUTH")
+	fs.Lookup("password").DefValue = "" // a password given before the command is kept, never printed in the usage
 	fs.BoolVar(&cfg.tls, "tls", d.tls, "connect with TLS")
 	fs.StringVar(&cfg.cacert, "cacert", d.cacert, "CA certificate `file` (PEM) that signs the server's; implies -tls")
 	fs.StringVar(&cfg.cert, "cert", d.cert, "client certificate `file` (PEM), with -key; implies -tls")
@@ -94,6 +95,9 @@ func (cfg *config) check() error {
 		return usagef("-cert and -key: give both or neither")
 	}
 	for _, a := range cfg.addrList() {
+		if strings.Contains(a, "://") || strings.Contains(a, "@") { // not echoed: it may hold a password
+			return usagef("-redis: takes host:port, not a URL or user@host; give -user, -password, -tls apart")
+		}
 		if !strings.Contains(a, ":") {
 			return usagef("-redis: %q is not host:port", a)
 		}

@@ -120,3 +120,26 @@ func TestHelp(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 }
+
+// A mistake in a command's flags prints the usage; the password given
+// before the command is no flag's default there, and is not printed.
+func TestUsageHidesThePassword(t *testing.T) {
+	for _, args := range [][]string{
+		{"-password", "s3cret", "ls", "-bogus"},
+		{"-password", "s3cret", "inspect", "-h"},
+	} {
+		r := cli(t, "", args...)
+		if strings.Contains(r.stderr+r.stdout, "s3cret") {
+			t.Errorf("%v prints the password:\n%s", args, r.stderr)
+		}
+	}
+}
+
+// A URL given to -redis, as redis-cli -u takes one, is a usage error that
+// says what to give instead, without echoing the password in it.
+func TestRedisURLIsUsage(t *testing.T) {
+	r := cli(t, "", "-redis", "redis://:s3cret@127.0.0.1:1", "-timeout", "1s", "ls").wantCode(t, exitError)
+	if strings.Contains(r.stderr, "s3cret") || !strings.Contains(r.stderr, "-password") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redcoord/redcoord"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/hold"
 	"github.com/redcoord/redcoord/rfairlock"
 	"github.com/redcoord/redcoord/rlock"
 	"github.com/redcoord/redcoord/rrwlock"
@@ -50,6 +53,9 @@ func forceUnlock(ctx context.Context, e *env, args []string) error {
 			kind = k
 		}
 	}
+	if kind == "" && len(st.Errors) > 0 { // a key of another type, where a lock's would be
+		return errors.New(strings.Join(st.Errors, "; "))
+	}
 	if kind == "" && len(st.Kinds) == 0 {
 		return fmt.Errorf("%w: %q is not held (it has only its fencing-token counter)", errNotFound, name)
 	}
@@ -73,13 +79,23 @@ func forceUnlock(ctx context.Context, e *env, args []string) error {
 		if !yes {
 			return fmt.Errorf("%w: not confirmed, nothing forced", errNotFound)
 		}
+		// A read hold takes no fencing token, which the force checks: the
+		// holds are read again, and forced only if they are the ones shown.
+		now, err := stillHeld(ctx, e, kind, name)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(holds(now), holds(st)) {
+			return fmt.Errorf("%w: %s %q is held by other holds than the ones shown (now %d); nothing forced, "+
+				"run force-unlock again to see them", errNotFound, kind, name, len(holds(now)))
+		}
 	}
-	forced, err := force(ctx, e, kind, name)
+	forced, err := force(ctx, e, kind, name, st.fence)
 	if err != nil {
 		return err
 	}
 	if !forced {
-		return fmt.Errorf("%w: %s %q was free by the time of the force", errNotFound, kind, name)
+		return notForced(ctx, e, kind, name)
 	}
 	if e.cfg.json {
 		return writeJSON(e.stdout, struct {
@@ -94,9 +110,14 @@ func forceUnlock(ctx context.Context, e *env, args []string) error {
 }
 
 // force runs kind's ForceUnlock on name with a Client of its own, within
-// -timeout.
-func force(ctx context.Context, e *env, kind, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
+// -timeout, on the holds there were when the fence's last token was read
+// as fence ("": no fence): a hold taken since, after the state shown, is
+// left alone (false).
+func force(ctx context.Context, e *env, kind, name, fence string) (bool, error) {
+	if fence == "" {
+		fence = "0"
+	}
+	ctx, cancel := context.WithTimeout(hold.WithSeenFence(ctx, fence), e.cfg.timeout)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := redcoord.New(e.conn.rdb, redcoord.WithPrefix(e.cfg.prefix), redcoord.WithLogger(log))
@@ -109,6 +130,41 @@ func force(ctx context.Context, e *env, kind, name string) (bool, error) {
 		return false, explain(err)
 	}
 	return forced, nil
+}
+
+// notForced returns the error of a force that ended no hold: the name is
+// free, or held by a hold taken after the state shown.
+func notForced(ctx context.Context, e *env, kind, name string) error {
+	if _, err := stillHeld(ctx, e, kind, name); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s %q is held by a hold taken after the one shown; nothing forced, "+
+		"run force-unlock again to see it", errNotFound, kind, name)
+}
+
+// stillHeld reads the state of name again, within -timeout: an error
+// matching errNotFound if the lock is no longer held.
+func stillHeld(ctx context.Context, e *env, kind, name string) (*State, error) {
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
+	defer cancel()
+	st, err := readOne(rctx, e, name)
+	if err == nil && len(holds(st)) == 0 || errors.Is(err, errNotFound) {
+		return nil, fmt.Errorf("%w: %s %q was free by the time of the force", errNotFound, kind, name)
+	}
+	return st, err
+}
+
+// holds returns the lock's holds in st (not the permits of a semaphore of
+// the same name), each as its role, owner and token, sorted.
+func holds(st *State) []string {
+	var out []string
+	for _, h := range st.Holders {
+		if h.Role != "permit" {
+			out = append(out, fmt.Sprintf("%s %s %d", h.Role, h.Owner, h.Token))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // confirm reads one line from in and reports whether it says yes. It

@@ -181,6 +181,9 @@ func clip[T any](d *decoded, s []T) []T {
 func (d *decoded) fence(p core.Part) {
 	if h := d.hash(p); h != nil {
 		d.st.Token = max(d.st.Token, parseUint(h["n"]))
+		if p == core.KeyFence {
+			d.st.fence = h["n"]
+		}
 	}
 }
 

@@ -30,6 +30,8 @@ type State struct {
 	Truncated      bool           `json:"truncated,omitempty"`
 	Errors         []string       `json:"errors,omitempty"` // keys that could not be read
 	ServerTime     time.Time      `json:"server_time"`
+
+	fence string // the lock kinds' fence's last token as read ("": none), which force-unlock forces up to
 }
 
 // Holder is one hold of a name.

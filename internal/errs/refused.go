@@ -70,6 +70,12 @@ var namedCommand = regexp.MustCompile(`(?i)(?:no permissions to run the|^ERR unk
 var unnamedRefusals = []string{"noperm ", "acl failure in script", "the user executing the script can't",
 	"unknown redis command called from script"}
 
+// ownErrors are the words that start the scripts' own errors (see
+// check_kind and next_token in lib.lua). They name a key, and so the
+// user's name, which may hold a refusal's words: a reply with them is no
+// refusal.
+var ownErrors = []string{"WRONGTYPE ", "ERR fence "}
+
 // Refusal reports whether err is the server refusing a command: an ACL
 // that denies it, or a command the server does not know. It returns the
 // command, lower-case ("time", "script|load"), or "" when the reply does
@@ -84,7 +90,17 @@ func Refusal(err error) (command string, ok bool) {
 	if !errors.As(err, &reply) {
 		return "", false
 	}
-	msg := reply.Error()
+	return RefusalReply(reply.Error())
+}
+
+// RefusalReply is Refusal for a reply of the server given as its words:
+// the error that a script's redis.pcall returns.
+func RefusalReply(msg string) (command string, ok bool) {
+	for _, w := range ownErrors {
+		if strings.Contains(msg, w) {
+			return "", false
+		}
+	}
 	if m := namedCommand.FindStringSubmatch(msg); m != nil {
 		return strings.ToLower(m[1]), true
 	}

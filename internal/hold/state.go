@@ -43,24 +43,39 @@ type Force func(ctx context.Context, rdb redis.Scripter, notice, upto, req strin
 
 // ForceUnlock ends the holds of the name there are when it is called, with
 // force, and reports whether it ended any; a hold of this handle is then
-// lost. It reads the fence's last token and sends it with the force, which
-// changes nothing when the fence moved since: the holds it read about
-// ended on their own and another took the name, which it leaves alone
-// (false). A copy of the force that reaches Redis again (a go-redis retry,
+// lost. It reads the fence's last token (unless ctx has one, see
+// WithSeenFence) and sends it with the force, which changes nothing when
+// the fence moved since: the holds it read about ended on their own and
+// another took the name, which it leaves alone (false). A copy of the force that reaches Redis again (a go-redis retry,
 // a late copy) replies as the first did and changes nothing.
 func (h *Handle) ForceUnlock(ctx context.Context, force Force) (bool, error) {
 	if err := h.Check(ctx); err != nil {
 		return false, err
 	}
-	upto, err := h.Lock.LastToken(ctx, h.S.RDB)
-	if err != nil {
-		return false, err
+	upto, seen := ctx.Value(seenFenceKey{}).(string)
+	if !seen {
+		var err error
+		if upto, err = h.Lock.LastToken(ctx, h.S.RDB); err != nil {
+			return false, err
+		}
 	}
 	got, err := force(ctx, h.S.RDB, h.S.NoticePrefix(h.Name), upto, h.NextRequest())
 	if err == nil && got == scripts.ForceDone {
 		h.Hold.Forced()
 	}
 	return got == scripts.ForceDone, err
+}
+
+// seenFenceKey is the context key of WithSeenFence.
+type seenFenceKey struct{}
+
+// WithSeenFence returns ctx with which ForceUnlock forces only the holds
+// there were when the caller read the fence's last token as upto ("0":
+// none), instead of reading it itself: a caller that showed the holds and
+// asked whether to force them (the CLI's force-unlock) forces only those,
+// and not a hold taken while it waited for the answer.
+func WithSeenFence(ctx context.Context, upto string) context.Context {
+	return context.WithValue(ctx, seenFenceKey{}, upto)
 }
 
 // State reads who holds the lock.

@@ -34,10 +34,20 @@ func Probe(ctx context.Context, p processor, key, publish, channel string) (map[
 		}
 		refused["script|load"] = err.Error()
 	}
+	_, loadRefused := refused["script|load"]
 	args := []any{1, key, publish, channel}
 	cmd := redis.NewCmd(ctx, append([]any{"evalsha", probe.shaArg}, args...)...)
 	_ = p.Process(ctx, cmd)
-	if _, ok := errs.Refusal(cmd.Err()); ok || NoScript(cmd.Err()) {
+	if NoScript(cmd.Err()) && !loadRefused {
+		// Lost since its load (a SCRIPT FLUSH, a failover): loaded again,
+		// once, and no EVAL of its body.
+		if err := p.Process(ctx, redis.NewStringCmd(ctx, "script", "load", probe.src)); err != nil {
+			return refused, err
+		}
+		cmd = redis.NewCmd(ctx, append([]any{"evalsha", probe.shaArg}, args...)...)
+		_ = p.Process(ctx, cmd)
+	}
+	if _, ok := errs.Refusal(cmd.Err()); ok || NoScript(cmd.Err()) && loadRefused {
 		if ok {
 			refused["evalsha"] = cmd.Err().Error()
 		}
@@ -55,12 +65,15 @@ func Probe(ctx context.Context, p processor, key, publish, channel string) (map[
 	if len(replies) != 3 {
 		return refused, fmt.Errorf("probe: unexpected reply %q", replies)
 	}
+	// A reply that is no refusal (OOM, WRONGTYPE: the server allows the
+	// command) is none of the check's concern.
 	for i, command := range []string{"time", strings.ToLower(publish), "xadd"} {
 		switch reply := replies[i]; {
-		case reply == "", strings.HasPrefix(reply, "WRONGTYPE"),
-			command == "spublish" && strings.Contains(strings.ToLower(reply), "unknown"):
+		case reply == "", command == "spublish" && strings.Contains(strings.ToLower(reply), "unknown"):
 		default:
-			refused[command] = reply
+			if _, ok := errs.RefusalReply(reply); ok {
+				refused[command] = reply
+			}
 		}
 	}
 	return refused, nil

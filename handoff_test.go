@@ -63,12 +63,7 @@ func TestObserverHandOff(t *testing.T) {
 				time.Sleep(100 * time.Millisecond) // its subscription and its registration
 				released := time.Now()
 				require.NoError(t, holder.Unlock(ctx))
-				select {
-				case err := <-got:
-					require.NoError(t, err)
-				case <-time.After(10 * time.Second):
-					t.Fatal("the waiter did not get the lock")
-				}
+				gotLock(t, got)
 				sinceRelease := time.Since(released)
 				require.NoError(t, waiter.Unlock(ctx))
 				acq = ev.of(redcoord.Acquired)
@@ -97,15 +92,22 @@ func TestObserverHandOffPolled(t *testing.T) {
 	go func() { got <- waiter.Lock(ctx) }()
 	locktest.Eventually(t, func() bool { return len(ev.of(redcoord.Waiting)) == 1 }, "the waiter waits")
 	require.NoError(t, holder.Unlock(ctx))
+	gotLock(t, got)
+	acq := ev.of(redcoord.Acquired)
+	require.Len(t, acq, 1)
+	assert.True(t, acq[0].Waited)
+	assert.Zero(t, acq[0].Woken, "a poll's try")
+	require.NoError(t, waiter.Unlock(ctx))
+}
+
+// gotLock waits, up to 10s, for the waiter's Lock to return on got, and
+// requires it returned no error.
+func gotLock(t *testing.T, got <-chan error) {
+	t.Helper()
 	select {
 	case err := <-got:
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter did not get the lock")
 	}
-	acq := ev.of(redcoord.Acquired)
-	require.Len(t, acq, 1)
-	assert.True(t, acq[0].Waited)
-	assert.Zero(t, acq[0].Woken, "a poll's try")
-	require.NoError(t, waiter.Unlock(ctx))
 }

@@ -192,7 +192,7 @@ func (rn *run) givenUp(o opStep) (lands time.Duration, ok bool) {
 	rn.rec.mu.Lock()
 	from := len(rn.rec.events)
 	rn.rec.mu.Unlock()
-	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: held})
+	rn.w.net.ArmFor(aimAtName(pi, name), redistest.NetFault{Kind: redistest.NetHold, D: held})
 	rn.issue(o, false)
 	rn.rec.mu.Lock()
 	for _, e := range rn.rec.events[from:] {

@@ -52,7 +52,7 @@ func (rn *run) lateHoldStep(h int) bool {
 	p.faults.CloseAll()
 	rn.rec.fault(pi, "break (late hold)")
 	rn.settle()
-	rn.w.net.Arm(redistest.NetFault{Kind: redistest.NetHold, D: lateHoldGap})
+	rn.w.net.ArmFor(aimAtName(pi, names[0]), redistest.NetFault{Kind: redistest.NetHold, D: lateHoldGap})
 	rn.issue(opStep{kind: oAcquire, h: h, a: acq{try: true, lease: leaseTTL}, ctxDur: 3 * leaseTTL}, false)
 	rn.sleep(lateHoldGap)
 	rn.settle()

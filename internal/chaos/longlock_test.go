@@ -57,6 +57,16 @@ func aimAt(proc, s int, sha string) func(int, string) bool {
 	return func(t int, call string) bool { return t == tag && strings.Contains(call, sha) }
 }
 
+// aimAtName returns a match for redistest.Net.ArmFor: a request of process
+// proc to server 0 whose first key is of name. A step that holds its own
+// call aims so: a request the network merely holds next may be another
+// process's, or the Client's background server check (its probe), which
+// runs beside the step's call at an order of the scheduler's.
+func aimAtName(proc int, name string) func(int, string) bool {
+	tag := proc * netServers
+	return func(t int, call string) bool { return t == tag && strings.Contains(call, "{"+name+"}") }
+}
+
 // lateCopyStep plays one of the late-copy steps with h, if the primitive
 // has them and h is idle and holds nothing; it reports whether it ran.
 func (rn *run) lateCopyStep(h int) bool {

@@ -15,12 +15,31 @@ import (
 )
 
 // A grant message read after ForceUnlock ended the grant and handed the
-// lock on is not taken for the lock: the waiter checks the grant in Redis
-// first, finds it gone, and waits again, while the next waiter holds the
-// lock. Then it is served in turn.
+// lock on, by a Client that does not hear forces yet (cold: it never held,
+// so it does not listen on its own channel), is not taken for the lock:
+// the waiter asks Redis, finds the grant gone and waits again while the
+// next waiter holds the lock. A Client that hears forces (warm) takes a
+// grant that no notice ended without asking: its Lock returns, and the
+// force's notice, a read behind the grant on the same connection, ends
+// the hold (Lost closes), as it ends any hold forced. Either way the
+// waiter is then served in turn.
 func TestStaleGrantAfterForceUnlock(t *testing.T) {
+	for _, warm := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(t *testing.T) {
+			staleGrantAfterForceUnlock(t, warm)
+		})
+	}
+}
+
+func staleGrantAfterForceUnlock(t *testing.T, warm bool) {
 	locktest.InBubble(t, 3, func(t *testing.T, mr *miniredis.Miniredis, ps []*locktest.Proc) {
 		ctx := context.Background()
+		if warm {
+			other := rfairlock.New(ps[1].C, "other")
+			require.NoError(t, other.Lock(ctx))
+			require.NoError(t, other.Unlock(ctx))
+			synctest.Wait() // the Client's channel is subscribed
+		}
 		holder := rfairlock.New(ps[0].C, "n")
 		first := rfairlock.New(ps[1].C, "n", rfairlock.WithMaxPollInterval(time.Hour))
 		second := rfairlock.New(ps[2].C, "n", rfairlock.WithMaxPollInterval(time.Hour))
@@ -38,12 +57,26 @@ func TestStaleGrantAfterForceUnlock(t *testing.T) {
 		r := <-secondDone
 		require.NoError(t, r.err, "the forced unlock handed the lock to the next waiter")
 
-		time.Sleep(200 * time.Millisecond) // the stale grant message arrives
+		time.Sleep(100 * time.Millisecond) // the stale grant message arrives
 		synctest.Wait()
 		select {
 		case r := <-firstDone:
-			t.Fatalf("Lock returned %v on a grant that ForceUnlock had ended: two holders", r.err)
+			if !warm {
+				t.Fatalf("Lock returned %v on a grant that ForceUnlock had ended: two holders", r.err)
+			}
+			// Warm: the grant was read before the force's notice, which
+			// comes on the same connection after it, a read later. The
+			// Lock took effect at the grant, before the force, and
+			// returned: it is told as every forced holder is.
+			require.NoError(t, r.err)
+			lost := first.Lost()
+			require.False(t, isClosed(lost), "lost before the notice")
+			time.Sleep(100 * time.Millisecond) // the notice arrives
+			synctest.Wait()
+			require.True(t, isClosed(lost), "the force's notice ends the grant taken")
+			firstDone = lockAsync(first)
 		default:
+			require.False(t, warm, "a trusted grant returns at once")
 		}
 		assert.Zero(t, first.Token())
 		ps[1].Faults.DelaySubscribers(0)
@@ -54,4 +87,13 @@ func TestStaleGrantAfterForceUnlock(t *testing.T) {
 		assert.Greater(t, first.Token(), second.Token())
 		require.NoError(t, first.Unlock(ctx))
 	})
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

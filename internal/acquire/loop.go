@@ -122,6 +122,9 @@ type Wake struct {
 	// Payload is the payload of a message targeted at the Spec's ID that
 	// woke this try; "" otherwise.
 	Payload string
+	// Sub is the subscription that a message woke this try on; nil
+	// otherwise.
+	Sub *hub.Subscription
 	// Polling says the wait cannot hear a wake: it wanted a subscription
 	// and did not get one (refused, or not confirmed in time). Such a try
 	// must not register to be woken (a waiter registry): a release would
@@ -304,7 +307,7 @@ func waitFor[T any](ctx context.Context, cfg Config, s Spec, t Trier[T], a Attem
 		case <-cfg.Done:
 			return res, settle(ctx, cfg, s, t, ended(errs.ErrClosed))
 		case <-wake:
-			w.Payload, woken = sub.Payload(), true
+			w.Payload, w.Sub, woken = sub.Payload(), sub, true
 		case <-timer.C:
 		}
 		res.Woke = time.Time{}

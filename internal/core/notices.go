@@ -33,14 +33,20 @@ const listenRetry = 30 * time.Second
 // while it waits on that name; elsewhere the renewal finds it. A Client
 // that polls (WithPolling) hears none.
 type Notices struct {
-	s     *Session
-	never bool // no listener: the Client polls, or Redis is a Cluster
+	s       *Session
+	never   bool   // no listener: the Client polls, or Redis is a Cluster
+	channel string // the Client's own channel, where notices arrive outside Cluster
 
-	mu        sync.Mutex             // guards the fields below
-	holds     [2]map[string]Forcible // by owner: the holds of lock hashes, then read holds
-	listening bool                   // a listener runs, or has subscribed
-	retryAt   time.Time              // when a failed listener may be started again
-	closed    bool                   // by the Session's Close: no listener starts
+	mu    sync.Mutex             // guards the fields below
+	holds [2]map[string]Forcible // by owner: the holds of lock hashes, then read holds
+	// forced is the greatest token of a lock hash's hold that a notice
+	// named, by owner, kept until the owner's next Add (at most
+	// forcedKept owners): a grant that a release made and a force ended
+	// before its grantee recorded the hold (see Told).
+	forced    map[string]uint64
+	listening bool      // a listener runs, or has subscribed
+	retryAt   time.Time // when a failed listener may be started again
+	closed    bool      // by the Session's Close: no listener starts
 }
 
 // Held names a hold that a notice may end: the owner's hold of the lock
@@ -56,9 +62,30 @@ type Forcible interface {
 	ForcedUpTo(token uint64)
 }
 
+// forcedKept bounds Notices.forced: a record dropped leaves a forced grant
+// to be found at its first renewal, as a notice lost is.
+const forcedKept = 256
+
 func newNotices(s *Session) *Notices {
-	return &Notices{s: s, never: s.Config.Polling || s.Cluster(),
-		holds: [2]map[string]Forcible{make(map[string]Forcible), make(map[string]Forcible)}}
+	return &Notices{s: s, never: s.Config.Polling || s.Cluster(), channel: s.ClientKey(ChanNotices, s.ID),
+		holds:  [2]map[string]Forcible{make(map[string]Forcible), make(map[string]Forcible)},
+		forced: make(map[string]uint64)}
+}
+
+// Told reports whether a grant of the hold of token to owner, announced by
+// the message that woke sub, can be taken as the hold without asking
+// Redis whether a ForceUnlock ended it since: this Client's channel was
+// subscribed, on the connection that brought the grant, before it, so a
+// force's notice, published after the grant, arrives after it (see
+// hub.Subscription.Heard), and none has arrived so far. A notice that
+// arrives before the hold is recorded is found by Add.
+func (n *Notices) Told(sub *hub.Subscription, owner string, token uint64) bool {
+	if n.never || sub == nil || !sub.Heard(n.channel) {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.forced[owner] < token
 }
 
 // of returns the map of k's part.
@@ -79,17 +106,26 @@ func (s *Session) NoticePrefix(name string) string {
 	return s.notices
 }
 
-// Add lists f as the hold k until Remove, and starts the listener if it
-// is not running.
-func (n *Notices) Add(k Held, f Forcible) {
+// Add lists f, the hold of token, as the hold k until Remove, and starts
+// the listener if it is not running. It reports whether a notice heard
+// before named a hold of k's owner with token or a later one: the hold was
+// forced before it was recorded (see Told).
+func (n *Notices) Add(k Held, f Forcible, token uint64) (forced bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if !k.Read {
+		if t, ok := n.forced[k.Owner]; ok {
+			forced = t >= token
+			delete(n.forced, k.Owner)
+		}
+	}
 	n.of(k)[k.Owner] = f
 	if !n.listening && !n.never && !n.closed && !time.Now().Before(n.retryAt) {
 		n.listening = true
 		n.s.checks.Add(1)
 		go n.listen()
 	}
+	return forced
 }
 
 // Remove stops listing f as the hold k.
@@ -113,6 +149,12 @@ func (n *Notices) Hear(body string) {
 	}
 	n.mu.Lock()
 	f := n.of(Held{Read: part == "r"})[owner]
+	if part == "l" {
+		if len(n.forced) >= forcedKept {
+			clear(n.forced)
+		}
+		n.forced[owner] = max(n.forced[owner], token)
+	}
 	n.mu.Unlock()
 	if f != nil {
 		f.ForcedUpTo(token)

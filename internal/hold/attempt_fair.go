@@ -9,6 +9,7 @@ import (
 
 	"github.com/redcoord/redcoord/internal/acquire"
 	"github.com/redcoord/redcoord/internal/core"
+	"github.com/redcoord/redcoord/internal/hub"
 	"github.com/redcoord/redcoord/internal/lease"
 	"github.com/redcoord/redcoord/internal/scripts"
 )
@@ -87,7 +88,7 @@ func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acq
 	if token, grantedAt, ok := scripts.ParseGrant(w.Payload); ok {
 		// A release script made req the holder after the last try ran;
 		// the grant may have ended since (see confirm).
-		since, ok, err := a.confirm(ctx, token, grantedAt)
+		since, ok, err := a.confirm(ctx, token, grantedAt, w.Sub)
 		if err != nil {
 			return got, acquire.Attempt{}, err
 		}
@@ -139,24 +140,33 @@ func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acq
 // dated from the grant. Both are sent on the Writer, so with
 // WithWaitReplicas the replicas have the grant once it is confirmed.
 //
-// An unforced lock's grant message needs no round trip without
-// WithWaitReplicas: nothing but its lease ends a grant, so one made no
-// earlier than the last try ran (grantedAt, by the server's clock in ms)
-// stands for its lease. (One made before that try, in the same
-// millisecond, either stood then, and the try took it, or had ended, which
-// takes a whole lease.) Its lease is dated from the earliest local time
-// the grant can have been made: dated, less the millisecond the server's
-// clock truncates, and no earlier than the try was sent; the watchdog's
+// A grant message needs no round trip without WithWaitReplicas when
+// nothing can have ended the grant unheard. An election's grant ends only
+// with its lease. A fair lock's may end by ForceUnlock too, whose notice
+// this Client hears on its own channel: the grant stands unless a notice
+// named it, if that channel was subscribed before the grant arrived, on
+// the same connection (core.Notices.Told), since a force's notice is
+// published after the grant and arrives after it. (A notice that arrives
+// after this check, before or after the hold is recorded, ends the hold
+// as it ends every hold forced: Lost closes.) Then a grant made no earlier
+// than the last try ran (grantedAt, by the server's clock in ms) stands
+// for its lease. (One made before that try, in the same millisecond,
+// either stood then, and the try took it, or had ended, which takes a
+// whole lease.) Its lease is dated from the earliest local time the grant
+// can have been made: dated, less the millisecond the server's clock
+// truncates, and no earlier than the try was sent; the watchdog's
 // renewals verify it from then on, the first within a tick (a third of
 // the lease). A grant read later than a tick after it was made (the
-// message was delayed), an older grant, a fixed lease, or replicas to wait
-// for, take the round trip.
+// message was delayed), an older grant, a fixed lease, replicas to wait
+// for, or a Client that may not hear a force (Cluster, a channel not yet
+// subscribed or resubscribed after the grant), take the round trip.
 func (a *fairAttempt) confirm(ctx context.Context, token uint64,
-	grantedAt int64) (since time.Time, ok bool, err error) {
+	grantedAt int64, sub *hub.Subscription) (since time.Time, ok bool, err error) {
 	h := a.H
 	arg := scripts.TokenArg(token)
 	sent := time.Now()
-	if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
+	heard := a.f.unforced() || h.S.Notices.Told(sub, h.Owner, token)
+	if heard && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {
 		since = dated(a.sent, a.at, grantedAt).Add(-time.Millisecond)
 		if since.Before(a.sent) {
 			since = a.sent

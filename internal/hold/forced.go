@@ -23,15 +23,20 @@ func (t *Tracker) ForcedUpTo(token uint64) {
 	t.mu.Lock()
 	hit := t.count > 0 && t.token <= token
 	if hit {
-		t.emitLocked(obs.LeaseLost, nil)
-		t.scoped.End(func(what string) error {
-			return errs.Of(what, errs.ErrLeaseLost, "forced out by ForceUnlock")
-		})
-		t.goneLocked()
+		t.forcedLocked()
 	}
 	onLost := t.onLostLocked()
 	t.mu.Unlock()
 	if hit && onLost != nil {
 		onLost()
 	}
+}
+
+// forcedLocked ends the current hold as forced out; the caller holds mu.
+func (t *Tracker) forcedLocked() {
+	t.emitLocked(obs.LeaseLost, nil)
+	t.scoped.End(func(what string) error {
+		return errs.Of(what, errs.ErrLeaseLost, "forced out by ForceUnlock")
+	})
+	t.goneLocked()
 }

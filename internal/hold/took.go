@@ -186,15 +186,33 @@ func Reentry(b Belief, count int64) bool { return b.Held && count > 1 }
 // its end (EndIf). Otherwise it fails only when the watchdog is closed.
 func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	forced, err := t.tookLocked(b, token, count, l)
+	if !forced {
+		t.mu.Unlock()
+		return err
+	}
+	// A force's notice came before the hold was recorded: the hold ends
+	// as one forced after it was, and Lost tells the caller.
+	t.forcedLocked()
+	onLost := t.onLostLocked()
+	t.mu.Unlock()
+	if onLost != nil {
+		onLost()
+	}
+	return nil
+}
+
+// tookLocked is Took with mu held; forced says that the fresh hold it
+// recorded was forced already (see core.Notices.Add).
+func (t *Tracker) tookLocked(b Belief, token uint64, count int64, l Upkeep) (forced bool, err error) {
 	if Reentry(b, count) {
 		if t.count == 0 || t.token != b.Token {
-			return errs.LostAcquire(t.taggedLocked(), "the hold this acquire re-entered was lost before its reply came")
+			return false, errs.LostAcquire(t.taggedLocked(), "the hold this acquire re-entered was lost before its reply came")
 		}
 		// Not Redis's count, which may hold re-entries whose callers were
 		// told they failed: the handle's last release drops those.
 		t.count++
-		return nil
+		return false, nil
 	}
 	if t.count > 0 { // the previous hold is gone: a fresh one replaced it
 		t.lostLocked()
@@ -204,7 +222,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 	if !t.gate.Claim(!b.Held) {
 		// A re-entry that Redis answered with a fresh hold (the one it
 		// named was gone) while another call on the handle acquires.
-		return errs.LostAcquire(t.taggedLocked(),
+		return false, errs.LostAcquire(t.taggedLocked(),
 			"the hold this acquire re-entered was gone, and another call on the handle acquires")
 	}
 	t.n++
@@ -216,7 +234,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 		ls, err := l.Watchdog.Watch(l.Renewal, l.Since, t)
 		if err != nil {
 			t.gate.End()
-			return err
+			return false, err
 		}
 		t.lease, t.kept = ls, ls
 	}
@@ -229,8 +247,8 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 		t.rareLocked().onLost = l.OnLost
 	}
 	if t.notices != nil {
-		t.notices.Add(t.held(), t)
+		forced = t.notices.Add(t.held(), t, token)
 		t.listed = true
 	}
-	return nil
+	return forced, nil
 }

@@ -46,6 +46,11 @@ type Hub struct {
 	topics     map[string]*topic
 	reconnects int64
 	commands   int64 // SUBSCRIBE and UNSUBSCRIBE sent
+	// handled counts the confirmations and targeted messages handled, in
+	// the order read; with reconnects, the connection they came on, it
+	// dates a topic's last confirmation and a subscription's last
+	// targeted message (see Subscription.Heard).
+	handled int64
 
 	// Sharded pub/sub, on a cluster whose probe accepted SSUBSCRIBE: one
 	// connection per primary instead of ps.

@@ -60,8 +60,10 @@ func (h *Hub) deliverLocked(channel, payload string) {
 	case wakeN:
 		t.wakeN(m.n, at)
 	case wakeTo:
+		h.handled++
 		for _, s := range t.waiters {
 			if s.id == m.id {
+				s.told, s.toldOn = h.handled, h.reconnects
 				s.payload.Store(&m.payload)
 				s.wake(at)
 			}
@@ -104,6 +106,8 @@ func (h *Hub) confirm(channel string, count int) {
 	if t == nil {
 		return // the probe channel, or a channel every waiter has left
 	}
+	h.handled++
+	t.heard, t.heardOn = h.handled, h.reconnects
 	if t.pending > 0 {
 		t.pending--
 		switch {

@@ -26,6 +26,24 @@ type Subscription struct {
 	// pinned: Pin's, while it waits for the confirmation; not a waiter,
 	// which Stats and Waiters do not count.
 	pinned bool
+	// told, toldOn: the Hub's handled count and connection at the last
+	// message targeted at id (guarded by hub.mu; see Heard).
+	told, toldOn int64
+}
+
+// Heard reports whether the pinned channel (see Hub.Pin) was subscribed,
+// on the connection that brought the last message targeted at this
+// Subscription's id, before that message: whatever the server publishes
+// on channel after it then reaches this Hub after it, unless the
+// connection breaks first. False once the connection changed since, and
+// outside Cluster only; false before any such message.
+func (s *Subscription) Heard(channel string) bool {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[channel]
+	return !h.sharded && t != nil && t.pinned && s.told > 0 && t.heard > 0 &&
+		t.heardOn == s.toldOn && t.heardOn == h.reconnects && t.heard < s.told
 }
 
 // Shared reports whether the channel was already subscribed, and had other

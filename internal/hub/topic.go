@@ -23,6 +23,9 @@ type topic struct {
 	// pinned: the channel stays subscribed for the Hub's life, with or
 	// without waiters (see Pin).
 	pinned bool
+	// heard is the Hub's handled count at the channel's last confirmation,
+	// on the connection of reconnects count heardOn (see Heard).
+	heard, heardOn int64
 
 	// Sharded pub/sub (see shard.go).
 	node  *node  // the connection subscribed on; nil while moving or refused

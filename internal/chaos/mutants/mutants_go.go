@@ -70,10 +70,16 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "fair-grant-message-trusted", File: "internal/hold/attempt_fair.go", Prims: fairLocks,
-		Old: "if a.f.unforced() && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
-		New: "if !a.fixed && h.S.Config.Replicas.N == 0 {",
+		Old: "if heard && !a.fixed && grantedAt >= a.at && h.S.Config.Replicas.N == 0 {",
+		New: "if _ = heard; !a.fixed && h.S.Config.Replicas.N == 0 {",
 		Breaks: "a fair lock's grant message is taken as the hold without asking Redis, though" +
-			" ForceUnlock or a release naming an earlier hold may have ended the grant",
+			" a ForceUnlock this Client cannot hear, or a grant older than the last try, may have ended it",
+	},
+	{
+		Name: "fair-grant-trusted-unheard", File: "internal/core/notices.go", Prims: fairLocks,
+		Old:    "if n.never || sub == nil || !sub.Heard(n.channel) {",
+		New:    "if n.never || sub == nil {",
+		Breaks: "a grant is trusted though the Client's channel was not subscribed before it: a force's notice may never come",
 	},
 	// internal/lease
 	{

@@ -77,9 +77,10 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "fair-grant-trusted-unheard", File: "internal/core/notices.go", Prims: fairLocks,
-		Old:    "if n.never || sub == nil || !sub.Heard(n.channel) {",
-		New:    "if n.never || sub == nil {",
-		Breaks: "a grant is trusted though the Client's channel was not subscribed before it: a force's notice may never come",
+		Old: "if n.never || sub == nil || !sub.Heard(n.channel) {",
+		New: "if n.never || sub == nil {",
+		Breaks: "a grant is trusted though the Client's channel was not subscribed before it:" +
+			" a force's notice may never come",
 	},
 	// internal/lease
 	{

@@ -97,7 +97,10 @@ func TestWaitReplicasPausedExtend(t *testing.T) {
 // the grant (the lock free, the permits back) and fails the waiter's
 // acquire with ErrNotReplicated.
 func TestWaitReplicasPausedGrant(t *testing.T) {
-	ctx := context.Background()
+	// Bounded: a waiter that wrongly acquires makes the next Lock of its
+	// handle wait for its Unlock.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	pair := redistest.StartReplicated(t)
 	rdb := pair.Primary.Client(t)
 	holderC := locktest.NewClient(t, rdb, redcoord.WithWaitReplicas(1, pauseTimeout))

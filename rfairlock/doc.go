@@ -8,15 +8,25 @@
 // the lock taken joins a queue in Redis, and keeps its place however often
 // it re-checks. When the last hold is released, the release script itself
 // makes the first live waiter the holder (hold count, lease, fencing token)
-// and publishes the grant to that waiter alone. The message is a hint: a
-// ForceUnlock may have ended the grant and handed the lock on while it was
-// on its way. So the waiter confirms the grant in Redis before Lock returns,
-// in one round trip that does what the watchdog's first renewal would (it
-// renews the lease of the hold with the grant's token, or, for a fixed
-// lease, checks that hold is there; with redcoord.WithWaitReplicas its WAIT
-// also makes sure the replicas have the grant). A hand-off costs about one
-// network delay and a round trip, where rlock's costs a wake-up and a retry
-// that may lose to a newcomer. Other waiters are not woken by a release.
+// and publishes the grant to that waiter alone, with the hold's token. Only
+// its lease or a ForceUnlock can end a grant before its waiter sees it, and
+// a ForceUnlock tells the holder's Client on the Client's own channel,
+// which the Client subscribes once it has held a lock. So a waiter whose
+// Client hears that channel, on the connection that brought the grant,
+// takes a grant read within a third of the lease as the hold, without a
+// round trip: if a force ended it, the force's notice comes after the
+// grant on the same connection, and either arrives before Lock returns
+// (Lock then fails, matching redcoord.ErrLeaseLost) or ends the hold just
+// after, as it ends any hold forced (Lost closes). Otherwise (the Client's
+// first hold, a reconnect since, Cluster, a fixed lease,
+// redcoord.WithWaitReplicas, a grant read late) the waiter confirms the
+// grant in Redis before Lock returns, in one round trip that does what the
+// watchdog's first renewal would (it renews the lease of the hold with the
+// grant's token, or, for a fixed lease, checks that hold is there; with
+// WithWaitReplicas its WAIT also makes sure the replicas have the grant).
+// A hand-off costs about one network delay, where rlock's costs a wake-up
+// and a retry that may lose to a newcomer. Other waiters are not woken by
+// a release.
 //
 // TryLock never queues and never overtakes: it fails while anyone waits,
 // even if the lock is free for the instant between a holder's lease running
@@ -69,9 +79,10 @@
 // # Cost
 //
 // Taking a free lock with nobody queued is one round trip (EVALSHA), and so
-// is Unlock. A contended Lock costs three: the try that queues it, a
-// re-check once it is subscribed, and the confirmation of the grant that
-// arrives by pub/sub. Add one per poll interval it waits
+// is Unlock. A contended Lock costs two: the try that queues it and a
+// re-check once it is subscribed (none when its Client's channel is
+// subscribed already), and a third where the grant that arrives by pub/sub
+// must be confirmed (see above). Add one per poll interval it waits
 // (WithMaxPollInterval), and the heartbeats, which ride on the watchdog's
 // pipelined ticks. QueueLength and Position are one round trip each;
 // Position is O(queue length) in Redis.

@@ -40,9 +40,9 @@ type Notices struct {
 	mu    sync.Mutex             // guards the fields below
 	holds [2]map[string]Forcible // by owner: the holds of lock hashes, then read holds
 	// forced is the greatest token of a lock hash's hold that a notice
-	// named, by owner, kept until the owner's next Add (at most
-	// forcedKept owners): a grant that a release made and a force ended
-	// before its grantee recorded the hold (see Told).
+	// named while the owner had no hold listed, kept until the owner's
+	// next Add (at most forcedKept owners): a grant that a release made
+	// and a force ended before its grantee recorded the hold (see Told).
 	forced    map[string]uint64
 	listening bool      // a listener runs, or has subscribed
 	retryAt   time.Time // when a failed listener may be started again
@@ -80,12 +80,12 @@ func newNotices(s *Session) *Notices {
 // hub.Subscription.Heard), and none has arrived so far. A notice that
 // arrives before the hold is recorded is found by Add.
 func (n *Notices) Told(sub *hub.Subscription, owner string, token uint64) bool {
-	if n.never || sub == nil || !sub.Heard(n.channel) {
+	if sub == nil || !sub.Heard(n.channel) {
 		return false
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.forced[owner] < token
+	return !n.never && n.forced[owner] < token
 }
 
 // of returns the map of k's part.
@@ -149,9 +149,12 @@ func (n *Notices) Hear(body string) {
 	}
 	n.mu.Lock()
 	f := n.of(Held{Read: part == "r"})[owner]
-	if part == "l" {
-		if len(n.forced) >= forcedKept {
-			clear(n.forced)
+	if part == "l" && f == nil {
+		if _, ok := n.forced[owner]; !ok && len(n.forced) >= forcedKept {
+			for o := range n.forced { // the one the map yields first
+				delete(n.forced, o)
+				break
+			}
 		}
 		n.forced[owner] = max(n.forced[owner], token)
 	}

@@ -191,15 +191,16 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 		t.mu.Unlock()
 		return err
 	}
-	// A force's notice came before the hold was recorded: the hold ends
-	// as one forced after it was, and Lost tells the caller.
+	// A force's notice came before the hold was recorded: no acquire
+	// reports a hold that is gone already.
+	err = errs.LostAcquire(t.taggedLocked(), "a ForceUnlock ended the grant before the acquire returned")
 	t.forcedLocked()
 	onLost := t.onLostLocked()
 	t.mu.Unlock()
 	if onLost != nil {
 		onLost()
 	}
-	return nil
+	return err
 }
 
 // tookLocked is Took with mu held; forced says that the fresh hold it

@@ -35,7 +35,8 @@ type Subscription struct {
 // on the connection that brought the last message targeted at this
 // Subscription's id, before that message: whatever the server publishes
 // on channel after it then reaches this Hub after it, unless the
-// connection breaks first. False once the connection changed since, and
+// connection breaks first (then, as for every notice lost, a renewal finds
+// the hold gone). False once the Hub has seen a new connection since;
 // outside Cluster only; false before any such message.
 func (s *Subscription) Heard(channel string) bool {
 	h := s.hub

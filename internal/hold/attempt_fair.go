@@ -101,10 +101,13 @@ func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acq
 	a.Req = a.Op.Request(&h.Base, a.Req, held.Held)
 	now := time.Now()
 	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.Req, held.Arg, a.Lease, a.Block, h.TTL())
-	// A fresh hold is 0 old. An older first hold was granted by a release
-	// (or taken by this request, its reply lost): this try wrote nothing
-	// for its WAIT to cover, and granted confirms it.
-	regrant := r.OK && r.Count == 1 && r.Age > 0
+	// A first hold that a release granted to this request, queued by an
+	// earlier try (a.sent), or that this request took before, its reply
+	// lost (older than 0 ms), may be one this try wrote nothing for, so
+	// its WAIT covers nothing: granted confirms it. A grant made in the
+	// millisecond of the try is 0 old, as a fresh hold is: the queueing
+	// try tells them apart.
+	regrant := r.OK && r.Count == 1 && (r.Age > 0 || !a.sent.IsZero())
 	if err = core.AcquireErr(r.OK && !regrant, err); err != nil { // a shortfall is undone by Leave
 		return got, acquire.Attempt{}, err
 	}

@@ -1,9 +1,17 @@
 package core
 
 import (
+	"context"
+	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redcoord/redcoord/internal/hub"
 )
 
 type forcible struct{ upTo uint64 }
@@ -31,4 +39,42 @@ func TestNoticeBeforeTheHoldIsRecorded(t *testing.T) {
 	assert.False(t, n.Add(Held{Owner: "c1:3"}, f, 4), "a read hold's notice is not a lock hold's")
 	n.Hear("l c1:1 7")
 	assert.Equal(t, uint64(7), f.upTo, "a listed hold is told at once")
+}
+
+// Told trusts a grant that woke a subscription only once the Client's own
+// channel is subscribed ahead of it, and not after a notice named the
+// grant's hold or a later one of its owner.
+func TestToldNeedsTheChannelAndNoNotice(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(rdb, Config{TTL: time.Second, Prefix: "rc", PollInterval: time.Second, Logger: slog.Default()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	ctx := context.Background()
+	h, err := s.Hub()
+	require.NoError(t, err)
+	sub, err := h.Subscribe(ctx, "grants", "r1")
+	require.NoError(t, err)
+	defer sub.Close()
+	grant := func() {
+		t.Helper()
+		require.NoError(t, rdb.Publish(ctx, "grants", hub.To("r1", "7 1")).Err())
+		select {
+		case <-sub.C():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no grant")
+		}
+	}
+	grant()
+	assert.False(t, s.Notices.Told(sub, "o", 7), "the Client's channel is not subscribed")
+
+	require.NoError(t, h.Pin(ctx, s.ClientKey(ChanNotices, s.ID)))
+	grant()
+	assert.True(t, s.Notices.Told(sub, "o", 7))
+	s.Notices.Hear("l o 6")
+	assert.True(t, s.Notices.Told(sub, "o", 7), "a notice of an earlier hold")
+	s.Notices.Hear("l o 7")
+	assert.False(t, s.Notices.Told(sub, "o", 7), "a notice of the granted hold")
+	assert.True(t, s.Notices.Told(sub, "p", 7), "another owner's")
 }

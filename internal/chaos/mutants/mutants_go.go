@@ -77,10 +77,22 @@ var goMutants = []mutant{
 	},
 	{
 		Name: "fair-grant-trusted-unheard", File: "internal/core/notices.go", Prims: fairLocks,
-		Old: "if n.never || sub == nil || !sub.Heard(n.channel) {",
-		New: "if n.never || sub == nil {",
+		Old: "if sub == nil || !sub.Heard(n.channel) {",
+		New: "if sub == nil {",
 		Breaks: "a grant is trusted though the Client's channel was not subscribed before it:" +
 			" a force's notice may never come",
+	},
+	{
+		Name: "fair-grant-trusted-after-notice", File: "internal/core/notices.go", Prims: fairLocks,
+		Old:    "return !n.never && n.forced[owner] < token",
+		New:    "return !n.never",
+		Breaks: "a grant is trusted though a force's notice that named it was heard already",
+	},
+	{
+		Name: "fair-grant-notice-before-record-ignored", File: "internal/core/notices.go", Prims: fairLocks,
+		Old:    "forced = t >= token",
+		New:    "forced = t >= token && false",
+		Breaks: "a hold whose force's notice came before it was recorded is reported held, with Lost open, until a renewal",
 	},
 	// internal/lease
 	{

@@ -27,7 +27,8 @@ local now = now_ms()
 if h[2] == owner and h[5] == req then
   return {1, tonumber(h[4]), tonumber(h[3]), now - tonumber(h[6])}
 end
-if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then
+if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5])
+  or (h[4] ~= ARGV[11] and was_ended(KEYS[6], ARGV[11])) then
   return {0, h[2] and remaining(KEYS[1]) or 1, now}
 end
 if h[2] == owner then

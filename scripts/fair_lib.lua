@@ -69,7 +69,7 @@ end
 local function fair_take(req, lease, meta, now)
   local token = next_token(KEYS[2])
   redis.call('HSET', KEYS[1], 'k', KIND, 'o', fair_owner_of(req), 'c', 1, 'x', 0, 't', token,
-    'r', req, 'm', meta, 'a', now)
+    'r', req, 'q', req, 'm', meta, 'a', now)
   redis.call('PEXPIRE', KEYS[1], lease)
   if ELECT_LOG then
     elect_log_leader(token, meta, now)

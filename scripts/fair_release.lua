@@ -12,7 +12,7 @@
 -- A retried request that was already applied replies as the first run did,
 -- by the Client's request markers, as lock_release does (release_hold).
 local req = ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't', 'q')
 local queued = fair_check_keys(h[1])
 local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])
 local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[7], mine, h[3], h[4])
@@ -20,6 +20,6 @@ if reply then
   return reply
 end
 fair_check_fence(queued)
-mark_released(KEYS[6], req, MARK_TTL)
+mark_released(KEYS[6], req, MARK_TTL, h[6], h[5])
 fair_hand_on_or_vacate(queued)
 return 0

@@ -4,6 +4,7 @@
 --   k  kind of primitive that owns the key ("rlock", "rfairlock", ...)
 --   o  owner id          c  hold count       t  fencing token of this hold
 --   r  id of the last request applied to this hold (retried requests are no-ops)
+--   q  id of the acquire request that took the hold (see mark_released)
 --   m  holder metadata (msgpack, opaque here)  a  acquired at, server time in ms
 --   x  the id of the Extend request that gave the hold a fixed lease
 --      (lock_extend), 0 before any: a renewal of the watchdog sent before
@@ -15,9 +16,11 @@
 -- A Client's request markers (P:{N}:rel:<client>, a zset; see done_mark)
 -- remember, for MarkerTTL, the requests of that Client's owners on the name
 -- that released a hold to zero ("r:<request id>", so that a retry is
--- recognised), that gave up an acquire ("x:<request id>", so that a late
--- copy is refused) and that forced the lock ("f:" or "g:<request id>", see
--- force_seen). One key per Client and name, whatever the number of
+-- recognised), that gave up an acquire or took a hold since released to
+-- zero ("x:<request id>", so that a late copy is refused), the holds
+-- released to zero ("e:<token>", so that a late copy of a re-entry is
+-- refused; see was_ended) and that forced the lock ("f:" or "g:<request
+-- id>", see force_seen). One key per Client and name, whatever the number of
 -- handles: one write in 16 or so drops the markers whose time has passed
 -- (mark_request).
 --
@@ -338,7 +341,10 @@ end
 -- (P:{N}:done):
 --   a:<req>  the acquire request req was applied (taken, or granted; for
 --            a permit with a lease, req is the permit's id)
---   x:<req>  the acquire request req was given up: a late copy must not apply
+--   x:<req>  the acquire request req was given up, or took a hold that was
+--            released to zero since: a late copy must not apply
+--   e:<tok>  the hold of token tok was released to zero: a late copy of a
+--            re-entry naming it must not apply
 --   b:<req>  the counting semaphore's TryAcquire req found the permits
 --            taken: a copy replies so again, and takes nothing
 --   r:<req>  the release request req was applied
@@ -381,12 +387,16 @@ end
 -- (MarkerTTL, one value for every script), so the one set now lives
 -- longest: the key is made to expire with it, without reading its TTL
 -- first (done_mark's outlive).
-local function mark_request(key, what, req, ttl)
+local function mark_request(key, what, req, ttl, ...)
   local now = now_ms()
   if tonumber(server_time()[2]) % 16 == 0 then
     done_purge(key, now)
   end
-  redis.call('ZADD', key, now + ttl, what .. ':' .. req)
+  local args = {'ZADD', key, now + ttl, what .. ':' .. req}
+  for _, m in ipairs({...}) do -- more markers, in the same ZADD
+    args[#args + 1], args[#args + 2] = now + ttl, m
+  end
+  redis.call(unpack(args))
   redis.call('PEXPIRE', key, ttl)
 end
 
@@ -404,9 +414,25 @@ end
 
 -- mark_released records in the Client's request markers that request req
 -- released its owner's hold to zero, so that a retry of it, which finds
--- the hold gone, replies as the first run did.
-local function mark_released(key, req, ttl)
-  mark_request(key, 'r', req, ttl)
+-- the hold gone, replies as the first run did; and, in the same ZADD, that
+-- the hold is over: taken, the request that took it (a lock hash's q, a
+-- read hold's name), as left (see was_left), and token, the hold's, as
+-- ended (see was_ended), so that a late copy of its acquire or of one of
+-- its re-entries, landing while the name is free or another's, takes
+-- nothing. Either may be nil (a hold taken before q was kept).
+local function mark_released(key, req, ttl, taken, token)
+  local more = {}
+  if taken and taken ~= '' then more[#more + 1] = 'x:' .. taken end
+  if token then more[#more + 1] = 'e:' .. token end
+  mark_request(key, 'r', req, ttl, unpack(more))
+end
+
+-- was_ended reports whether a request naming the hold of token held ('0':
+-- none) names one its owner released to zero (see mark_released): a live
+-- re-entry is sent in its handle's turn, before the release that ends its
+-- hold, so such a request is a late copy.
+local function was_ended(key, held)
+  return held ~= '0' and done_has(key, 'e', held)
 end
 
 -- force_seen returns the reply of force request req when it ran before

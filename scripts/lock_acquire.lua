@@ -47,7 +47,8 @@ if h[2] and h[5] == req then
   taken()
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5]) then
+if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5])
+  or (h[4] ~= ARGV[9] and was_ended(KEYS[3], ARGV[9])) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] and h[4] == ARGV[9] then
@@ -58,7 +59,7 @@ if h[2] and h[4] == ARGV[9] then
 end
 local token = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 'x', 0, 't', token,
-  'r', req, 'm', ARGV[8], 'a', now_ms())
+  'r', req, 'q', req, 'm', ARGV[8], 'a', now_ms())
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 taken()
 return {1, tonumber(token), 1}

@@ -47,7 +47,7 @@ for i = 1, n do
     local lock = KEYS[3 * i - 2]
     local token = next_token(KEYS[3 * i - 1])
     redis.call('HSET', lock, 'k', KIND, 'o', ARGV[3 * i + 5], 'c', 1, 'x', 0, 't', token,
-      'r', ARGV[3 * i + 6], 'm', ARGV[6], 'a', now)
+      'r', ARGV[3 * i + 6], 'q', ARGV[3 * i + 6], 'm', ARGV[6], 'a', now)
     redis.call('PEXPIRE', lock, ARGV[5])
     out[i + 1] = tonumber(token)
   end

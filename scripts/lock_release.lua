@@ -24,7 +24,7 @@
 -- carried it, so its Client wakes one of its waiters (a spurious wake
 -- costs a try, a lost one a poll).
 local req = ARGV[6]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't', 'q')
 check_kind(KEYS[1], h[1], KIND)
 local mine = is_named(h[2], h[5], ARGV[5], ARGV[8])
 local reply = release_hold(KEYS[1], KEYS[3], req, ARGV[7], mine, h[3], h[4])
@@ -34,7 +34,7 @@ elseif reply then
   return reply
 end
 local waiting = redis.call('ZCARD', KEYS[4])
-mark_released(KEYS[3], req, MARK_TTL)
+mark_released(KEYS[3], req, MARK_TTL, h[6], h[5])
 redis.call('DEL', KEYS[1])
 local _, msg = wake_one(KEYS[4], waiting, PUBLISH, CHANNEL, req)
 if msg then

@@ -15,6 +15,6 @@ local reply = release_hold(KEYS[3], KEYS[6], req, ARGV[8], mine, c, last, owner,
 if reply then
   return reply
 end
-mark_released(KEYS[6], req, MARK_TTL)
+mark_released(KEYS[6], req, MARK_TTL, ARGV[9])
 rw_drop_reader(owner, registered)
 return 0

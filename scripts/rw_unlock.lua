@@ -7,7 +7,7 @@
 --        {0, msg} released, and the writer to wake is the request's own
 --        Client's: msg as in lock_release, which a retry answers likewise.
 local req = ARGV[7]
-local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't')
+local h = redis.call('HMGET', KEYS[1], 'k', 'o', 'c', 'r', 't', 'q')
 local readers, writers, registered = rw_check_write_keys(h[1])
 local mine = is_named(h[2], h[5], ARGV[5], ARGV[9])
 local reply = release_hold(KEYS[1], KEYS[6], req, ARGV[8], mine, h[3], h[4])
@@ -16,7 +16,7 @@ if reply == 0 then
 elseif reply then
   return reply
 end
-mark_released(KEYS[6], req, MARK_TTL)
+mark_released(KEYS[6], req, MARK_TTL, h[6], h[5])
 redis.call('DEL', KEYS[1])
 if readers + writers > 0 then
   registered = rw_purge(now_ms(), registered)

@@ -35,7 +35,8 @@ if h[2] == owner and h[5] == req then
   registry_taken(KEYS[7], mode, req, tonumber(ARGV[11]), registered)
   return {1, tonumber(h[4]), tonumber(h[3])}
 end
-if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then
+if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5])
+  or (h[4] ~= ARGV[12] and was_ended(KEYS[6], ARGV[12])) then
   return {0, h[2] and remaining(KEYS[1]) or 1}
 end
 if h[2] == owner and h[4] == ARGV[12] then
@@ -69,7 +70,7 @@ if h[2] ~= owner then
 end
 local t = next_token(KEYS[2])
 redis.call('HSET', KEYS[1], 'k', KIND, 'o', owner, 'c', 1, 'x', 0, 't', t, 'r', req,
-  'm', ARGV[9], 'a', now)
+  'q', req, 'm', ARGV[9], 'a', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if writers > 0 and redis.call('ZREM', KEYS[5], owner) == 1 and redis.call('ZCARD', KEYS[5]) == 0 then
   redis.call('DEL', KEYS[5])

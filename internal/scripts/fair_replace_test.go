@@ -34,7 +34,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 			t.Helper()
 			h := rdb.HGetAll(ctx, f.Lock.Hash).Val()
 			assert.Equal(t, map[string]string{"k": "rfairlock", "o": owner, "c": "1", "x": "0",
-				"t": h["t"], "r": req, "m": meta, "a": h["a"]}, h, "the grantee's hash, and nothing else")
+				"t": h["t"], "r": req, "q": req, "m": meta, "a": h["a"]}, h, "the grantee's hash, and nothing else")
 			assert.Greater(t, parseUint(t, h["t"]), token, "a new token")
 			ttl := rdb.PTTL(ctx, f.Lock.Hash).Val()
 			assert.Greater(t, ttl, 3*time.Second, "the grantee's lease")

@@ -68,6 +68,21 @@ var revertMutants = []mutant{
 			" fresh hold, counting a hold nobody releases",
 	},
 	{
+		Name: "revert-released-copy", File: "scripts/lib.lua",
+		Prims: []string{"rlock", "rfairlock", "rrwlock", "relection"},
+		Old:   "  if taken and taken ~= '' then more[#more + 1] = 'x:' .. taken end\n",
+		New:   "",
+		Breaks: "a late copy of the acquire that took a hold since released to zero takes the free" +
+			" name for nobody until its lease ends",
+	},
+	{
+		Name: "revert-ended-reentry-copy", File: "scripts/lib.lua",
+		Prims:  []string{"rlock", "rfairlock", "rrwlock", "relection"},
+		Old:    "  return held ~= '0' and done_has(key, 'e', held)\n",
+		New:    "  return false\n",
+		Breaks: "a late copy of a re-entry of a hold since released to zero takes the free name for nobody",
+	},
+	{
 		Name: "revert-force-names-no-hold", File: "scripts/lib.lua", Prims: []string{"rlock", "rfairlock", "rrwlock"},
 		Old:    "  return (redis.call('HGET', key, 'n') or '0') ~= upto\n",
 		New:    "  return false\n",

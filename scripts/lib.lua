@@ -387,16 +387,19 @@ end
 -- (MarkerTTL, one value for every script), so the one set now lives
 -- longest: the key is made to expire with it, without reading its TTL
 -- first (done_mark's outlive).
-local function mark_request(key, what, req, ttl, ...)
+local function mark_request(key, what, req, ttl, also, also2)
   local now = now_ms()
   if tonumber(server_time()[2]) % 16 == 0 then
     done_purge(key, now)
   end
-  local args = {'ZADD', key, now + ttl, what .. ':' .. req}
-  for _, m in ipairs({...}) do -- more markers, in the same ZADD
-    args[#args + 1], args[#args + 2] = now + ttl, m
+  local at = now + ttl
+  if also2 then -- more markers (whole members), in the same ZADD
+    redis.call('ZADD', key, at, what .. ':' .. req, at, also, at, also2)
+  elseif also then
+    redis.call('ZADD', key, at, what .. ':' .. req, at, also)
+  else
+    redis.call('ZADD', key, at, what .. ':' .. req)
   end
-  redis.call(unpack(args))
   redis.call('PEXPIRE', key, ttl)
 end
 
@@ -421,10 +424,12 @@ end
 -- its re-entries, landing while the name is free or another's, takes
 -- nothing. Either may be nil (a hold taken before q was kept).
 local function mark_released(key, req, ttl, taken, token)
-  local more = {}
-  if taken and taken ~= '' then more[#more + 1] = 'x:' .. taken end
-  if token then more[#more + 1] = 'e:' .. token end
-  mark_request(key, 'r', req, ttl, unpack(more))
+  local x = taken and taken ~= '' and 'x:' .. taken or nil
+  local e = token and 'e:' .. token or nil
+  if not x then
+    x, e = e, nil
+  end
+  mark_request(key, 'r', req, ttl, x, e)
 end
 
 -- was_ended reports whether a request naming the hold of token held ('0':

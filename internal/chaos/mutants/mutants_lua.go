@@ -44,8 +44,8 @@ var lockMutants = []mutant{
 	},
 	{
 		Name: "lock-acquire-left-unchecked", File: "scripts/lock_acquire.lua", Prims: locks,
-		Old: "if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5]) then",
-		New: "if is_stale(h[2], owner, req, h[5]) then",
+		Old: "if was_left(KEYS[3], req) or is_stale(h[2], owner, req, h[5])\n",
+		New: "if is_stale(h[2], owner, req, h[5])\n",
 		Breaks: "request-id (left marker) check skipped: a late copy of an acquire that was given up takes the lock for" +
 			" nobody",
 	},
@@ -141,8 +141,8 @@ var lockMutants = []mutant{
 	},
 	{
 		Name: "fair-acquire-left-unchecked", File: "scripts/fair_acquire.lua", Prims: fairLocks,
-		Old: "if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5]) then",
-		New: "if is_stale(h[2], owner, req, h[5]) then",
+		Old: "if was_left(KEYS[6], req) or is_stale(h[2], owner, req, h[5])\n",
+		New: "if is_stale(h[2], owner, req, h[5])\n",
 		Breaks: "request-id (left marker) check skipped: a late copy of a given-up acquire takes the lock or queues for" +
 			" nobody",
 	},

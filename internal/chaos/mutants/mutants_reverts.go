@@ -70,8 +70,8 @@ var revertMutants = []mutant{
 	{
 		Name: "revert-released-copy", File: "scripts/lib.lua",
 		Prims: []string{"rlock", "rfairlock", "rrwlock", "relection"},
-		Old:   "  if taken and taken ~= '' then more[#more + 1] = 'x:' .. taken end\n",
-		New:   "",
+		Old:   "  local x = taken and taken ~= '' and 'x:' .. taken or nil\n",
+		New:   "  local x = nil\n",
 		Breaks: "a late copy of the acquire that took a hold since released to zero takes the free" +
 			" name for nobody until its lease ends",
 	},

@@ -143,6 +143,15 @@
 // (LockWithLease) is not renewed: without the message, its Lost closes
 // when its lease ends.
 //
+// A fair lock's grant in flight is a hold like any other here: a waiter
+// whose Client hears these messages takes the grant as it comes (see
+// package rfairlock), so a ForceUnlock that ends the grant before its
+// waiter has read it makes the waiter's Lock either fail with
+// ErrLeaseLost (the message arrived first) or return and see Lost close
+// as the message arrives, a read later on the same connection. Lock took
+// effect at the grant, before the force, as an rlock Lock whose reply was
+// on its way when the force came.
+//
 // # Waiting
 //
 // A blocked acquire subscribes to the name's channel through the Client's

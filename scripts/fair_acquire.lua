@@ -15,9 +15,10 @@
 -- a free lock with a live waiter ahead (its holder's lease ran out) is
 -- granted to that waiter. The owner re-enters only the hold the handle knows
 -- (its token); a hold of the owner with another token is an orphan (see
--- lock_acquire) and is taken over as a fresh hold. A request that was left,
--- or is numbered below the owner's hold's last (a late copy; is_stale), is
--- refused: {0, pttl, now}. Writes happen only after every check, so an
+-- lock_acquire) and is taken over as a fresh hold. A request that was left
+-- (or took a hold released to zero since), is numbered below the owner's
+-- hold's last, or names a hold released to zero since (a late copy;
+-- is_stale, was_ended), is refused: {0, pttl, now}. Writes happen only after every check, so an
 -- error leaves the keys unchanged.
 local owner, req = ARGV[5], ARGV[6]
 local h = read_hash(KEYS[1], KIND, 'k', 'o', 'c', 't', 'r', 'a')

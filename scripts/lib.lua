@@ -422,7 +422,9 @@ end
 -- read hold's name), as left (see was_left), and token, the hold's, as
 -- ended (see was_ended), so that a late copy of its acquire or of one of
 -- its re-entries, landing while the name is free or another's, takes
--- nothing. Either may be nil (a hold taken before q was kept).
+-- nothing. taken is false for a hold taken before q was kept; token is
+-- nil for a read hold (rw_runlock), whose re-entries name no token, so
+-- that a late copy of a read re-entry is not refused.
 local function mark_released(key, req, ttl, taken, token)
   local x = taken and taken ~= '' and 'x:' .. taken or nil
   local e = token and 'e:' .. token or nil

@@ -16,8 +16,10 @@
 -- Reply: {1, token, count}  held: a fresh hold, a re-entry, or this request
 --                           was already applied (a retry after a lost reply)
 --        {0, pttl}          held by another owner for pttl more ms, or this
---                           request was left, or is numbered below the
---                           hold's last (a late copy: refused; is_stale)
+--                           request was left (or took a hold released to
+--                           zero since), is numbered below the hold's
+--                           last, or names a hold released to zero since
+--                           (a late copy: refused; is_stale, was_ended)
 -- Unless its mode is '0' or 'k', a request that holds the lock takes its
 -- Client out of the registry: an earlier try may have registered it, or
 -- this very run did before a reply that was lost (go-redis then sends it

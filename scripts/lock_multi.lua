@@ -12,9 +12,10 @@
 --          earlier copy of this request (a retry after a lost reply), or
 --          0 for a hold the handle had already, which is kept as it is;
 --        {0, i, pttl}  nothing was taken: name i, the first such, is held
---          by another owner for pttl more ms, or this request was left or
---          is numbered below the owner's hold's last (a late copy:
---          refused; see is_stale).
+--          by another owner for pttl more ms, or this request was left,
+--          is numbered below the owner's hold's last, or names a hold
+--          released to zero since (a late copy: refused; see is_stale,
+--          was_ended).
 -- A hold of the owner with a token the handle does not know is an orphan
 -- (see lock_acquire) and is taken over as a fresh hold. Every key is
 -- checked before the first write, so an error leaves them all unchanged.
@@ -29,7 +30,8 @@ for i = 1, n do
   end
   if h[2] and h[4] == req then
     plan[i] = tonumber(h[3])
-  elseif was_left(KEYS[3 * i], req) or is_stale(h[2], owner, req, h[4]) then
+  elseif was_left(KEYS[3 * i], req) or is_stale(h[2], owner, req, h[4])
+    or (h[3] ~= ARGV[3 * i + 7] and was_ended(KEYS[3 * i], ARGV[3 * i + 7])) then
     return {0, i, h[2] and remaining(lock) or 1}
   elseif h[2] and h[3] == ARGV[3 * i + 7] then
     plan[i] = 0

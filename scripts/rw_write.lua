@@ -19,8 +19,9 @@
 --                           an upgrade, refused (it could deadlock)
 -- The owner re-enters only the write hold the handle knows (its token); an
 -- orphan (see lock_acquire) is taken over as a fresh hold, and a request
--- that was left, or is numbered below the owner's hold's last (a late
--- copy; is_stale), is refused: {0, wait}. A waiting writer that finds the
+-- that was left (or took a hold released to zero since), is numbered below
+-- the owner's hold's last, or names a hold released to zero since (a late
+-- copy; is_stale, was_ended), is refused: {0, wait}. A waiting writer that finds the
 -- lock busy waits in KEYS[5], by its owner.
 local owner, req = ARGV[5], ARGV[7]
 local mode = ARGV[10]

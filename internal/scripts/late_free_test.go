@@ -88,6 +88,25 @@ func TestLateCopyFreeLock(t *testing.T) {
 			n, _ := rdb.ZCard(ctx, f.Alive).Result()
 			assert.Equal(t, int64(0), n, "the late copy does not queue")
 		})
+		t.Run("multi", func(t *testing.T) {
+			// A MultiMutex part the handle held already: the multi request
+			// keeps it and is not its taking request.
+			require.NoError(t, rdb.FlushAll(ctx).Err())
+			a, err := l.Acquire(ctx, rdb, "o:1", NoToken, lease, NoRegistry)
+			require.NoError(t, err)
+			part := []MultiPart{{Lock: l, Req: "o:2", Held: TokenArg(a.Token)}}
+			m, err := AcquireMulti(ctx, rdb, "rlock", part, lease)
+			require.NoError(t, err)
+			require.True(t, m.OK)
+			n, _, err := l.Release(ctx, rdb, "o:3", true, TokenArg(a.Token))
+			require.NoError(t, err)
+			require.Equal(t, int64(0), n)
+			m, err = AcquireMulti(ctx, rdb, "rlock", part, lease)
+			require.NoError(t, err)
+			assert.False(t, m.OK, "late multi copy naming the released hold, free lock")
+			ex, _ := rdb.Exists(ctx, l.Hash).Result()
+			assert.Equal(t, int64(0), ex, "lock hash left")
+		})
 		t.Run("read", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())
 			a, err := rw.Read(ctx, rdb, "o:1", false, time.Minute)

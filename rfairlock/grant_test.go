@@ -77,10 +77,10 @@ func staleGrantAfterForceUnlock(t *testing.T, warm bool) {
 			// returned: it is told as every forced holder is.
 			require.NoError(t, r.err)
 			lost := first.Lost()
-			require.False(t, isClosed(lost), "lost before the notice")
+			require.False(t, locktest.IsClosed(lost), "lost before the notice")
 			time.Sleep(100 * time.Millisecond) // the notice arrives
 			synctest.Wait()
-			require.True(t, isClosed(lost), "the force's notice ends the grant taken")
+			require.True(t, locktest.IsClosed(lost), "the force's notice ends the grant taken")
 			firstDone = lockAsync(first)
 		default:
 			// Not returned: cold, it asked Redis; warm, the notice came
@@ -95,13 +95,4 @@ func staleGrantAfterForceUnlock(t *testing.T, warm bool) {
 		assert.Greater(t, first.Token(), second.Token())
 		require.NoError(t, first.Unlock(ctx))
 	})
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -21,22 +21,24 @@ func (t *Tracker) Heed(n *core.Notices, held core.Held) {
 // that matches ErrLeaseLost and says it was forced.
 func (t *Tracker) ForcedUpTo(token uint64) {
 	t.mu.Lock()
-	hit := t.count > 0 && t.token <= token
-	if hit {
-		t.forcedLocked()
+	if t.count == 0 || t.token > token {
+		t.mu.Unlock()
+		return
 	}
-	onLost := t.onLostLocked()
-	t.mu.Unlock()
-	if hit && onLost != nil {
-		onLost()
-	}
+	t.forcedUnlock()
 }
 
-// forcedLocked ends the current hold as forced out; the caller holds mu.
-func (t *Tracker) forcedLocked() {
+// forcedUnlock ends the current hold as forced out, unlocks mu, which the
+// caller holds, and then calls the hold's OnLost, if any.
+func (t *Tracker) forcedUnlock() {
 	t.emitLocked(obs.LeaseLost, nil)
 	t.scoped.End(func(what string) error {
 		return errs.Of(what, errs.ErrLeaseLost, "forced out by ForceUnlock")
 	})
 	t.goneLocked()
+	onLost := t.onLostLocked()
+	t.mu.Unlock()
+	if onLost != nil {
+		onLost()
+	}
 }

@@ -194,12 +194,7 @@ func (t *Tracker) Took(b Belief, token uint64, count int64, l Upkeep) error {
 	// A force's notice came before the hold was recorded: no acquire
 	// reports a hold that is gone already.
 	err = errs.LostAcquire(t.taggedLocked(), "a ForceUnlock ended the grant before the acquire returned")
-	t.forcedLocked()
-	onLost := t.onLostLocked()
-	t.mu.Unlock()
-	if onLost != nil {
-		onLost()
-	}
+	t.forcedUnlock()
 	return err
 }
 

@@ -36,8 +36,8 @@ var goMutants = []mutant{
 	{
 		Name: "hold-forced-own-token-kept",
 		File: "internal/hold/forced.go", Prims: []string{"rlock", "rfairlock", "rrwlock"},
-		Old: "hit := t.count > 0 && t.token <= token",
-		New: "hit := t.count > 0 && t.token < token",
+		Old: "if t.count == 0 || t.token > token {",
+		New: "if t.count == 0 || t.token >= token {",
 		Breaks: "off by one: a ForceUnlock notice naming exactly the current hold's token does" +
 			" not end it, so the forced holder keeps believing",
 	},

@@ -69,8 +69,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Election {
 		core.KeyElectLog, core.ChanNameClient)
 	e := &Election{h: h, turn: make(chan struct{}, 1)}
 	if h.Err == nil {
-		e.fair = scripts.Fair{Lock: &h.Lock, Queue: keys[0], Alive: keys[1], Waiting: keys[2],
-			Log: keys[3]}.Prepared()
+		e.fair = scripts.NewFair(&h.Lock, keys[0], keys[1], keys[2], keys[3])
 		e.q = hold.Fair{H: h, Lock: e.fair, Ch: keys[4]}
 	}
 	return e

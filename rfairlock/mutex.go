@@ -32,7 +32,7 @@ func New(c *redcoord.Client, name string, opts ...Option) *Mutex {
 	h, keys := hold.NewHandle(c, name, kind, opts, core.KeyQueue, core.KeyAlive, core.KeyWaiting, core.ChanNameClient)
 	m := &Mutex{q: hold.Fair{H: h}}
 	if h.Err == nil {
-		fair := scripts.Fair{Lock: &h.Lock, Queue: keys[0], Alive: keys[1], Waiting: keys[2]}.Prepared()
+		fair := scripts.NewFair(&h.Lock, keys[0], keys[1], keys[2], "")
 		m.q = hold.Fair{H: h, Lock: fair, Ch: keys[3]}
 	}
 	return m

@@ -29,7 +29,7 @@ type Fair struct {
 // a Log), which has no ForceUnlock, and whose holds only the handle that
 // knows their token releases. A grant message read in time is then the
 // hold itself (see confirm).
-func (f *Fair) unforced() bool { return f.Lock.Log != "" }
+func (f *Fair) unforced() bool { return f.Lock.Log() != "" }
 
 // Acquire takes the lock for a handle that holds no turn of its own
 // (rfairlock): see Handle.Acquire.

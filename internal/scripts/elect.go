@@ -40,7 +40,7 @@ type Term struct {
 // Leader reads who leads the election and where its log ends, at one
 // moment: a Term with Term 0 when nobody leads.
 func (f Fair) Leader(ctx context.Context, rdb redis.Scripter) (Term, error) {
-	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Hash, f.Log}, f.args()...)
+	v, err := electLeader.Run(ctx, rdb, []string{f.Lock.Hash, f.Log()}, f.args()...)
 	if err != nil {
 		return Term{}, err
 	}
@@ -70,7 +70,7 @@ func (f Fair) Leader(ctx context.Context, rdb redis.Scripter) (Term, error) {
 // Changes returns at most n changes of leader logged after the entry id
 // ("0-0": from the first), oldest first.
 func (f Fair) Changes(ctx context.Context, rdb redis.Scripter, after string, n int) ([]Term, error) {
-	v, err := electLog.Run(ctx, rdb, []string{f.Log}, f.args(after, n)...)
+	v, err := electLog.Run(ctx, rdb, []string{f.Log()}, f.args(after, n)...)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,7 @@ import (
 func testElect(owner string) Fair {
 	f := testFair(owner)
 	f.Kind = "relection"
-	f.Queue, f.Alive, f.Waiting = "t:{n}:elect-queue", "t:{n}:elect-alive", "t:{n}:elect-waiting"
-	f.Log = "t:{n}:elect-log"
-	return f
+	return NewFair(f.Lock, "t:{n}:elect-queue", "t:{n}:elect-alive", "t:{n}:elect-waiting", "t:{n}:elect-log")
 }
 
 // An election and a fair lock of one name keep separate queues: a
@@ -42,7 +40,7 @@ func TestElectQueueIsItsOwn(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, r.OK, "the candidate leads")
 		assert.Equal(t, "a", rdb.HGet(ctx, cand.Lock.Hash, "o").Val())
-		assert.Equal(t, []string{"c:1"}, rdb.LRange(ctx, waiter.Queue, 0, -1).Val(), "the fair lock's queue is untouched")
+		assert.Equal(t, []string{"c:1"}, rdb.LRange(ctx, waiter.queue(), 0, -1).Val(), "the fair lock's queue is untouched")
 		_, err = waiter.Acquire(ctx, rdb, "c:1", NoToken, lease, true, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 	})
@@ -122,7 +120,7 @@ func TestElectScripts(t *testing.T) {
 			}
 		}
 		assert.Equal(t, []string{"t:{n}:ch", "t:{n}:ch", "t:{n}:ch"}, told, "one '*' per change, on the name's channel")
-		assert.Greater(t, rdb.PTTL(ctx, a.Log).Val(), 24*time.Hour, "the log expires a day after its last change")
+		assert.Greater(t, rdb.PTTL(ctx, a.Log()).Val(), 24*time.Hour, "the log expires a day after its last change")
 	})
 }
 
@@ -139,14 +137,14 @@ func TestElectLogIsCapped(t *testing.T) {
 			_, err := a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), string(rune('a'+i%26))+time.Duration(i).String())
 			require.NoError(t, err)
 		}
-		n := rdb.XLen(ctx, a.Log).Val()
+		n := rdb.XLen(ctx, a.Log()).Val()
 		assert.GreaterOrEqual(t, n, int64(128))
 		assert.LessOrEqual(t, n, int64(128+100))
 		for range 300 {
 			_, err := a.Proclaim(ctx, rdb, extendReq(), TokenArg(got.Token), time.Now().String())
 			require.NoError(t, err)
 		}
-		n = rdb.XLen(ctx, a.Log).Val()
+		n = rdb.XLen(ctx, a.Log()).Val()
 		assert.GreaterOrEqual(t, n, int64(128))
 		assert.LessOrEqual(t, n, int64(128+100), "trimmed as it grows")
 	})
@@ -159,15 +157,15 @@ func TestElectWrongType(t *testing.T) {
 		rdb := srv.Client(t)
 		ctx := context.Background()
 		a := testElect("a")
-		require.NoError(t, rdb.Set(ctx, a.Log, "x", 0).Err())
+		require.NoError(t, rdb.Set(ctx, a.Log(), "x", 0).Err())
 		_, err := a.Acquire(ctx, rdb, "a:1", NoToken, NewLeaseArg(time.Minute, []byte("v")), true, time.Minute)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 		_, err = a.Leader(ctx, rdb)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
 		_, err = a.Changes(ctx, rdb, "0-0", 1)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
-		assert.Zero(t, rdb.Exists(ctx, a.Lock.Hash, a.Fence, a.Queue, a.Alive, a.Waiting).Val(), "nothing written")
-		require.NoError(t, rdb.Del(ctx, a.Log).Err())
+		assert.Zero(t, rdb.Exists(ctx, a.Lock.Hash, a.Fence, a.queue(), a.alive(), a.waiting()).Val(), "nothing written")
+		require.NoError(t, rdb.Del(ctx, a.Log()).Err())
 
 		lock := testFair("b")
 		_, err = lock.Acquire(ctx, rdb, "b:1", NoToken, NewLeaseArg(time.Minute, []byte("m")), true, time.Minute)
@@ -176,7 +174,7 @@ func TestElectWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, errs.ErrWrongType, "a name held by a fair lock")
 		_, err = a.Leader(ctx, rdb)
 		assert.ErrorIs(t, err, errs.ErrWrongType)
-		assert.Zero(t, rdb.Exists(ctx, a.Log).Val())
+		assert.Zero(t, rdb.Exists(ctx, a.Log()).Val())
 	})
 }
 

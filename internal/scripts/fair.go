@@ -11,7 +11,7 @@ import (
 
 // The fair lock's scripts: lib.lua, queue_lib.lua, elect_lib.lua,
 // fair_lib.lua, then the operation. The election runs them too, with its
-// log as a seventh key (see Fair.Log).
+// log as a seventh key (see NewFair).
 var fairLock = loadFairSet()
 
 // fairScripts lists this file's scripts, for SHA.
@@ -38,31 +38,38 @@ func (s *fairSet) list() []*Script {
 
 // Fair names one FIFO lock: a lock hash, whose State and Renewal are those
 // of any lock hash, and the queue of requests waiting for it (see
-// fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's.
+// fair_lib.lua). Its Acquire, Release, Leave and Force replace Lock's. A
+// handle keeps one for each lock it names, so it holds only the lock hash
+// and the calls prepared on every key, which are also where the keys are
+// read from.
 type Fair struct {
-	*Lock                        // the lock hash: the handle's own, prepared by the handle
-	Queue, Alive, Waiting string // keys
-	// Log, when set, makes this fair lock an election's (see elect_lib.lua):
-	// the key of its log of leader changes.
-	Log string
-
-	prep *prepared // by Prepared; nil: prepared on each call
+	*Lock           // the lock hash: the handle's own, prepared by the handle
+	prep  *prepared // by NewFair: the fair lock's six keys, or an election's seven
 }
 
-// Prepared returns f with its acquire and release prepared once, on the
-// fair lock's keys, sharing the prepared arguments and ttl of the Lock f
-// points to (see Lock.Prepared), which it leaves as it is.
-func (f Fair) Prepared() Fair {
-	f.prep = f.Lock.calls().on(f.keys())
-	return f
-}
-
-// calls returns f's prepared calls, or prepares them.
-func (f Fair) calls() *prepared {
-	if f.prep == nil {
-		f = f.Prepared()
+// NewFair returns the fair lock on lock's hash and the queue's keys queue,
+// alive and waiting, with its acquire and release prepared once, sharing
+// the prepared arguments and ttl of lock (see Lock.Prepared), which it
+// leaves as it is. log, when not empty, makes it an election's (see
+// elect_lib.lua): the key of its log of leader changes.
+func NewFair(lock *Lock, queue, alive, waiting, log string) Fair {
+	k := append(make([]string, 0, 7), lock.Hash, lock.Fence, queue, alive, waiting, lock.Marks)
+	if log != "" {
+		k = append(k, log)
 	}
-	return f.prep
+	return Fair{Lock: lock, prep: lock.calls().on(k)}
+}
+
+// calls returns f's prepared calls.
+func (f Fair) calls() *prepared { return f.prep }
+
+// Log returns the key of an election's log of leader changes, or "" for a
+// fair lock.
+func (f Fair) Log() string {
+	if len(f.prep.keys) < 7 {
+		return ""
+	}
+	return f.prep.keys[6].(string)
 }
 
 // markerMs is MarkerTTL as a script argument, boxed once.
@@ -71,9 +78,9 @@ var markerMs any = MarkerTTL.Milliseconds()
 // keys are every script's keys: the fair lock's six, or an election's
 // seven (see elect_lib.lua).
 func (f Fair) keys() []string {
-	k := []string{f.Lock.Hash, f.Fence, f.Queue, f.Alive, f.Waiting, f.Lock.Marks}
-	if f.Log != "" {
-		k = append(k, f.Log)
+	k := make([]string, len(f.prep.keys))
+	for i, b := range f.prep.keys {
+		k[i] = b.(string)
 	}
 	return k
 }

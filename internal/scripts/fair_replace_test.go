@@ -48,7 +48,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		require.Equal(t, int64(2), again.Count)
 		require.NoError(t, rdb.HSet(ctx, f.Lock.Hash, "x", 1).Err()) // as an Extend marks it
 		queue("c", "c:1", "mc")
-		require.NoError(t, rdb.ZAdd(ctx, f.Alive, redis.Z{Score: 1, Member: "c:1"}).Err()) // c's heartbeat lapsed
+		require.NoError(t, rdb.ZAdd(ctx, f.alive(), redis.Z{Score: 1, Member: "c:1"}).Err()) // c's heartbeat lapsed
 		queue("b", "b:1", "mb")
 		queue("d", "d:1", "md")
 
@@ -56,9 +56,9 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 		granted("b", "b:1", "mb", first.Token)
-		assert.Equal(t, []string{"d:1"}, rdb.LRange(ctx, f.Queue, 0, -1).Val(), "the dead head dropped, the grantee gone")
-		assert.Equal(t, []string{"d:1"}, rdb.ZRange(ctx, f.Alive, 0, -1).Val())
-		assert.Equal(t, []string{"d:1"}, waitingIDs(t, ctx, rdb, f.Waiting))
+		assert.Equal(t, []string{"d:1"}, rdb.LRange(ctx, f.queue(), 0, -1).Val(), "the dead head dropped, the grantee gone")
+		assert.Equal(t, []string{"d:1"}, rdb.ZRange(ctx, f.alive(), 0, -1).Val())
+		assert.Equal(t, []string{"d:1"}, waitingIDs(t, ctx, rdb, f.waiting()))
 
 		b := parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())
 		held, err := f.Force(ctx, rdb, "", fenceNow(t, ctx, rdb, f.Fence), forceReq())
@@ -76,7 +76,7 @@ func TestFairHandOnReplacesTheHash(t *testing.T) {
 		n, err = testFair("e").Release(ctx, rdb, "e:2", true, TokenArg(parseUint(t, rdb.HGet(ctx, f.Lock.Hash, "t").Val())))
 		require.NoError(t, err)
 		require.Zero(t, n)
-		assert.Zero(t, rdb.Exists(ctx, f.Lock.Hash, f.Queue, f.Alive, f.Waiting).Val(), "nobody follows: the hash is deleted")
+		assert.Zero(t, rdb.Exists(ctx, f.Lock.Hash, f.queue(), f.alive(), f.waiting()).Val(), "nobody follows: the hash is deleted")
 	})
 }
 

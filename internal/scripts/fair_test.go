@@ -19,8 +19,13 @@ import (
 func testFair(owner string) Fair {
 	l := testLock(owner)
 	l.Kind = "rfairlock"
-	return Fair{Lock: &l, Queue: "t:{n}:queue", Alive: "t:{n}:alive", Waiting: "t:{n}:waiting"}
+	return NewFair(&l, "t:{n}:queue", "t:{n}:alive", "t:{n}:waiting", "")
 }
+
+// queue, alive and waiting return the keys of f's queue.
+func (f Fair) queue() string   { return f.keys()[2] }
+func (f Fair) alive() string   { return f.keys()[3] }
+func (f Fair) waiting() string { return f.keys()[4] }
 
 // fstep is one call of a fair script by owner with request owner:seq, or
 // one change behind the scripts' back, and what it must reply.
@@ -262,7 +267,7 @@ func runFair(t *testing.T, ctx context.Context, rdb *redis.Client, s fstep) any 
 	case "queue":
 		got, err = f.QueueState(ctx, rdb)
 	case "kill":
-		err = rdb.ZAddXX(ctx, f.Alive, redis.Z{Score: 1, Member: req}).Err()
+		err = rdb.ZAddXX(ctx, f.alive(), redis.Z{Score: 1, Member: req}).Err()
 	case "expire":
 		err = rdb.Del(ctx, f.Lock.Hash).Err()
 	default:
@@ -292,12 +297,12 @@ func TestFairGrant(t *testing.T) {
 		got, err := b.Acquire(ctx, rdb, "b:1", TokenArg(0), NewLeaseArg(5*time.Second, []byte{0x81, ' ', 0xa1}), true, time.Minute)
 		require.NoError(t, err)
 		require.False(t, got.OK)
-		for _, k := range []string{b.Queue, b.Alive, b.Waiting} {
+		for _, k := range []string{b.queue(), b.alive(), b.waiting()} {
 			ttl := rdb.PTTL(ctx, k).Val()
 			assert.Greater(t, ttl, 50*time.Second, "%s outlives the heartbeat deadline", k)
 			assert.LessOrEqual(t, ttl, time.Minute, k)
 		}
-		deadline := rdb.ZScore(ctx, b.Alive, "b:1").Val()
+		deadline := rdb.ZScore(ctx, b.alive(), "b:1").Val()
 		assert.InDelta(t, float64(time.Now().Add(time.Minute).UnixMilli()), deadline, 5000, "heartbeat deadline in server ms")
 
 		server, err := rdb.Time(ctx).Result()
@@ -332,7 +337,7 @@ func TestFairGrant(t *testing.T) {
 		assert.True(t, st.AcquiredAt.After(before))
 		assert.Greater(t, st.Remaining, 3*time.Second, "the grantee's own lease")
 		assert.LessOrEqual(t, st.Remaining, 5*time.Second)
-		assert.Zero(t, rdb.Exists(ctx, b.Queue, b.Alive, b.Waiting).Val(), "an empty queue leaves no key")
+		assert.Zero(t, rdb.Exists(ctx, b.queue(), b.alive(), b.waiting()).Val(), "an empty queue leaves no key")
 	})
 }
 
@@ -346,19 +351,21 @@ func TestFairWrongType(t *testing.T) {
 		ctx := context.Background()
 		f := testFair("a")
 		waiter := func() { // a queued waiter, so that a script would write if it could
-			rdb.RPush(ctx, f.Queue, "b:1")
-			rdb.ZAdd(ctx, f.Alive, redis.Z{Score: 1, Member: "b:1"})
-			rdb.HSet(ctx, f.Waiting, "b:1", "1000 m")
+			rdb.RPush(ctx, f.queue(), "b:1")
+			rdb.ZAdd(ctx, f.alive(), redis.Z{Score: 1, Member: "b:1"})
+			rdb.HSet(ctx, f.waiting(), "b:1", "1000 m")
 		}
 		setups := map[string]func(){
-			"string at lock":     func() { rdb.Set(ctx, f.Lock.Hash, "x", 0) },
-			"foreign hash":       func() { rdb.HSet(ctx, f.Lock.Hash, "field", "x") },
-			"other kind":         func() { rdb.HSet(ctx, f.Lock.Hash, "k", "rlock", "o", "z", "c", 1) },
-			"string at fence":    func() { waiter(); rdb.Set(ctx, f.Fence, "x", 0) },
-			"string at queue":    func() { rdb.Set(ctx, f.Queue, "x", 0) },
-			"hash at alive":      func() { waiter(); rdb.Del(ctx, f.Alive); rdb.HSet(ctx, f.Alive, "b:1", "1") },
-			"string at waiting":  func() { waiter(); rdb.Set(ctx, f.Waiting, "x", 0) },
-			"string at all keys": func() { rdb.MSet(ctx, f.Lock.Hash, "x", f.Fence, "x", f.Queue, "x", f.Alive, "x", f.Waiting, "x") },
+			"string at lock":    func() { rdb.Set(ctx, f.Lock.Hash, "x", 0) },
+			"foreign hash":      func() { rdb.HSet(ctx, f.Lock.Hash, "field", "x") },
+			"other kind":        func() { rdb.HSet(ctx, f.Lock.Hash, "k", "rlock", "o", "z", "c", 1) },
+			"string at fence":   func() { waiter(); rdb.Set(ctx, f.Fence, "x", 0) },
+			"string at queue":   func() { rdb.Set(ctx, f.queue(), "x", 0) },
+			"hash at alive":     func() { waiter(); rdb.Del(ctx, f.alive()); rdb.HSet(ctx, f.alive(), "b:1", "1") },
+			"string at waiting": func() { waiter(); rdb.Set(ctx, f.waiting(), "x", 0) },
+			"string at all keys": func() {
+				rdb.MSet(ctx, f.Lock.Hash, "x", f.Fence, "x", f.queue(), "x", f.alive(), "x", f.waiting(), "x")
+			},
 		}
 		for name, setup := range setups {
 			t.Run(name, func(t *testing.T) {

@@ -85,7 +85,7 @@ func TestLateCopyFreeLock(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, pa.OK)
 			assert.False(t, k.acquire("o:1", 0).OK)
-			n, _ := rdb.ZCard(ctx, f.Alive).Result()
+			n, _ := rdb.ZCard(ctx, f.alive()).Result()
 			assert.Equal(t, int64(0), n, "the late copy does not queue")
 		})
 		t.Run("multi", func(t *testing.T) {

@@ -63,7 +63,7 @@ func TestOrphansAndLateCopies(t *testing.T) {
 			late, err := f.Acquire(ctx, rdb, "a:4", TokenArg(0), NewLeaseArg(time.Minute, nil), true, time.Minute)
 			require.NoError(t, err)
 			assert.False(t, late.OK)
-			assert.Zero(t, rdb.Exists(ctx, f.Lock.Hash, f.Queue).Val(), "no hold, no queue entry")
+			assert.Zero(t, rdb.Exists(ctx, f.Lock.Hash, f.queue()).Val(), "no hold, no queue entry")
 		})
 		t.Run("write", func(t *testing.T) {
 			require.NoError(t, rdb.FlushAll(ctx).Err())

@@ -104,9 +104,14 @@ func WithLogger(l *slog.Logger) Option {
 // ErrNotAcquired; a blocking acquire returns it rather than wait on. A
 // release that fewer replicas acknowledge cannot be undone: it stands, and
 // returns an error matching ErrNotReplicated, not ErrNotHeld; do not repeat
-// it. A lock or permits handed over inside a release's script (rfairlock,
-// a Semaphore WithFair) cost the waiter that receives them one round trip
-// more: a write of its own with WAIT, since the releaser's WAIT is no
+// it. WAIT covers every write made before it, not only the script's: the
+// pipeline rewrites the kind field of the primitive's hash in between (a
+// write that changes nothing), so that an acquire that finds its hold
+// already there (go-redis sent it again after a lost reply, or a release
+// granted it) waits for the replicas to have it too. A lock or permits
+// handed over inside a release's script (rfairlock, a Semaphore WithFair)
+// and announced by a message cost the waiter that receives them one round
+// trip more: a write of its own with WAIT, since the releaser's WAIT is no
 // promise to the waiter. An ExpirableSemaphore's Extend waits too; its new
 // lease stands on a shortfall, as a release does.
 //

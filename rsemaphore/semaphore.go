@@ -147,16 +147,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		}
 	}
 	queue := mode == scripts.SemQueue
-	// granted confirms permits that a release granted to req (see
-	// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
-	// write of ours with WAIT; without, nothing. The grant itself cannot be
-	// taken back but by leave: it is enough that the semaphore is there.
+	// granted confirms permits that a release granted to req, announced by
+	// a message (see core.Session.Confirm): with WithWaitReplicas, one round
+	// trip more, a write of ours with WAIT; without, nothing. The grant
+	// itself cannot be taken back but by leave: it is enough that the
+	// semaphore is there.
 	granted := func(ctx context.Context) (bool, error) {
 		return h.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
 			return scripts.Touch(ctx, w, s.sem.Permits, "k", kind)
 		})
 	}
-	queued := false    // req joined the queue: a release may grant it permits
 	sent := false      // a try of req was sent
 	untouched := false // the only try sent was refused (see Acquire): nothing to undo
 	// A counting semaphore's permits have no identity: an acquiring try
@@ -174,24 +174,20 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 		sent = true
 		a, err := s.sem.Acquire(ctx, h.S.Writer(), req, n, semWait(reg, least, mode), ttl)
 		untouched = first && scripts.IsSemMixed(err)
-		err = core.AcquireErr(a.OK && !queued, err)
+		// Permits that a release granted to a queued req are ones this try
+		// wrote nothing for: the Writer's WAIT covers them all the same (see
+		// core.Session.Writer).
+		err = core.AcquireErr(a.OK, err)
 		if err == nil {
 			if err := cw.Sent(ctx, reg, now, a.OK); err != nil {
 				return struct{}{}, acquire.Attempt{}, err
 			}
 		}
-		// A queued request's permits may have been granted by a release:
-		// this try then wrote nothing for its WAIT to cover, and granted
-		// confirms them.
 		if err == nil && a.OK {
-			ok := true
-			if queued {
-				ok, err = granted(ctx)
-			}
-			if ok && hb != nil {
+			if hb != nil {
 				hb.Stop() // the queue served it
 			}
-			return struct{}{}, acquire.Attempt{Acquired: ok}, err
+			return struct{}{}, acquire.Attempt{Acquired: true}, nil
 		}
 		if errors.Is(err, errs.ErrNotReplicated) {
 			return struct{}{}, acquire.Attempt{}, err // undone by leave
@@ -200,7 +196,6 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, block bool) error {
 			return struct{}{}, acquire.Attempt{}, notAcquired(h.explain(err))
 		}
 		if queue {
-			queued = true
 			if err := hb.Watch(now); err != nil {
 				return struct{}{}, acquire.Attempt{}, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/redcoord/redcoord/internal/backoff"
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/redirect"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // Replicas is WithWaitReplicas: how many replicas must acknowledge each
@@ -27,7 +28,10 @@ type Replicas struct {
 // WAIT, on one connection to the primary of the script's first key; when
 // fewer replicas than asked acknowledge in time, the script's command fails
 // with an error matching ErrNotReplicated that says how many did, and keeps
-// the script's reply (see AcquireErr, ReleaseErr). A NOSCRIPT reply in the
+// the script's reply (see AcquireErr, ReleaseErr). The WAIT covers every
+// write made before it, whoever made it (see acked.on): a script that
+// finds its hold or permits there already (a retry after a lost reply, a
+// grant) is covered as one that wrote them. A NOSCRIPT reply in the
 // pipeline goes back to the caller, which loads the script (SCRIPT LOAD,
 // sent as it is) and sends the pipeline once more (see scripts.RunBySHA).
 func (s *Session) Writer() redis.Scripter {
@@ -61,15 +65,14 @@ func ReleaseErr(err error) error {
 }
 
 // Confirm makes sure that the replicas have a grant that another client's
-// script wrote (a fair lock's hand-off, a fair semaphore's grant): the
-// granting script's WAIT was the releaser's, and a retry of the grantee's
-// own script that finds the grant writes nothing for a WAIT to cover. So,
-// with WaitReplicas set, touch makes a write of its own that Redis
-// propagates (though it changes nothing) and reports whether the grant
-// still stands; the WAIT after it covers every earlier write of the
-// replication stream, the grant included. Confirm reports whether the grant
-// stands, or a shortfall as AcquireErr does. Without WaitReplicas it
-// returns true at once.
+// script wrote (a fair lock's hand-off, a fair semaphore's grant) and that
+// the grantee learnt of by a message, without a script of its own: the
+// granting script's WAIT was the releaser's. So, with WaitReplicas set,
+// touch runs on a Writer and reports whether the grant still stands; the
+// WAIT after it covers every earlier write of the replication stream, the
+// grant included (see Writer). Confirm reports whether the grant stands,
+// or a shortfall as AcquireErr does. Without WaitReplicas it returns true
+// at once.
 func (s *Session) Confirm(ctx context.Context,
 	touch func(context.Context, redis.Scripter) (bool, error)) (bool, error) {
 	if s.Config.Replicas.N == 0 {
@@ -148,7 +151,7 @@ type pipeliner interface {
 func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
 	c, ok := a.rdb.(redirect.Shards)
 	if !ok || len(keys) == 0 {
-		return a.on(ctx, a.rdb, false, queue)
+		return a.on(ctx, a.rdb, false, keys, queue)
 	}
 	node, err := c.MasterForKey(ctx, keys[0])
 	asking := false
@@ -158,7 +161,7 @@ func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipelin
 			cmd.SetErr(err)
 			return cmd
 		}
-		cmd := a.on(ctx, node, asking, queue)
+		cmd := a.on(ctx, node, asking, keys, queue)
 		addr, ask, again := redirect.Parse(cmd.Err())
 		if attempt == redirect.Max || (addr == "" && !again) {
 			return cmd
@@ -174,16 +177,43 @@ func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipelin
 	}
 }
 
-// on runs one pipeline on p: ASKING if asked, the script, WAIT.
-func (a *acked) on(ctx context.Context, p pipeliner, asking bool, queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
+// on runs one pipeline on p: the script, the cover of its first key (see
+// scripts.Cover), each after ASKING if asked, then WAIT. WAIT waits for
+// the replicas to reach the connection's last propagated write (Redis 7.2
+// and later, Valkey), and a script that wrote nothing propagated nothing:
+// a retry that found its first run applied (its reply lost; go-redis sends
+// the pipeline again, on another connection), or an acquire that found a
+// grant another client's release wrote. The cover's write, which changes
+// nothing, makes WAIT wait for every write before it. Without it (no hash
+// with a 'k' field), WAIT covers what the connection wrote. A server that
+// lacks the cover's script gets it loaded, and the cover and WAIT sent once
+// more, in one more round trip.
+func (a *acked) on(ctx context.Context, p pipeliner, asking bool, keys []string,
+	queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
 	pipe := p.Pipeline()
-	if asking {
-		_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+	ask := func() {
+		if asking {
+			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+		}
 	}
+	ask()
 	cmd := queue(pipe)
-	wait := redis.NewIntCmd(ctx, "wait", a.r.N, a.r.Timeout.Milliseconds())
-	_ = pipe.Process(ctx, wait)
-	_, _ = pipe.Exec(ctx) // each command keeps its own error
+	cover := func() (covered *redis.Cmd, wait *redis.IntCmd) {
+		if len(keys) > 0 {
+			ask()
+			covered = scripts.Cover(ctx, pipe, keys[0])
+		}
+		wait = redis.NewIntCmd(ctx, "wait", a.r.N, a.r.Timeout.Milliseconds())
+		_ = pipe.Process(ctx, wait)
+		_, _ = pipe.Exec(ctx) // each command keeps its own error
+		return covered, wait
+	}
+	covered, wait := cover()
+	if covered != nil && scripts.NoScript(covered.Err()) && !scripts.NoScript(cmd.Err()) {
+		pipe = p.Pipeline()
+		scripts.LoadCover(ctx, pipe)
+		_, wait = cover()
+	}
 	switch {
 	case cmd.Err() != nil: // the script's own error says what happened
 	case wait.Err() != nil:

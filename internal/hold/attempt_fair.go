@@ -101,24 +101,14 @@ func (a *fairAttempt) Try(ctx context.Context, w acquire.Wake) (got Got, att acq
 	a.Req = a.Op.Request(&h.Base, a.Req, held.Held)
 	now := time.Now()
 	r, err := f.Lock.Acquire(ctx, h.S.Writer(), a.Req, held.Arg, a.Lease, a.Block, h.TTL())
-	// A first hold that a release granted to this request, queued by an
-	// earlier try (a.sent), or that this request took before, its reply
-	// lost (older than 0 ms), may be one this try wrote nothing for, so
-	// its WAIT covers nothing: granted confirms it. A grant made in the
-	// millisecond of the try is 0 old, as a fresh hold is: the queueing
-	// try tells them apart.
-	regrant := r.OK && r.Count == 1 && (r.Age > 0 || !a.sent.IsZero())
-	if err = core.AcquireErr(r.OK && !regrant, err); err != nil { // a shortfall is undone by Leave
+	// With WithWaitReplicas, a hold that a release granted to this request,
+	// or that this request took before, its reply lost, is one this try
+	// wrote nothing for: the Writer's WAIT covers it all the same (see
+	// core.Session.Writer), and a shortfall is undone by Leave.
+	if err = core.AcquireErr(r.OK, err); err != nil {
 		return got, acquire.Attempt{}, err
 	}
 	if r.OK {
-		ok := true
-		if regrant {
-			ok, err = a.granted(ctx)
-		}
-		if err != nil || !ok { // !ok: the grant is gone already; try again soon
-			return got, acquire.Attempt{Hint: time.Millisecond}, err
-		}
 		// A grant found by a re-check is r.Age old.
 		return Got{Acquired: r.Acquired, Since: now.Add(-r.Age), Held: held}, acquire.Attempt{Acquired: true}, nil
 	}
@@ -192,16 +182,6 @@ func (a *fairAttempt) confirm(ctx context.Context, token uint64,
 		return since, false, err
 	}
 	return since, true, nil
-}
-
-// granted confirms a grant that a release made to req (see
-// core.Session.Confirm): with WithWaitReplicas, one round trip more, a
-// write of ours with WAIT; without, nothing. It reports whether the grant
-// still stands: the hold's last request is req.
-func (a *fairAttempt) granted(ctx context.Context) (bool, error) {
-	return a.H.S.Confirm(ctx, func(ctx context.Context, w redis.Scripter) (bool, error) {
-		return scripts.Touch(ctx, w, a.f.Lock.Hash, "r", a.Req)
-	})
 }
 
 // Leave leaves the queue, or gives back what the request took or was

@@ -165,7 +165,7 @@ func (s *Script) Source() string { return s.src }
 func All() []*Script {
 	var all []*Script
 	lists := [][]*Script{lockScripts, {lockMulti}, fairScripts, electScripts, rwScripts,
-		semScripts, xsemScripts, latchScripts, rateScripts, {touch, keyTypes, probe}}
+		semScripts, xsemScripts, latchScripts, rateScripts, {touch, cover, keyTypes, probe}}
 	for _, list := range lists {
 		all = append(all, list...)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var touch = load("touch")
+var touch, cover = load("touch"), load("cover")
 
 // Touch writes value to field of the hash key again if it holds it
 // already, and reports whether it did: a write that changes nothing, after
@@ -15,4 +15,20 @@ var touch = load("touch")
 func Touch(ctx context.Context, rdb redis.Scripter, key, field, value string) (bool, error) {
 	v, err := touch.Run(ctx, rdb, []string{key}, field, value)
 	return decode(v, err, isOne)
+}
+
+// Cover queues on p, after a script sent with WAIT, a write that changes
+// nothing to key, the script's first key, if it is a hash with a 'k'
+// field (every primitive's first key), so that the WAIT after it covers
+// every earlier write (see cover.lua). Like every script it goes by its
+// SHA1: on NOSCRIPT, the caller queues LoadCover and Cover again.
+func Cover(ctx context.Context, p redis.Pipeliner, key string) *redis.Cmd {
+	return cover.EvalSha(ctx, p, []string{key})
+}
+
+// LoadCover queues on p the SCRIPT LOAD of Cover's script. (Not by
+// redis.Script.Load, which keeps the reply as the script's SHA1: queued,
+// it has none yet.)
+func LoadCover(ctx context.Context, p redis.Pipeliner) {
+	_ = p.ScriptLoad(ctx, cover.src)
 }

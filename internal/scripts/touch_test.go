@@ -46,18 +46,8 @@ func TestTouchIsReplicated(t *testing.T) {
 	ctx := context.Background()
 	pair := redistest.StartReplicated(t)
 	rdb := pair.Primary.Client(t)
-	// No PING to the replica moves the offset meanwhile.
-	require.NoError(t, rdb.ConfigSet(ctx, "repl-ping-replica-period", "3600").Err())
+	offset := replOffset(t, rdb)
 	require.NoError(t, rdb.HSet(ctx, "t:{n}:lock", "r", "a:1").Err())
-	offset := func() string {
-		for _, line := range strings.Split(rdb.Info(ctx, "replication").Val(), "\r\n") {
-			if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
-				return v
-			}
-		}
-		t.Fatal("no master_repl_offset in INFO replication")
-		return ""
-	}
 	before := offset()
 	ok, err := Touch(ctx, rdb, "t:{n}:lock", "r", "a:2")
 	require.NoError(t, err)
@@ -77,4 +67,56 @@ func TestTouchIsReplicated(t *testing.T) {
 	_, err = pipe.Exec(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, wait.Val(), "a write the paused replica has not acknowledged")
+}
+
+// Cover rewrites the 'k' field of a primitive's hash, which reaches the
+// replication stream and changes nothing; on any other key (absent, not a
+// hash, a hash without 'k') it writes nothing and fails nothing.
+func TestWaitReplicasCoverIsReplicated(t *testing.T) {
+	ctx := context.Background()
+	pair := redistest.StartReplicated(t)
+	rdb := pair.Primary.Client(t)
+	offset := replOffset(t, rdb)
+	require.NoError(t, cover.Load(ctx, rdb).Err())
+	require.NoError(t, rdb.HSet(ctx, "t:{n}:lock", "k", "rlock", "o", "a").Err())
+	require.NoError(t, rdb.Set(ctx, "t:{n}:string", "x", 0).Err())
+	require.NoError(t, rdb.HSet(ctx, "t:{n}:hash", "o", "a").Err())
+	cover := func(key string) int64 {
+		pipe := rdb.Pipeline()
+		cmd := Cover(ctx, pipe, key)
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+		n, err := cmd.Int64()
+		require.NoError(t, err)
+		return n
+	}
+	before := offset()
+	for _, key := range []string{"t:{n}:absent", "t:{n}:string", "t:{n}:hash"} {
+		assert.Zero(t, cover(key), key)
+	}
+	assert.Equal(t, before, offset(), "nothing propagated")
+	assert.Equal(t, "x", rdb.Get(ctx, "t:{n}:string").Val())
+	assert.Equal(t, map[string]string{"o": "a"}, rdb.HGetAll(ctx, "t:{n}:hash").Val())
+	assert.Zero(t, rdb.Exists(ctx, "t:{n}:absent").Val())
+
+	assert.Equal(t, int64(1), cover("t:{n}:lock"))
+	assert.NotEqual(t, before, offset(), "the rewrite propagated")
+	assert.Equal(t, map[string]string{"k": "rlock", "o": "a"}, rdb.HGetAll(ctx, "t:{n}:lock").Val())
+}
+
+// replOffset stops the primary's PINGs to its replica, which would move
+// the offset meanwhile, and returns a function that reads the primary's
+// master_repl_offset.
+func replOffset(t *testing.T, rdb *redis.Client) func() string {
+	ctx := context.Background()
+	require.NoError(t, rdb.ConfigSet(ctx, "repl-ping-replica-period", "3600").Err())
+	return func() string {
+		for _, line := range strings.Split(rdb.Info(ctx, "replication").Val(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+				return v
+			}
+		}
+		t.Fatal("no master_repl_offset in INFO replication")
+		return ""
+	}
 }

@@ -108,7 +108,8 @@ func WithLogger(l *slog.Logger) Option {
 // pipeline rewrites the kind field of the primitive's hash in between (a
 // write that changes nothing), so that an acquire that finds its hold
 // already there (go-redis sent it again after a lost reply, or a release
-// granted it) waits for the replicas to have it too. A lock or permits
+// granted it) waits for the replicas to have it too; if that write fails
+// (out of memory), the call is a shortfall. A lock or permits
 // handed over inside a release's script (rfairlock, a Semaphore WithFair)
 // and announced by a message cost the waiter that receives them one round
 // trip more: a write of its own with WAIT, since the releaser's WAIT is no

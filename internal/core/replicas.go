@@ -177,17 +177,21 @@ func (a *acked) run(ctx context.Context, keys []string, queue func(redis.Pipelin
 	}
 }
 
-// on runs one pipeline on p: the script, the cover of its first key (see
+// on runs one pipeline on p: the script, the cover of its keys (see
 // scripts.Cover), each after ASKING if asked, then WAIT. WAIT waits for
 // the replicas to reach the connection's last propagated write (Redis 7.2
 // and later, Valkey), and a script that wrote nothing propagated nothing:
 // a retry that found its first run applied (its reply lost; go-redis sends
 // the pipeline again, on another connection), or an acquire that found a
 // grant another client's release wrote. The cover's write, which changes
-// nothing, makes WAIT wait for every write before it. Without it (no hash
-// with a 'k' field), WAIT covers what the connection wrote. A server that
-// lacks the cover's script gets it loaded, and the cover and WAIT sent once
-// more, in one more round trip.
+// nothing, makes WAIT wait for every write before it. Without one (no
+// primitive's hash among the keys: a lock released), WAIT covers what the
+// connection wrote. A cover that failed (out of memory, a moved slot) is
+// a shortfall: what the script found may not be on the replicas. A server
+// that lacks the cover's script gets it loaded, and the cover and WAIT
+// sent once more, in one more round trip; that pipeline may go out on
+// another connection, whose WAIT covers none of the script's own writes,
+// so both WAITs must count enough replicas.
 func (a *acked) on(ctx context.Context, p pipeliner, asking bool, keys []string,
 	queue func(redis.Pipeliner) *redis.Cmd) *redis.Cmd {
 	pipe := p.Pipeline()
@@ -201,7 +205,7 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, keys []string,
 	cover := func() (covered *redis.Cmd, wait *redis.IntCmd) {
 		if len(keys) > 0 {
 			ask()
-			covered = scripts.Cover(ctx, pipe, keys[0])
+			covered = scripts.Cover(ctx, pipe, keys)
 		}
 		wait = redis.NewIntCmd(ctx, "wait", a.r.N, a.r.Timeout.Milliseconds())
 		_ = pipe.Process(ctx, wait)
@@ -209,23 +213,53 @@ func (a *acked) on(ctx context.Context, p pipeliner, asking bool, keys []string,
 		return covered, wait
 	}
 	covered, wait := cover()
-	if covered != nil && scripts.NoScript(covered.Err()) && !scripts.NoScript(cmd.Err()) {
+	waits := []*redis.IntCmd{wait}
+	if covered != nil && scripts.NoScript(covered.Err()) && cmd.Err() == nil && a.short(wait) == nil {
 		pipe = p.Pipeline()
 		scripts.LoadCover(ctx, pipe)
-		_, wait = cover()
+		covered, wait = cover()
+		waits = append(waits, wait)
 	}
-	switch {
-	case cmd.Err() != nil: // the script's own error says what happened
-	case wait.Err() != nil:
-		op := fmt.Sprintf("WAIT %d %d", a.r.N, a.r.Timeout.Milliseconds())
-		e := &errs.Error{Sentinel: errs.ErrNotReplicated, Op: op, Cause: wait.Err()}
-		if _, ok := errs.Refusal(wait.Err()); ok {
-			e.Also, e.Detail = []error{errs.ErrRefused}, "refused by the server"
+	if cmd.Err() != nil {
+		return cmd // the script's own error says what happened
+	}
+	failed := covered != nil && covered.Err() != nil
+	if failed && !scripts.NoScript(covered.Err()) {
+		cmd.SetErr(coverErr(covered.Err()))
+		return cmd
+	}
+	for _, w := range waits {
+		if err := a.short(w); err != nil {
+			cmd.SetErr(err)
+			return cmd
 		}
-		cmd.SetErr(e)
-	case wait.Val() < int64(a.r.N):
-		cmd.SetErr(errs.New(errs.ErrNotReplicated, "%d of %d replicas acknowledged within %v",
-			wait.Val(), a.r.N, a.r.Timeout))
+	}
+	if failed { // no script even after the load
+		cmd.SetErr(coverErr(covered.Err()))
 	}
 	return cmd
+}
+
+// coverErr is the shortfall of a cover that failed.
+func coverErr(err error) error {
+	return &errs.Error{Sentinel: errs.ErrNotReplicated, Op: "cover", Cause: err,
+		Detail: "the write that makes WAIT cover what the script found failed"}
+}
+
+// short returns the error of a WAIT that failed, or that fewer replicas
+// than asked acknowledged; nil if enough did.
+func (a *acked) short(wait *redis.IntCmd) error {
+	if err := wait.Err(); err != nil {
+		op := fmt.Sprintf("WAIT %d %d", a.r.N, a.r.Timeout.Milliseconds())
+		e := &errs.Error{Sentinel: errs.ErrNotReplicated, Op: op, Cause: err}
+		if _, ok := errs.Refusal(err); ok {
+			e.Also, e.Detail = []error{errs.ErrRefused}, "refused by the server"
+		}
+		return e
+	}
+	if wait.Val() < int64(a.r.N) {
+		return errs.New(errs.ErrNotReplicated, "%d of %d replicas acknowledged within %v",
+			wait.Val(), a.r.N, a.r.Timeout)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redcoord/redcoord/internal/errs"
 	"github.com/redcoord/redcoord/internal/redistest"
+	"github.com/redcoord/redcoord/internal/scripts"
 )
 
 // A script sent on a Writer that writes nothing, after a write that
@@ -19,8 +20,10 @@ import (
 // retry of an acquire whose first run took the hold and whose reply was
 // lost (go-redis sends the pipeline again, on another connection), or an
 // acquire that finds a grant another client's release wrote. The cover
-// changes nothing in the hash (scripts.TestWaitReplicasCoverIsReplicated says when it
-// writes).
+// changes nothing in the hash (scripts.TestWaitReplicasCoverIsReplicated
+// says when it writes); one that fails is a shortfall. The Valkey pass of
+// CI is what makes this test bite: Redis 7.0's WAIT waits for every write
+// before it, whatever the connection wrote.
 func TestWaitReplicasCoversEarlierWrites(t *testing.T) {
 	ctx := context.Background()
 	pair := redistest.StartReplicated(t)
@@ -49,4 +52,15 @@ func TestWaitReplicasCoversEarlierWrites(t *testing.T) {
 	assert.Equal(t, "b", v, "the script's reply is kept")
 	assert.Equal(t, before, rdb.HGetAll(ctx, hash).Val(), "the cover changes nothing")
 
+	// A cover that fails (out of memory under noeviction) is a shortfall,
+	// though a WAIT on a connection that wrote nothing returns at once.
+	fresh := &Session{RDB: pair.Primary.Client(t)}
+	fresh.Config.Replicas = s.Config.Replicas
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { scripts.LoadCover(ctx, p); return nil })
+	require.NoError(t, err)
+	require.NoError(t, rdb.ConfigSet(ctx, "maxmemory", "1").Err())
+	defer rdb.ConfigSet(ctx, "maxmemory", "0")
+	_, err = read.EvalSha(ctx, fresh.Writer(), []string{hash}).Result()
+	assert.ErrorIs(t, err, errs.ErrNotReplicated, "the cover's write is refused")
+	assert.ErrorContains(t, err, "OOM")
 }

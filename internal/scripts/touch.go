@@ -18,12 +18,14 @@ func Touch(ctx context.Context, rdb redis.Scripter, key, field, value string) (b
 }
 
 // Cover queues on p, after a script sent with WAIT, a write that changes
-// nothing to key, the script's first key, if it is a hash with a 'k'
-// field (every primitive's first key), so that the WAIT after it covers
-// every earlier write (see cover.lua). Like every script it goes by its
-// SHA1: on NOSCRIPT, the caller queues LoadCover and Cover again.
-func Cover(ctx context.Context, p redis.Pipeliner, key string) *redis.Cmd {
-	return cover.EvalSha(ctx, p, []string{key})
+// nothing to the first of keys, the script's, that is a primitive's hash
+// (one with a 'k' field), so that the WAIT after it covers every earlier
+// write (see cover.lua). It replies 1 if it wrote, 0 if there was no such
+// hash; an error (out of memory, a moved slot) means that the WAIT covers
+// only what the connection wrote. Like every script it goes by its SHA1:
+// on NOSCRIPT, the caller queues LoadCover and Cover again.
+func Cover(ctx context.Context, p redis.Pipeliner, keys []string) *redis.Cmd {
+	return cover.EvalSha(ctx, p, keys)
 }
 
 // LoadCover queues on p the SCRIPT LOAD of Cover's script. (Not by

@@ -256,13 +256,19 @@ func listen(cfg Config, s Spec) *hub.Subscription {
 	return h.Listen(s.Channel, s.ID, s.Weight)
 }
 
-// queued reports whether this Client already has waiters on channel.
+// queued reports whether this Client already has waiters on channel that
+// the next release can wake: waiters without a pending wake. A pending
+// wake was a release's, which took the Client's registration with it;
+// until its waiter tries again (which may be late: the try it had in
+// flight may be waiting for a lost reply until the read timeout), the
+// Client is not registered, and no release would wake a waiter that
+// joined without a try of its own.
 func queued(cfg Config, channel string) bool {
 	if cfg.Hub == nil {
 		return false
 	}
 	h, err := cfg.Hub()
-	return err == nil && h != nil && h.Waiters(channel) > 0
+	return err == nil && h != nil && h.Unwoken(channel) > 0
 }
 
 // waitFor is steps 2 to 5; a is the outcome of the last try, if any. sub,

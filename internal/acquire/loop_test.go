@@ -203,6 +203,61 @@ func TestNewWaiterJoinsQueue(t *testing.T) {
 	})
 }
 
+// stuck is a fake whose try number at blocks until release is closed (or
+// its ctx ends): a try whose reply was lost, waiting for the read timeout.
+type stuck struct {
+	*fake
+	at      int
+	release chan struct{}
+}
+
+func (s *stuck) Try(ctx context.Context, w acquire.Wake) (int, acquire.Attempt, error) {
+	if len(s.tries)+1 == s.at {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+	}
+	return s.fake.Try(ctx, w)
+}
+
+// A newcomer does not join a Client's waiter whose wake is pending: that
+// wake's release took the Client's registration, and the waiter, stuck in
+// a try, cannot register it again soon. The newcomer tries itself (and
+// would register the Client), rather than wait for a wake nobody sends.
+func TestNewWaiterTriesWhenTheWaitersWakeIsPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rdb, h, cfg := withHub(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		first := &stuck{fake: newFake(time.Hour), at: 2, release: make(chan struct{})}
+		firstDone := make(chan struct{})
+		go func() {
+			defer close(firstDone)
+			_, err := acquire.Acquire(ctx, cfg, first.spec(), first)
+			assert.ErrorIs(t, err, context.Canceled)
+		}()
+		synctest.Wait() // tried, subscribed, stuck in its second try
+		require.Len(t, first.tries, 1)
+		require.NoError(t, rdb.Publish(context.Background(), "ch", hub.One()).Err())
+		synctest.Wait()
+		assert.Zero(t, h.Unwoken("ch"), "its wake is pending")
+
+		second := newFake(time.Hour)
+		close(second.free)
+		got := make(chan error, 1)
+		go func() { got <- second.acquire(context.Background(), cfg, second.spec()) }()
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(time.Minute):
+			t.Fatal("the newcomer waited behind a waiter whose wake was pending")
+		}
+		assert.Len(t, second.tries, 1, "it tried at once")
+		cancel()
+		<-firstDone
+	})
+}
+
 // A broadcast wait on a channel other waiters of the Client already share
 // tries again after registering: a wake-all message in the window between
 // its first try and its registration reached only the others.

@@ -160,6 +160,20 @@ func (h *Hub) Waiters(channel string) int {
 	return 0
 }
 
+// Unwoken returns the number of waiters registered on channel that have
+// no pending wake: those the next wake-one message can wake. It never
+// blocks: while the Hub is busy it reports 0.
+func (h *Hub) Unwoken(channel string) int {
+	if !h.mu.TryLock() {
+		return 0
+	}
+	defer h.mu.Unlock()
+	if t := h.topics[channel]; t != nil {
+		return t.unwoken()
+	}
+	return 0
+}
+
 // WakeOne wakes the longest-waiting waiter of channel that has no pending
 // wake, as a wake-one message would, without a message: for a caller that
 // knows a waiter here must check again.

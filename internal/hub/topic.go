@@ -60,6 +60,18 @@ func (t *topic) counted() int {
 	return n
 }
 
+// unwoken is the number of t's waiters, not counting Pin's, that have no
+// pending wake: those the next wake-one message can wake.
+func (t *topic) unwoken() int {
+	n := 0
+	for _, s := range t.waiters {
+		if !s.pinned && len(s.c) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // wakeN wakes waiters that have no pending wake, longest-waiting first,
 // while their weights fit in n, and moves them to the back of the order: n
 // waiters of weight 1, or fewer heavier ones. A waiter too heavy for what is

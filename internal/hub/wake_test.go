@@ -230,3 +230,26 @@ func TestDeliverAsIfReceived(t *testing.T) {
 		assert.Equal(t, []bool{false, false, false}, takeAll(w))
 	})
 }
+
+// Unwoken counts the waiters that the next wake-one message can wake: a
+// waiter whose wake is pending is not one (an acquire that would join it
+// without a try of its own must try: see acquire.queued).
+func TestUnwoken(t *testing.T) {
+	forEachServer(t, func(t *testing.T, srv *server) {
+		rdb := newClient(t, srv)
+		h := newHub(t, rdb)
+		f := newFence(t, h, rdb)
+		w := []*Subscription{subscribe(t, h, "ch", ""), subscribe(t, h, "ch", ""), subscribe(t, h, "ch", "")}
+		assert.Equal(t, 3, h.Unwoken("ch"))
+		assert.Equal(t, 3, h.Waiters("ch"))
+		publish(t, f, "ch", One()) // w0
+		assert.Equal(t, 2, h.Unwoken("ch"))
+		publish(t, f, "ch", One()) // w1
+		publish(t, f, "ch", One()) // w2
+		assert.Zero(t, h.Unwoken("ch"))
+		assert.Equal(t, 3, h.Waiters("ch"), "still waiting")
+		assert.Equal(t, []bool{true, true, true}, takeAll(w))
+		assert.Equal(t, 3, h.Unwoken("ch"), "the wakes taken")
+		assert.Zero(t, h.Unwoken("other"))
+	})
+}

@@ -149,27 +149,22 @@ func (h *Hub) Polls() bool {
 
 // Waiters returns the number of waiters registered on channel. It never
 // blocks: while the Hub is busy (writing SUBSCRIBE, say) it reports 0.
-func (h *Hub) Waiters(channel string) int {
-	if !h.mu.TryLock() {
-		return 0
-	}
-	defer h.mu.Unlock()
-	if t := h.topics[channel]; t != nil {
-		return t.counted()
-	}
-	return 0
-}
+func (h *Hub) Waiters(channel string) int { return h.count(channel, (*topic).counted) }
 
 // Unwoken returns the number of waiters registered on channel that have
 // no pending wake: those the next wake-one message can wake. It never
 // blocks: while the Hub is busy it reports 0.
-func (h *Hub) Unwoken(channel string) int {
+func (h *Hub) Unwoken(channel string) int { return h.count(channel, (*topic).unwoken) }
+
+// count returns what of says of channel's topic, 0 when there is none or
+// the Hub is busy: it never blocks.
+func (h *Hub) count(channel string, of func(*topic) int) int {
 	if !h.mu.TryLock() {
 		return 0
 	}
 	defer h.mu.Unlock()
 	if t := h.topics[channel]; t != nil {
-		return t.unwoken()
+		return of(t)
 	}
 	return 0
 }

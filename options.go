@@ -96,7 +96,8 @@ func WithLogger(l *slog.Logger) Option {
 // have acknowledged its write, for at most timeout: the script and
 // "WAIT n timeout" go in one pipeline on one connection to the primary (of
 // the name's slot, on Cluster), so it costs no extra round trip, only the
-// time the replicas take to acknowledge.
+// time the replicas take to acknowledge, and Redis a small script more per
+// call (the cover described below: an HGET and an HSET).
 //
 // An acquire that fewer replicas acknowledge is undone at once, as a wait
 // that ends is (the lock stays free, the permits available, the queue as it

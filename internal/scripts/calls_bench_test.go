@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,27 +90,9 @@ func BenchmarkScriptCalls(b *testing.B) {
 	for b.Loop() {
 		for ki, k := range kinds {
 			require.NoError(b, admin.ConfigResetStat(ctx).Err())
-			const workers = 32
-			var wg sync.WaitGroup
-			counts := make([]int, workers)
-			errs := make([]error, workers)
-			deadline := time.Now().Add(time.Second)
-			for w := range workers {
-				c := srv.Client(b)
-				wg.Go(func() {
-					name := fmt.Sprintf("calls-%d-%d", ki, w)
-					for n := 0; n < 1_000_000 && time.Now().Before(deadline) && errs[w] == nil; n++ {
-						errs[w] = k.cycle(ctx, c, name, n)
-						counts[w]++
-					}
-				})
-			}
-			wg.Wait()
-			cycles := 0
-			for w := range workers {
-				require.NoError(b, errs[w])
-				cycles += counts[w]
-			}
+			cycles := cycleNames(b, srv, fmt.Sprintf("calls-%d", ki), func(c *redis.Client, name string, n int) error {
+				return k.cycle(ctx, c, name, n)
+			})
 			stats := commandStats(b, ctx, admin)
 			total, inner := stats["evalsha"].usec, 0.0
 			var rows []string

@@ -69,7 +69,6 @@ type floorVariant struct{ name, acquire, release string }
 // run cycles the variant on 32 names at once for a second and returns the
 // server CPU per cycle, in µs.
 func (v floorVariant) run(b *testing.B, ctx context.Context, srv *redistest.Server, admin *redis.Client, vi int) float64 {
-	const workers = 32
 	var acq *redis.Script
 	if v.acquire != "" {
 		acq = redis.NewScript(v.acquire)
@@ -77,37 +76,54 @@ func (v floorVariant) run(b *testing.B, ctx context.Context, srv *redistest.Serv
 	}
 	rel := redis.NewScript(v.release)
 	require.NoError(b, rel.Load(ctx, admin).Err())
+	start := serverCPU(b, ctx, admin)
+	cycles := cycleNames(b, srv, fmt.Sprintf("floor-%d", vi), func(c *redis.Client, name string, n int) error {
+		hash, fence, marks, waiters := "f:{"+name+"}:lock", "f:{"+name+"}:fence", "f:{"+name+"}:marks:c", "f:{"+name+"}:waiters"
+		args := []any{"rlock", "PUBLISH", "f:{" + name + "}:ch", 60000, "c:1"}
+		req := "c:" + strconv.Itoa(2*n+1)
+		if acq == nil {
+			if err := c.SetNX(ctx, hash, req, 30*time.Second).Err(); err != nil {
+				return err
+			}
+			return rel.EvalSha(ctx, c, []string{hash}, req).Err()
+		}
+		r, err := acq.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, req, 30000, "m", "0", "r", 30000)...).Slice()
+		if err != nil {
+			return err
+		}
+		out := "c:" + strconv.Itoa(2*n+2)
+		return rel.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, out, "0", fmt.Sprint(r[1]))...).Err()
+	})
+	return (serverCPU(b, ctx, admin) - start) / float64(cycles)
+}
+
+// cycleNames runs cycle on 32 goroutines at once for a second, each with
+// its own connection and its own name (prefix and its number), and returns
+// how many cycles ran; an error fails b.
+func cycleNames(b *testing.B, srv *redistest.Server, prefix string,
+	cycle func(c *redis.Client, name string, n int) error) int {
+	const workers = 32
 	var wg sync.WaitGroup
 	counts := make([]int, workers)
-	start := serverCPU(b, ctx, admin)
+	errs := make([]error, workers)
 	deadline := time.Now().Add(time.Second)
 	for w := range workers {
 		c := srv.Client(b)
 		wg.Go(func() {
-			name := fmt.Sprintf("floor-%d-%d", vi, w)
-			hash, fence, marks, waiters := "f:{"+name+"}:lock", "f:{"+name+"}:fence", "f:{"+name+"}:marks:c", "f:{"+name+"}:waiters"
-			args := []any{"rlock", "PUBLISH", "f:{" + name + "}:ch", 60000, "c:1"}
-			for n := 0; n < 1_000_000 && time.Now().Before(deadline); n++ {
-				req := "c:" + strconv.Itoa(2*n+1)
-				if acq == nil {
-					require.NoError(b, c.SetNX(ctx, hash, req, 30*time.Second).Err())
-					require.NoError(b, rel.EvalSha(ctx, c, []string{hash}, req).Err())
-				} else {
-					r, err := acq.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, req, 30000, "m", "0", "r", 30000)...).Slice()
-					require.NoError(b, err)
-					out := "c:" + strconv.Itoa(2*n+2)
-					require.NoError(b, rel.EvalSha(ctx, c, []string{hash, fence, marks, waiters}, append(args, out, "0", fmt.Sprint(r[1]))...).Err())
-				}
+			name := fmt.Sprintf("%s-%d", prefix, w)
+			for n := 0; n < 1_000_000 && time.Now().Before(deadline) && errs[w] == nil; n++ {
+				errs[w] = cycle(c, name, n)
 				counts[w]++
 			}
 		})
 	}
 	wg.Wait()
 	cycles := 0
-	for _, n := range counts {
-		cycles += n
+	for w := range workers {
+		require.NoError(b, errs[w])
+		cycles += counts[w]
 	}
-	return (serverCPU(b, ctx, admin) - start) / float64(cycles)
+	return cycles
 }
 
 // serverCPU returns the server's CPU time so far, in µs.
